@@ -1,0 +1,1 @@
+//! Typed memories (placeholder until the memory issue lands).
