@@ -1,15 +1,25 @@
 //! harvey: a terminal agent that runs a GGUF model in-process and remembers across sessions.
 //!
 //! Module map (dependencies point downward only):
+//! - `app`: composition root, builds everything once from `Config`.
+//! - `repl`: the interactive loop (the only importer of `rustyline`) and rendering.
+//! - `chat`: one conversation and one agent turn on top of an engine.
+//! - `memory`: typed memories, their index and the budgeted recall path.
+//! - `models`: where the model file is found.
 //! - `config`: raw YAML shape -> resolved, immutable [`config::Config`].
 //! - `engine`: the only importer of `llama_cpp_2`: load, template, tokenize, generate.
 //! - `tokens`: the token-counting boundary other modules use instead of the engine.
-//! - `memory`: typed memories, their index and the budgeted recall path.
-//! - `chat`: one conversation and one agent turn on top of an engine.
-//! - `repl`: the interactive loop (the only importer of `rustyline`) and rendering.
 //!
-//! The core never prints: everything but `repl` and `main.rs` returns values.
+//! The core never prints: everything but `repl` returns values.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
+#![deny(clippy::unwrap_used, clippy::expect_used)]
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
-pub mod tokens;
+pub mod app;
+pub mod chat;
+pub mod config;
+pub mod engine;
 pub mod memory;
+pub mod models;
+pub mod repl;
+pub mod tokens;

@@ -1,0 +1,143 @@
+//! One conversation and one agent turn on top of an [`Engine`].
+//!
+//! Prompt layout (stable first, volatile last, so the KV cache survives): the system
+//! prompt, then the conversation append-only. Nothing here prints; text streams through
+//! the caller's callback and the turn's numbers come back as [`TurnStats`].
+
+mod conversation;
+
+pub use conversation::Conversation;
+
+use crate::engine::{Completion, Engine, EngineError, GenerateOptions, StopReason, TurnStats};
+
+/// The persona and the memory authority rule. Identical for every turn of a session.
+pub const SYSTEM_PROMPT: &str =
+    "You are Harvey, a helpful assistant running locally in the user's terminal. \
+Answer clearly and briefly. \
+Anything shown to you as memory is your own fallible notes from earlier sessions: \
+when the user or the workspace files disagree with a memory, the user and the files win.";
+
+/// Runs one turn: adds `user_text`, generates the reply (streamed to `on_text`) and
+/// appends it. When nothing was sent (prompt too long) or the user stopped the reply
+/// before any text, the conversation is left as it was.
+pub fn run_turn(
+    engine: &mut dyn Engine,
+    conversation: &mut Conversation,
+    user_text: &str,
+    opts: &GenerateOptions,
+    on_text: &mut dyn FnMut(&str),
+) -> Result<Completion, EngineError> {
+    conversation.push_user(user_text);
+    let result = engine.generate(&conversation.messages(), opts, on_text);
+    match &result {
+        Ok(c) if !(c.stop == StopReason::Aborted && c.text.trim().is_empty()) => {
+            conversation.push_assistant(&c.text);
+        }
+        _ => conversation.pop_user(),
+    }
+    result
+}
+
+/// Whether a stop reason deserves a note after the reply.
+pub fn stop_note(stop: StopReason) -> Option<&'static str> {
+    match stop {
+        StopReason::EndOfGeneration => None,
+        StopReason::MaxTokens => Some("[reply cut at sampling.max_tokens]"),
+        StopReason::Aborted => Some("[stopped]"),
+        StopReason::ContextFull => Some("[context window full — reply cut; /clear to start over]"),
+    }
+}
+
+/// Tokens per second over several turns (decode), weighting by tokens.
+pub fn average_decode_tps(turns: &[TurnStats]) -> f64 {
+    let tokens: usize = turns.iter().map(|t| t.completion_tokens).sum();
+    let secs: f64 = turns
+        .iter()
+        .filter(|t| t.decode_tps > 0.0)
+        .map(|t| t.completion_tokens as f64 / t.decode_tps)
+        .sum();
+    if secs > 0.0 {
+        tokens as f64 / secs
+    } else {
+        0.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::scripted::ScriptedEngine;
+    use crate::engine::{AbortFlag, SamplingParams};
+
+    fn opts() -> GenerateOptions {
+        GenerateOptions {
+            sampling: SamplingParams {
+                temperature: 0.0,
+                top_k: 0,
+                top_p: 1.0,
+                min_p: 0.0,
+                repeat_penalty: 1.0,
+                repeat_last_n: 0,
+                seed: 1,
+            },
+            max_tokens: None,
+            abort: AbortFlag::new(),
+        }
+    }
+
+    #[test]
+    fn turns_append_and_reuse_the_prefix() {
+        let mut engine = ScriptedEngine::new(4096, ["hello there", "fine thanks"]);
+        let mut conv = Conversation::new("sys");
+        let mut streamed = String::new();
+        let first = run_turn(&mut engine, &mut conv, "hi", &opts(), &mut |t| {
+            streamed.push_str(t)
+        })
+        .unwrap();
+        assert_eq!(streamed, "hello there");
+        assert_eq!(first.stats.evaluated_tokens, first.stats.prompt_tokens);
+        let second = run_turn(&mut engine, &mut conv, "how are you", &opts(), &mut |_| {}).unwrap();
+        assert!(second.stats.evaluated_tokens < second.stats.prompt_tokens);
+        assert_eq!(conv.turn_count(), 2);
+        assert_eq!(engine.prompts[1].len(), 4, "system, user, assistant, user");
+    }
+
+    #[test]
+    fn too_long_prompt_leaves_conversation_unchanged() {
+        let mut engine = ScriptedEngine::new(8, ["never"]);
+        let mut conv = Conversation::new("sys");
+        let err = run_turn(
+            &mut engine,
+            &mut conv,
+            "one two three four five six",
+            &opts(),
+            &mut |_| {},
+        );
+        assert!(matches!(err, Err(EngineError::PromptTooLong { .. })));
+        assert_eq!(conv.turn_count(), 0);
+    }
+
+    #[test]
+    fn abort_before_any_text_drops_the_turn() {
+        let mut engine = ScriptedEngine::new(4096, ["a b c"]);
+        let mut conv = Conversation::new("sys");
+        let o = opts();
+        o.abort.raise();
+        let c = run_turn(&mut engine, &mut conv, "hi", &o, &mut |_| {}).unwrap();
+        assert_eq!(c.stop, StopReason::Aborted);
+        assert_eq!(conv.turn_count(), 0);
+    }
+
+    #[test]
+    fn average_rate_weights_by_tokens() {
+        let t = |n, tps| TurnStats {
+            completion_tokens: n,
+            decode_tps: tps,
+            ..TurnStats::default()
+        };
+        // 100 tokens at 100 tok/s (1 s) + 100 tokens at 50 tok/s (2 s) = 200 / 3 s.
+        let avg = average_decode_tps(&[t(100, 100.0), t(100, 50.0)]);
+        assert!((avg - 200.0 / 3.0).abs() < 1e-9);
+        assert_eq!(average_decode_tps(&[]), 0.0);
+    }
+}

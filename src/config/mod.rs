@@ -1,0 +1,123 @@
+//! Configuration: `agents/harvey.yaml` in the workspace, parsed in two steps — a raw serde
+//! shape that rejects unknown keys (`raw`), then an immutable, validated [`Config`].
+//!
+//! The only importer of `serde_yaml` for configuration. Holds no runtime state: mutable
+//! things (the active RAG store, toggles from the REPL) live in the session.
+
+mod load;
+mod raw;
+mod resolve;
+
+pub use load::{load, parse, ConfigError, CONFIG_FILE};
+
+use std::path::PathBuf;
+
+pub const DEFAULT_N_CTX: u32 = 4096;
+pub const DEFAULT_N_BATCH: u32 = 512;
+pub const DEFAULT_TEMPERATURE: f32 = 0.7;
+pub const DEFAULT_TOP_K: i32 = 40;
+pub const DEFAULT_TOP_P: f32 = 0.95;
+pub const DEFAULT_MIN_P: f32 = 0.05;
+pub const DEFAULT_REPEAT_PENALTY: f32 = 1.1;
+pub const DEFAULT_REPEAT_LAST_N: i32 = 64;
+pub const DEFAULT_SEED: u32 = 42;
+pub const DEFAULT_MAX_TOKENS: u32 = 512;
+pub const DEFAULT_MODELS_DIR: &str = "models";
+pub const DEFAULT_BUDGET_PCT: f64 = 0.25;
+pub const DEFAULT_FACTUAL_SHARE: f64 = 0.5;
+pub const DEFAULT_MEMORY_TOP_K: usize = 5;
+pub const DEFAULT_RECENT_SESSIONS: usize = 3;
+pub const DEFAULT_EMBEDDER: &str = "auto";
+pub const DEFAULT_WARN_AT_PCT: f64 = 0.80;
+pub const DEFAULT_KEEP_TURNS: usize = 6;
+pub const DEFAULT_RAG_CHUNK_TOKENS: usize = 256;
+pub const DEFAULT_RAG_TOP_K: usize = 5;
+
+/// The resolved configuration. Built once at startup; never mutated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    pub model: ModelConfig,
+    pub engine: EngineConfig,
+    pub sampling: SamplingConfig,
+    pub memory: MemoryConfig,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelConfig {
+    /// An explicit GGUF file (relative paths are relative to the workspace).
+    pub path: Option<PathBuf>,
+    /// Where to look for GGUF files (relative to the workspace).
+    pub models_dir: PathBuf,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct EngineConfig {
+    pub n_ctx: u32,
+    pub n_batch: u32,
+    /// Decode threads; `None` = the machine's physical cores.
+    pub threads: Option<u32>,
+    /// Prefill (batch) threads; `None` = the machine's physical cores.
+    pub threads_batch: Option<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SamplingConfig {
+    pub temperature: f32,
+    pub top_k: i32,
+    pub top_p: f32,
+    pub min_p: f32,
+    pub repeat_penalty: f32,
+    pub repeat_last_n: i32,
+    pub seed: u32,
+    pub max_tokens: u32,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemoryConfig {
+    pub enabled: bool,
+    pub inject_on_start: bool,
+    pub budget_pct: f64,
+    pub factual_share: f64,
+    pub top_k: usize,
+    pub recent_sessions: usize,
+    pub embedder: Embedder,
+    pub rolling_summary: RollingSummaryConfig,
+    pub rag: RagConfig,
+    pub knowledge_base: KnowledgeBaseConfig,
+}
+
+/// `memory.embedder`: `auto`, `none` or a path to an embedding GGUF.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Embedder {
+    Auto,
+    None,
+    Path(PathBuf),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RollingSummaryConfig {
+    pub enabled: bool,
+    pub warn_at_pct: f64,
+    pub keep_turns: usize,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RagConfig {
+    pub enabled: bool,
+    pub active: Option<String>,
+    pub chunk_tokens: usize,
+    pub top_k: usize,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct KnowledgeBaseConfig {
+    pub enabled: bool,
+    /// Defaults to the workspace directory's name when unset.
+    pub project: Option<String>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        resolve::resolve_defaults()
+    }
+}

@@ -1,0 +1,157 @@
+//! The YAML shape of `agents/harvey.yaml`: every key optional, unknown keys rejected.
+//!
+//! Defaults live in `DEFAULT_*` constants in `mod.rs`; this file only mirrors the file.
+
+use serde::Deserialize;
+
+use super::*;
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct RawConfig {
+    pub model: RawModel,
+    pub engine: RawEngine,
+    pub sampling: RawSampling,
+    pub memory: RawMemory,
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct RawModel {
+    pub path: Option<String>,
+    pub models_dir: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RawEngine {
+    pub n_ctx: u32,
+    pub n_batch: u32,
+    pub threads: u32,
+    pub threads_batch: u32,
+}
+
+impl Default for RawEngine {
+    fn default() -> Self {
+        Self {
+            n_ctx: DEFAULT_N_CTX,
+            n_batch: DEFAULT_N_BATCH,
+            threads: 0,
+            threads_batch: 0,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RawSampling {
+    pub temperature: f32,
+    pub top_k: i32,
+    pub top_p: f32,
+    pub min_p: f32,
+    pub repeat_penalty: f32,
+    pub repeat_last_n: i32,
+    pub seed: u32,
+    pub max_tokens: u32,
+}
+
+impl Default for RawSampling {
+    fn default() -> Self {
+        Self {
+            temperature: DEFAULT_TEMPERATURE,
+            top_k: DEFAULT_TOP_K,
+            top_p: DEFAULT_TOP_P,
+            min_p: DEFAULT_MIN_P,
+            repeat_penalty: DEFAULT_REPEAT_PENALTY,
+            repeat_last_n: DEFAULT_REPEAT_LAST_N,
+            seed: DEFAULT_SEED,
+            max_tokens: DEFAULT_MAX_TOKENS,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RawMemory {
+    pub enabled: bool,
+    pub inject_on_start: bool,
+    pub budget_pct: f64,
+    pub factual_share: f64,
+    pub top_k: usize,
+    pub recent_sessions: usize,
+    pub embedder: String,
+    pub rolling_summary: RawRollingSummary,
+    pub rag: RawRag,
+    pub knowledge_base: RawKnowledgeBase,
+}
+
+impl Default for RawMemory {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            inject_on_start: true,
+            budget_pct: DEFAULT_BUDGET_PCT,
+            factual_share: DEFAULT_FACTUAL_SHARE,
+            top_k: DEFAULT_MEMORY_TOP_K,
+            recent_sessions: DEFAULT_RECENT_SESSIONS,
+            embedder: DEFAULT_EMBEDDER.into(),
+            rolling_summary: RawRollingSummary::default(),
+            rag: RawRag::default(),
+            knowledge_base: RawKnowledgeBase::default(),
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RawRollingSummary {
+    pub enabled: bool,
+    pub warn_at_pct: f64,
+    pub keep_turns: usize,
+}
+
+impl Default for RawRollingSummary {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            warn_at_pct: DEFAULT_WARN_AT_PCT,
+            keep_turns: DEFAULT_KEEP_TURNS,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RawRag {
+    pub enabled: bool,
+    pub active: Option<String>,
+    pub chunk_tokens: usize,
+    pub top_k: usize,
+}
+
+impl Default for RawRag {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            active: None,
+            chunk_tokens: DEFAULT_RAG_CHUNK_TOKENS,
+            top_k: DEFAULT_RAG_TOP_K,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RawKnowledgeBase {
+    pub enabled: bool,
+    pub project: Option<String>,
+}
+
+impl Default for RawKnowledgeBase {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            project: None,
+        }
+    }
+}

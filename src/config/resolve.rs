@@ -1,0 +1,176 @@
+//! Raw YAML shape -> validated [`Config`]. Validation errors name the key.
+
+use std::path::PathBuf;
+
+use super::raw::*;
+use super::*;
+
+/// The built-in defaults (an empty file resolves to exactly this).
+pub fn resolve_defaults() -> Config {
+    let raw = RawConfig::default();
+    Config {
+        model: model(raw.model),
+        engine: engine(raw.engine),
+        sampling: sampling(raw.sampling),
+        memory: memory(raw.memory),
+    }
+}
+
+/// Validates and converts; `Err((key, message))` names the offending key.
+pub fn resolve(raw: RawConfig) -> Result<Config, (String, String)> {
+    check_engine(&raw.engine)?;
+    check_sampling(&raw.sampling)?;
+    check_memory(&raw.memory)?;
+    Ok(Config {
+        model: model(raw.model),
+        engine: engine(raw.engine),
+        sampling: sampling(raw.sampling),
+        memory: memory(raw.memory),
+    })
+}
+
+type Check = Result<(), (String, String)>;
+
+fn require(ok: bool, key: &str, message: &str) -> Check {
+    if ok {
+        Ok(())
+    } else {
+        Err((key.to_string(), message.to_string()))
+    }
+}
+
+fn check_engine(e: &RawEngine) -> Check {
+    require(e.n_ctx >= 64, "engine.n_ctx", "must be at least 64 tokens")?;
+    require(e.n_batch >= 1, "engine.n_batch", "must be at least 1")?;
+    require(
+        e.threads <= 1024,
+        "engine.threads",
+        "must be 0 (auto) or a thread count",
+    )?;
+    require(
+        e.threads_batch <= 1024,
+        "engine.threads_batch",
+        "must be 0 (auto) or a thread count",
+    )
+}
+
+fn check_sampling(s: &RawSampling) -> Check {
+    require(
+        s.temperature >= 0.0 && s.temperature.is_finite(),
+        "sampling.temperature",
+        "must be >= 0 (0 = greedy)",
+    )?;
+    require(
+        s.top_p > 0.0 && s.top_p <= 1.0,
+        "sampling.top_p",
+        "must be in (0, 1]",
+    )?;
+    require(
+        (0.0..=1.0).contains(&s.min_p),
+        "sampling.min_p",
+        "must be in [0, 1]",
+    )?;
+    require(s.top_k >= 0, "sampling.top_k", "must be >= 0 (0 = off)")?;
+    require(
+        s.repeat_penalty > 0.0,
+        "sampling.repeat_penalty",
+        "must be > 0 (1 = off)",
+    )?;
+    require(
+        s.repeat_last_n >= -1,
+        "sampling.repeat_last_n",
+        "must be >= -1 (-1 = whole context)",
+    )?;
+    require(
+        s.max_tokens >= 1,
+        "sampling.max_tokens",
+        "must be at least 1",
+    )
+}
+
+fn check_memory(m: &RawMemory) -> Check {
+    let pct = |v: f64| v > 0.0 && v <= 1.0;
+    require(pct(m.budget_pct), "memory.budget_pct", "must be in (0, 1]")?;
+    require(
+        (0.0..=1.0).contains(&m.factual_share),
+        "memory.factual_share",
+        "must be in [0, 1]",
+    )?;
+    require(
+        pct(m.rolling_summary.warn_at_pct),
+        "memory.rolling_summary.warn_at_pct",
+        "must be in (0, 1]",
+    )?;
+    require(
+        !m.embedder.trim().is_empty(),
+        "memory.embedder",
+        "must be auto, none or a path",
+    )?;
+    require(
+        m.rag.chunk_tokens >= 16,
+        "memory.rag.chunk_tokens",
+        "must be at least 16",
+    )
+}
+
+fn model(m: RawModel) -> ModelConfig {
+    ModelConfig {
+        path: m.path.filter(|p| !p.trim().is_empty()).map(PathBuf::from),
+        models_dir: PathBuf::from(m.models_dir.unwrap_or_else(|| DEFAULT_MODELS_DIR.into())),
+    }
+}
+
+fn engine(e: RawEngine) -> EngineConfig {
+    let auto = |n: u32| (n > 0).then_some(n);
+    EngineConfig {
+        n_ctx: e.n_ctx,
+        n_batch: e.n_batch,
+        threads: auto(e.threads),
+        threads_batch: auto(e.threads_batch),
+    }
+}
+
+fn sampling(s: RawSampling) -> SamplingConfig {
+    SamplingConfig {
+        temperature: s.temperature,
+        top_k: s.top_k,
+        top_p: s.top_p,
+        min_p: s.min_p,
+        repeat_penalty: s.repeat_penalty,
+        repeat_last_n: s.repeat_last_n,
+        seed: s.seed,
+        max_tokens: s.max_tokens,
+    }
+}
+
+fn memory(m: RawMemory) -> MemoryConfig {
+    let embedder = match m.embedder.trim() {
+        "auto" => Embedder::Auto,
+        "none" => Embedder::None,
+        path => Embedder::Path(PathBuf::from(path)),
+    };
+    MemoryConfig {
+        enabled: m.enabled,
+        inject_on_start: m.inject_on_start,
+        budget_pct: m.budget_pct,
+        factual_share: m.factual_share,
+        top_k: m.top_k,
+        recent_sessions: m.recent_sessions,
+        embedder,
+        rolling_summary: RollingSummaryConfig {
+            enabled: m.rolling_summary.enabled,
+            warn_at_pct: m.rolling_summary.warn_at_pct,
+            keep_turns: m.rolling_summary.keep_turns,
+        },
+        rag: RagConfig {
+            enabled: m.rag.enabled,
+            active: m.rag.active,
+            chunk_tokens: m.rag.chunk_tokens,
+            top_k: m.rag.top_k,
+        },
+        knowledge_base: KnowledgeBaseConfig {
+            enabled: m.knowledge_base.enabled,
+            project: m.knowledge_base.project,
+        },
+    }
+}

@@ -1,0 +1,30 @@
+//! Engine errors, phrased by what the caller should do about them.
+
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// The model file is missing, unreadable or not a usable GGUF: pick another file.
+    #[error("cannot use model {path}: {reason}")]
+    BadModelFile { path: PathBuf, reason: String },
+    /// llama.cpp refused to load or set up the model (out of memory, unsupported arch…).
+    #[error("llama.cpp could not {step} for {path}: {reason}")]
+    Load {
+        step: &'static str,
+        path: PathBuf,
+        reason: String,
+    },
+    /// The prompt does not fit: shorten the input or start a new conversation.
+    #[error("the prompt has {tokens} tokens but the context holds {n_ctx} (at most {fits} for a prompt, leaving room for a reply); shorten it or /clear")]
+    PromptTooLong {
+        tokens: usize,
+        n_ctx: usize,
+        fits: usize,
+    },
+    /// The chat template rewrote message text, so it cannot be tokenized safely.
+    #[error("the chat template altered message text; cannot tokenize it safely: {0}")]
+    Template(String),
+    /// A decode step failed; the KV cache was reset, so the next turn re-prefills.
+    #[error("llama.cpp decode failed: {0}")]
+    Decode(String),
+}

@@ -1,0 +1,77 @@
+//! The inference engine: the only module that imports `llama_cpp_2`.
+//!
+//! It loads a GGUF, renders chats with the model's template, counts tokens exactly,
+//! and generates with KV-cache prefix reuse. It knows nothing of memory, sessions or
+//! the terminal; callers get plain data (`types`) and stream text through a callback.
+//!
+//! llama.cpp aborts the process on some misuse (a decode larger than `n_batch`,
+//! positions that do not continue the cache, sampling without logits). Every such path
+//! is guarded here: prefill is chunked, positions come from the cached token list, and
+//! the last prompt token is always decoded before sampling.
+
+mod backend;
+mod error;
+pub mod gguf;
+mod llama;
+pub mod prompt;
+mod sampler;
+pub mod scripted;
+mod template;
+mod types;
+mod utf8;
+
+pub use error::EngineError;
+pub use llama::LlamaEngine;
+pub use types::{
+    rate, AbortFlag, Completion, EngineParams, GenerateOptions, Message, ModelInfo, Role,
+    SamplingParams, StopReason, TurnStats,
+};
+
+use crate::tokens::TokenCounter;
+
+/// What a conversation needs from a model. The llama.cpp engine is the product; the
+/// scripted engine makes turn-loop tests deterministic.
+pub trait Engine: TokenCounter {
+    fn info(&self) -> &ModelInfo;
+    /// Exact token count of the rendered prompt for `messages` (template included).
+    fn count_prompt(&self, messages: &[Message]) -> Result<usize, EngineError>;
+    /// The rendered prompt text, for `/context`.
+    fn render_prompt(&self, messages: &[Message]) -> Result<String, EngineError>;
+    /// Generates the assistant's reply to `messages`, streaming text to `on_text`.
+    fn generate(
+        &mut self,
+        messages: &[Message],
+        opts: &GenerateOptions,
+        on_text: &mut dyn FnMut(&str),
+    ) -> Result<Completion, EngineError>;
+    /// Tokens currently held in the KV cache.
+    fn cached_tokens(&self) -> usize;
+    /// Drops the KV cache.
+    fn reset(&mut self);
+}
+
+impl Engine for LlamaEngine {
+    fn info(&self) -> &ModelInfo {
+        LlamaEngine::info(self)
+    }
+    fn count_prompt(&self, messages: &[Message]) -> Result<usize, EngineError> {
+        self.tokenize_prompt(messages).map(|t| t.len())
+    }
+    fn render_prompt(&self, messages: &[Message]) -> Result<String, EngineError> {
+        self.render(messages)
+    }
+    fn generate(
+        &mut self,
+        messages: &[Message],
+        opts: &GenerateOptions,
+        on_text: &mut dyn FnMut(&str),
+    ) -> Result<Completion, EngineError> {
+        LlamaEngine::generate(self, messages, opts, on_text)
+    }
+    fn cached_tokens(&self) -> usize {
+        LlamaEngine::cached_tokens(self)
+    }
+    fn reset(&mut self) {
+        LlamaEngine::reset(self);
+    }
+}

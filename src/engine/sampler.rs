@@ -1,0 +1,37 @@
+//! The sampler chain, built from the config's sampling settings.
+
+use llama_cpp_2::model::LlamaModel;
+use llama_cpp_2::sampling::LlamaSampler;
+
+use super::SamplingParams;
+
+/// penalties → top-k → top-p → min-p → temperature → seeded draw; or greedy at
+/// temperature 0 (penalties still apply, so a greedy small model loops less).
+pub fn build(model: &LlamaModel, p: &SamplingParams) -> LlamaSampler {
+    let mut chain = Vec::with_capacity(6);
+    if (p.repeat_penalty - 1.0).abs() > f32::EPSILON && p.repeat_last_n != 0 {
+        chain.push(LlamaSampler::penalties(
+            model.n_vocab(),
+            p.repeat_last_n,
+            p.repeat_penalty,
+            0.0,
+            0.0,
+        ));
+    }
+    if p.is_greedy() {
+        chain.push(LlamaSampler::greedy());
+        return LlamaSampler::chain_simple(chain);
+    }
+    if p.top_k > 0 {
+        chain.push(LlamaSampler::top_k(p.top_k));
+    }
+    if p.top_p < 1.0 {
+        chain.push(LlamaSampler::top_p(p.top_p, 1));
+    }
+    if p.min_p > 0.0 {
+        chain.push(LlamaSampler::min_p(p.min_p, 1));
+    }
+    chain.push(LlamaSampler::temp(p.temperature));
+    chain.push(LlamaSampler::dist(p.seed));
+    LlamaSampler::chain_simple(chain)
+}

@@ -1,0 +1,165 @@
+//! Plain data the engine takes and returns. No llama.cpp types leak out of `engine/`.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+
+/// Who said a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        }
+    }
+}
+
+/// One chat message, before the template renders it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Message {
+    pub role: Role,
+    pub content: String,
+}
+
+impl Message {
+    pub fn new(role: Role, content: impl Into<String>) -> Self {
+        Self {
+            role,
+            content: content.into(),
+        }
+    }
+}
+
+/// The sampler chain settings. `temperature == 0` means greedy decoding.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SamplingParams {
+    pub temperature: f32,
+    pub top_k: i32,
+    pub top_p: f32,
+    pub min_p: f32,
+    pub repeat_penalty: f32,
+    pub repeat_last_n: i32,
+    pub seed: u32,
+}
+
+impl SamplingParams {
+    pub fn is_greedy(&self) -> bool {
+        self.temperature <= 0.0
+    }
+}
+
+/// How to load a model and size its context.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EngineParams {
+    pub model_path: PathBuf,
+    /// Requested context size; capped at the model's training context.
+    pub n_ctx: u32,
+    pub n_batch: u32,
+    pub threads: u32,
+    pub threads_batch: u32,
+}
+
+/// What was loaded, for `/status` and logs.
+#[derive(Debug, Clone, Serialize)]
+pub struct ModelInfo {
+    pub path: PathBuf,
+    pub name: String,
+    pub file_bytes: u64,
+    pub n_params: u64,
+    pub n_ctx_train: u32,
+    pub n_ctx: u32,
+    pub n_batch: u32,
+    pub threads: u32,
+    pub threads_batch: u32,
+    /// The chat template's family (`chatml`, `llama3`, …) or `chatml (fallback)`.
+    pub template_name: String,
+    #[serde(serialize_with = "serialize_ms")]
+    pub load_time: Duration,
+}
+
+fn serialize_ms<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u64(d.as_millis().try_into().unwrap_or(u64::MAX))
+}
+
+/// Per-generation options.
+#[derive(Debug, Clone)]
+pub struct GenerateOptions {
+    pub sampling: SamplingParams,
+    /// Stop after this many generated tokens (`None`: until EOG or the context is full).
+    pub max_tokens: Option<usize>,
+    pub abort: AbortFlag,
+}
+
+/// Set from a signal handler; checked between decode steps.
+#[derive(Debug, Clone, Default)]
+pub struct AbortFlag(Arc<AtomicBool>);
+
+impl AbortFlag {
+    pub fn new() -> Self {
+        Self::default()
+    }
+    pub fn raise(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+    pub fn clear(&self) {
+        self.0.store(false, Ordering::SeqCst);
+    }
+    pub fn is_raised(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// Why generation ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The model emitted an end-of-generation token.
+    EndOfGeneration,
+    MaxTokens,
+    Aborted,
+    /// The context window filled up; the reply is cut.
+    ContextFull,
+}
+
+/// Counters for one generation, all measured by the engine.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct TurnStats {
+    /// Tokens in the rendered prompt.
+    pub prompt_tokens: usize,
+    /// Prompt tokens actually decoded (the rest came from the KV cache).
+    pub evaluated_tokens: usize,
+    pub completion_tokens: usize,
+    pub prefill_tps: f64,
+    pub decode_tps: f64,
+    pub ttft_ms: f64,
+}
+
+/// A finished generation.
+#[derive(Debug, Clone)]
+pub struct Completion {
+    pub text: String,
+    pub stop: StopReason,
+    pub stats: TurnStats,
+}
+
+/// Tokens per second, 0 when nothing was timed.
+pub fn rate(tokens: usize, elapsed: Duration) -> f64 {
+    let secs = elapsed.as_secs_f64();
+    if tokens == 0 || secs <= 0.0 {
+        0.0
+    } else {
+        tokens as f64 / secs
+    }
+}

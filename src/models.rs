@@ -1,0 +1,155 @@
+//! Finding the chat model file: `--model`, `model.path`, `$HARVEY_MODEL`, the workspace's
+//! `models/`, the repository's `models/`, `~/Models` — first hit wins.
+//!
+//! Pure except for existence checks, so the order is table-tested.
+
+use std::path::{Path, PathBuf};
+
+/// The default chat model (fetched by `scripts/fetch-models.sh`).
+pub const DEFAULT_MODEL_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
+/// The command that fetches the default model, for error messages.
+pub const FETCH_COMMAND: &str = "scripts/fetch-models.sh";
+
+/// Where the lookup may look, in order.
+#[derive(Debug, Clone, Default)]
+pub struct ModelSources {
+    pub cli: Option<PathBuf>,
+    pub config: Option<PathBuf>,
+    pub env: Option<PathBuf>,
+    /// Directories searched for a GGUF, in order.
+    pub dirs: Vec<PathBuf>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ModelLookupError {
+    /// A file was named explicitly but is not there: fix the path.
+    #[error("model file {path} (from {origin}) does not exist")]
+    Missing { path: PathBuf, origin: &'static str },
+    /// Nothing found anywhere: fetch a model.
+    #[error("no GGUF model found; looked in:\n{}\nfetch the default model with `{FETCH_COMMAND}`, or pass --model PATH", searched.iter().map(|p| format!("  {}", p.display())).collect::<Vec<_>>().join("\n"))]
+    NotFound { searched: Vec<PathBuf> },
+}
+
+impl ModelSources {
+    /// The standard sources for a workspace: config paths are relative to it.
+    pub fn standard(
+        cli: Option<PathBuf>,
+        config_path: Option<&Path>,
+        models_dir: &Path,
+        workspace: &Path,
+    ) -> Self {
+        let mut dirs = vec![workspace.join(models_dir)];
+        let repo_models = Path::new(env!("CARGO_MANIFEST_DIR")).join("models");
+        if !dirs.contains(&repo_models) {
+            dirs.push(repo_models);
+        }
+        if let Some(home) = std::env::var_os("HOME") {
+            dirs.push(PathBuf::from(home).join("Models"));
+        }
+        Self {
+            cli,
+            config: config_path.map(|p| workspace.join(p)),
+            env: std::env::var_os("HARVEY_MODEL")
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from),
+            dirs,
+        }
+    }
+
+    /// Resolves the model file.
+    pub fn find(&self) -> Result<PathBuf, ModelLookupError> {
+        let named = [
+            (&self.cli, "--model"),
+            (&self.config, "model.path"),
+            (&self.env, "$HARVEY_MODEL"),
+        ];
+        if let Some((path, origin)) = named.iter().find_map(|(p, o)| p.as_ref().map(|p| (p, *o))) {
+            return if path.is_file() {
+                Ok(path.clone())
+            } else {
+                Err(ModelLookupError::Missing {
+                    path: path.clone(),
+                    origin,
+                })
+            };
+        }
+        self.dirs
+            .iter()
+            .find_map(|dir| model_in_dir(dir))
+            .ok_or_else(|| ModelLookupError::NotFound {
+                searched: self.dirs.clone(),
+            })
+    }
+}
+
+/// The default model in `dir` if present, else the first chat GGUF by name.
+/// Embedding models (names containing `minilm` or `embed`) are never chosen for chat.
+pub fn model_in_dir(dir: &Path) -> Option<PathBuf> {
+    let default = dir.join(DEFAULT_MODEL_FILE);
+    if default.is_file() {
+        return Some(default);
+    }
+    let mut ggufs: Vec<PathBuf> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_file() && is_chat_gguf(p))
+        .collect();
+    ggufs.sort();
+    ggufs.into_iter().next()
+}
+
+fn is_chat_gguf(path: &Path) -> bool {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_lowercase())
+        .unwrap_or_default();
+    name.ends_with(".gguf") && !name.contains("minilm") && !name.contains("embed")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lookup_order_and_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a");
+        let b = dir.path().join("b");
+        std::fs::create_dir_all(&a).unwrap();
+        std::fs::create_dir_all(&b).unwrap();
+        std::fs::write(b.join("zeta.gguf"), b"x").unwrap();
+        std::fs::write(b.join("all-minilm-l6-v2.gguf"), b"x").unwrap();
+        std::fs::write(b.join("alpha.gguf"), b"x").unwrap();
+        let explicit = b.join("zeta.gguf");
+
+        let mut s = ModelSources {
+            dirs: vec![a.clone(), b.clone()],
+            ..ModelSources::default()
+        };
+        assert_eq!(s.find().unwrap(), b.join("alpha.gguf"));
+
+        std::fs::write(b.join(DEFAULT_MODEL_FILE), b"x").unwrap();
+        assert_eq!(s.find().unwrap(), b.join(DEFAULT_MODEL_FILE));
+
+        s.env = Some(explicit.clone());
+        assert_eq!(s.find().unwrap(), explicit);
+        s.config = Some(dir.path().join("missing.gguf"));
+        let err = s.find().unwrap_err().to_string();
+        assert!(
+            err.contains("missing.gguf") && err.contains("model.path"),
+            "{err}"
+        );
+        s.cli = Some(explicit.clone());
+        assert_eq!(s.find().unwrap(), explicit);
+
+        let empty = ModelSources {
+            dirs: vec![a.clone()],
+            ..ModelSources::default()
+        };
+        let err = empty.find().unwrap_err().to_string();
+        assert!(
+            err.contains(&a.display().to_string()) && err.contains(FETCH_COMMAND),
+            "{err}"
+        );
+    }
+}

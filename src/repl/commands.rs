@@ -1,0 +1,181 @@
+//! The slash-command table and the line parser.
+//!
+//! One table drives `/help`, tab completion and parsing; the dispatcher matches the
+//! [`CommandKind`] exhaustively, so adding a command without a handler does not compile.
+
+/// Which command a table row is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommandKind {
+    Help,
+    Status,
+    Clear,
+    Exit,
+}
+
+/// One row of the command table.
+#[derive(Debug, Clone, Copy)]
+pub struct CommandSpec {
+    pub kind: CommandKind,
+    pub name: &'static str,
+    pub aliases: &'static [&'static str],
+    pub usage: &'static str,
+    pub help: &'static str,
+}
+
+pub const COMMANDS: &[CommandSpec] = &[
+    CommandSpec {
+        kind: CommandKind::Help,
+        name: "help",
+        aliases: &["?"],
+        usage: "/help",
+        help: "list commands and how to enter multi-line text",
+    },
+    CommandSpec {
+        kind: CommandKind::Status,
+        name: "status",
+        aliases: &[],
+        usage: "/status",
+        help: "model, context size, threads, context used, last turn's speed",
+    },
+    CommandSpec {
+        kind: CommandKind::Clear,
+        name: "clear",
+        aliases: &[],
+        usage: "/clear",
+        help: "start a new conversation (the system prompt stays cached)",
+    },
+    CommandSpec {
+        kind: CommandKind::Exit,
+        name: "exit",
+        aliases: &["quit", "bye"],
+        usage: "/exit",
+        help: "leave harvey (Ctrl-D does the same)",
+    },
+];
+
+/// What one line of input is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Input {
+    Empty,
+    /// Text for the model.
+    Text(String),
+    Command {
+        kind: CommandKind,
+        args: String,
+    },
+    /// `/something` that is not in the table.
+    Unknown(String),
+}
+
+/// Parses a (possibly multi-line) input. A line starting with `//` sends a literal `/`.
+pub fn parse(line: &str) -> Input {
+    let trimmed = line.trim();
+    if trimmed.is_empty() {
+        return Input::Empty;
+    }
+    if let Some(rest) = trimmed.strip_prefix("//") {
+        return Input::Text(format!("/{rest}"));
+    }
+    let Some(rest) = trimmed.strip_prefix('/') else {
+        return Input::Text(line.trim_end().to_string());
+    };
+    let (word, args) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+    match find(word) {
+        Some(spec) => Input::Command {
+            kind: spec.kind,
+            args: args.trim().to_string(),
+        },
+        None => Input::Unknown(word.to_string()),
+    }
+}
+
+/// The table row named `word` (name or alias).
+pub fn find(word: &str) -> Option<&'static CommandSpec> {
+    COMMANDS
+        .iter()
+        .find(|c| c.name == word || c.aliases.contains(&word))
+}
+
+/// Command names (with `/`) that start with `prefix` (which includes the `/`).
+pub fn complete(prefix: &str) -> Vec<String> {
+    let Some(partial) = prefix.strip_prefix('/') else {
+        return Vec::new();
+    };
+    COMMANDS
+        .iter()
+        .flat_map(|c| std::iter::once(c.name).chain(c.aliases.iter().copied()))
+        .filter(|name| name.starts_with(partial))
+        .map(|name| format!("/{name}"))
+        .collect()
+}
+
+/// Joins continuation lines: a line ending in `\` continues on the next line, and
+/// text between `"""` markers is taken as is.
+pub fn join_multiline(raw: &str) -> String {
+    if raw.contains("\"\"\"") {
+        return raw.replace("\"\"\"", "").trim_matches('\n').to_string();
+    }
+    raw.lines()
+        .map(|l| l.strip_suffix('\\').unwrap_or(l))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Whether the input so far needs more lines (for the line editor).
+pub fn is_incomplete(raw: &str) -> bool {
+    raw.ends_with('\\') || raw.matches("\"\"\"").count() % 2 == 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_table() {
+        assert_eq!(parse("   "), Input::Empty);
+        assert_eq!(parse("hello"), Input::Text("hello".into()));
+        assert_eq!(parse("//etc/passwd"), Input::Text("/etc/passwd".into()));
+        assert_eq!(
+            parse("/bye"),
+            Input::Command {
+                kind: CommandKind::Exit,
+                args: String::new()
+            }
+        );
+        assert_eq!(
+            parse("/quit"),
+            Input::Command {
+                kind: CommandKind::Exit,
+                args: String::new()
+            }
+        );
+        assert_eq!(
+            parse("/status  now "),
+            Input::Command {
+                kind: CommandKind::Status,
+                args: "now".into()
+            }
+        );
+        assert_eq!(parse("/frobnicate x"), Input::Unknown("frobnicate".into()));
+    }
+
+    #[test]
+    fn completion_uses_the_table() {
+        assert_eq!(complete("/st"), vec!["/status"]);
+        assert_eq!(complete("/q"), vec!["/quit"]);
+        assert!(complete("/").len() >= COMMANDS.len());
+        assert!(complete("st").is_empty());
+    }
+
+    #[test]
+    fn multiline_forms() {
+        assert!(is_incomplete("first line\\"));
+        assert!(is_incomplete("\"\"\"\ncode"));
+        assert!(!is_incomplete("\"\"\"\ncode\n\"\"\""));
+        assert_eq!(join_multiline("a\\\nb"), "a\nb");
+        assert_eq!(
+            join_multiline("\"\"\"\nfn main() {}\n\n}\n\"\"\""),
+            "fn main() {}\n\n}"
+        );
+    }
+}

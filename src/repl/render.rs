@@ -1,0 +1,179 @@
+//! What the user sees, written to any `Write` so it can be snapshot-tested.
+
+use std::io::{self, Write};
+
+use super::commands::COMMANDS;
+use crate::engine::{ModelInfo, TurnStats};
+
+pub fn help(out: &mut impl Write) -> io::Result<()> {
+    writeln!(out, "Commands:")?;
+    for c in COMMANDS {
+        let aliases = if c.aliases.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " (also {})",
+                c.aliases
+                    .iter()
+                    .map(|a| format!("/{a}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
+        writeln!(out, "  {:<10} {}{}", c.usage, c.help, aliases)?;
+    }
+    writeln!(out)?;
+    writeln!(
+        out,
+        "Multi-line input: end a line with \\ to continue it, or wrap text in \"\"\" … \"\"\"."
+    )?;
+    writeln!(out, "Start a line with // to send text that begins with /.")?;
+    writeln!(
+        out,
+        "Ctrl-C stops a reply (or clears the line); Ctrl-D exits; Tab completes commands."
+    )
+}
+
+/// Everything `/status` reports.
+pub struct StatusView<'a> {
+    pub info: &'a ModelInfo,
+    pub context_used: usize,
+    pub cached_tokens: usize,
+    pub last_turn: Option<&'a TurnStats>,
+    pub turns: usize,
+}
+
+pub fn status(out: &mut impl Write, v: &StatusView<'_>) -> io::Result<()> {
+    let i = v.info;
+    writeln!(out, "model      {} ({})", i.name, i.path.display())?;
+    writeln!(
+        out,
+        "           {} params, {}, trained context {}, template {}",
+        human_count(i.n_params),
+        human_bytes(i.file_bytes),
+        i.n_ctx_train,
+        i.template_name
+    )?;
+    writeln!(
+        out,
+        "context    {}/{} tokens used ({} in KV cache), n_batch {}",
+        v.context_used, i.n_ctx, v.cached_tokens, i.n_batch
+    )?;
+    writeln!(
+        out,
+        "threads    {} decode, {} prefill",
+        i.threads, i.threads_batch
+    )?;
+    writeln!(out, "loaded in  {} ms", i.load_time.as_millis())?;
+    match v.last_turn {
+        Some(t) => writeln!(
+            out,
+            "last turn  {} (turn {} of this session)",
+            turn_line(t),
+            v.turns
+        ),
+        None => writeln!(out, "last turn  none yet"),
+    }
+}
+
+/// One line of numbers after a reply.
+pub fn turn_line(t: &TurnStats) -> String {
+    format!(
+        "{} tokens at {:.1} tok/s, ttft {:.0} ms, prefill {}/{} tokens at {:.1} tok/s",
+        t.completion_tokens,
+        t.decode_tps,
+        t.ttft_ms,
+        t.evaluated_tokens,
+        t.prompt_tokens,
+        t.prefill_tps
+    )
+}
+
+pub fn human_count(n: u64) -> String {
+    match n {
+        n if n >= 1_000_000_000 => format!("{:.1}B", n as f64 / 1e9),
+        n if n >= 1_000_000 => format!("{:.0}M", n as f64 / 1e6),
+        n if n >= 1_000 => format!("{:.0}K", n as f64 / 1e3),
+        n => n.to_string(),
+    }
+}
+
+pub fn human_bytes(n: u64) -> String {
+    const MIB: f64 = 1024.0 * 1024.0;
+    if n as f64 >= 1024.0 * MIB {
+        format!("{:.2} GiB", n as f64 / (1024.0 * MIB))
+    } else {
+        format!("{:.1} MiB", n as f64 / MIB)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+    use std::time::Duration;
+
+    fn info() -> ModelInfo {
+        ModelInfo {
+            path: PathBuf::from("models/SmolLM2-135M-Instruct.Q4_1.gguf"),
+            name: "SmolLM2 135M Instruct".into(),
+            file_bytes: 98_362_432,
+            n_params: 134_515_008,
+            n_ctx_train: 8192,
+            n_ctx: 4096,
+            n_batch: 512,
+            threads: 2,
+            threads_batch: 2,
+            template_name: "chatml".into(),
+            load_time: Duration::from_millis(84),
+        }
+    }
+
+    fn render(f: impl Fn(&mut Vec<u8>) -> io::Result<()>) -> String {
+        let mut out = Vec::new();
+        f(&mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn help_snapshot() {
+        insta::assert_snapshot!(render(|o| help(o)));
+    }
+
+    #[test]
+    fn status_snapshot() {
+        let info = info();
+        let turn = TurnStats {
+            prompt_tokens: 412,
+            evaluated_tokens: 35,
+            completion_tokens: 42,
+            prefill_tps: 230.5,
+            decode_tps: 91.25,
+            ttft_ms: 152.4,
+        };
+        let before = StatusView {
+            info: &info,
+            context_used: 37,
+            cached_tokens: 0,
+            last_turn: None,
+            turns: 0,
+        };
+        let after = StatusView {
+            info: &info,
+            context_used: 454,
+            cached_tokens: 453,
+            last_turn: Some(&turn),
+            turns: 3,
+        };
+        insta::assert_snapshot!("status_before_any_turn", render(|o| status(o, &before)));
+        insta::assert_snapshot!("status_after_turn", render(|o| status(o, &after)));
+    }
+
+    #[test]
+    fn human_units() {
+        assert_eq!(human_count(134_515_008), "135M");
+        assert_eq!(human_count(3_200_000_000), "3.2B");
+        assert_eq!(human_bytes(98_362_432), "93.8 MiB");
+        assert_eq!(human_bytes(2 * 1024 * 1024 * 1024), "2.00 GiB");
+    }
+}
