@@ -63,12 +63,7 @@ impl LlamaEngine {
         let backend = backend().map_err(|e| load_err("initialize the backend", e))?;
         let started = Instant::now();
         let model = LlamaModel::load_from_file(backend, path, &LlamaModelParams::default())
-            .map_err(|e| {
-                load_err(
-                    "load the model (corrupt or truncated file, or an unsupported architecture)",
-                    e.to_string(),
-                )
-            })?;
+            .map_err(|e| load_err("load the model", rejected(&e.to_string())))?;
         let (template, template_name) = chat_template(&model);
         let info = describe(&model, params, file_bytes, template_name);
         let ctx_params = context_params(&info);
@@ -358,6 +353,11 @@ fn trim_cache(
     }
     cached.truncate(keep);
     keep
+}
+
+/// llama.cpp says only "null" when it rejects a file; say what that usually means.
+fn rejected(reason: &str) -> String {
+    format!("{reason} — the file is probably truncated or corrupt, or its architecture is unsupported by this llama.cpp (run with --verbose for llama.cpp's own log)")
 }
 
 fn position(index: usize) -> Result<i32, EngineError> {

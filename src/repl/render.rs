@@ -137,7 +137,7 @@ mod tests {
 
     #[test]
     fn help_snapshot() {
-        insta::assert_snapshot!(render(|o| help(o)));
+        insta::assert_snapshot!(render(help));
     }
 
     #[test]

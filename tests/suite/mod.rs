@@ -1,0 +1,4 @@
+mod cli;
+mod config;
+mod engine;
+mod repl;

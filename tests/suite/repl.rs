@@ -1,0 +1,55 @@
+//! The REPL's line handling, driven with a scripted engine (no TTY needed).
+
+use harvey::app::App;
+use harvey::config::Config;
+use harvey::engine::scripted::ScriptedEngine;
+use harvey::repl::{handle_line, Flow};
+
+fn app(replies: &[&str]) -> App {
+    let engine = ScriptedEngine::new(4096, replies.iter().copied());
+    App::with_engine(std::env::temp_dir(), Config::default(), Box::new(engine))
+}
+
+fn line(app: &mut App, text: &str) -> (Flow, String) {
+    let mut out = Vec::new();
+    let flow = handle_line(app, text, &mut out).unwrap();
+    (flow, String::from_utf8(out).unwrap())
+}
+
+#[test]
+fn chat_streams_the_reply_and_a_stats_line() {
+    let mut app = app(&["Hello from the script"]);
+    let (flow, out) = line(&mut app, "hi there");
+    assert_eq!(flow, Flow::Continue);
+    assert!(out.starts_with("Hello from the script\n["), "{out}");
+    assert!(out.contains("tokens at"), "{out}");
+    assert_eq!(app.conversation.turn_count(), 1);
+}
+
+#[test]
+fn status_clear_unknown_and_exit() {
+    let mut app = app(&["one", "two"]);
+    line(&mut app, "first");
+    let (_, status) = line(&mut app, "/status");
+    assert!(
+        status.contains("context    ") && status.contains("/4096 tokens used"),
+        "{status}"
+    );
+    assert!(status.contains("turn 1 of this session"), "{status}");
+    let (_, cleared) = line(&mut app, "/clear");
+    assert_eq!(cleared, "[conversation cleared]\n");
+    assert_eq!(app.conversation.turn_count(), 0);
+    let (_, unknown) = line(&mut app, "/nope");
+    assert!(unknown.contains("unknown command /nope"), "{unknown}");
+    for exit in ["/exit", "/quit", "/bye"] {
+        assert_eq!(line(&mut app, exit).0, Flow::Exit);
+    }
+}
+
+#[test]
+fn multi_line_text_reaches_the_model_whole() {
+    let mut app = app(&["ok"]);
+    line(&mut app, "first line\nsecond line");
+    let sent = &app.conversation.messages()[1].content;
+    assert_eq!(sent, "first line\nsecond line");
+}
