@@ -45,6 +45,13 @@ pub struct App {
 impl App {
     /// Loads the config, finds and loads the model.
     pub fn open(options: &AppOptions) -> Result<Self, AppError> {
+        let (workspace, config, model_path) = Self::resolve(options)?;
+        let engine = LlamaEngine::load(&engine_params(&config, model_path))?;
+        Ok(Self::with_engine(workspace, config, Box::new(engine)))
+    }
+
+    /// The workspace directory, its config and the model file, without loading anything.
+    pub fn resolve(options: &AppOptions) -> Result<(PathBuf, Config, PathBuf), AppError> {
         let workspace = workspace_dir(&options.workspace)?;
         let config = config::load(&workspace)?;
         let sources = ModelSources::standard(
@@ -54,8 +61,7 @@ impl App {
             &workspace,
         );
         let model_path = sources.find()?;
-        let engine = LlamaEngine::load(&engine_params(&config, model_path))?;
-        Ok(Self::with_engine(workspace, config, Box::new(engine)))
+        Ok((workspace, config, model_path))
     }
 
     /// Builds an app around an already-loaded engine (tests use a scripted one).

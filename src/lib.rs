@@ -16,6 +16,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod app;
+pub mod bench;
 pub mod chat;
 pub mod config;
 pub mod engine;

@@ -1,13 +1,14 @@
 //! `harvey`: command line -> config -> app -> REPL or one-shot run.
 //! Exit codes: 0 ok, 1 runtime error, 2 usage error.
 
+use std::fmt::Write as _;
 use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
-use harvey::app::{App, AppOptions};
+use harvey::app::{engine_params, App, AppOptions};
 use harvey::chat::stop_note;
 use harvey::repl;
 
@@ -38,6 +39,28 @@ struct Cli {
 enum Command {
     /// Answer one prompt and exit (the prompt comes from the argument or from stdin).
     Run(RunArgs),
+    /// Measure load time, prefill/decode speed against a raw llama.cpp loop, TTFT over
+    /// the turns of a scripted chat (with and without KV prefix reuse) and peak memory.
+    Bench(BenchArgs),
+}
+
+#[derive(Debug, Args)]
+struct BenchArgs {
+    /// Turns of the scripted chat.
+    #[arg(long, default_value_t = 10)]
+    turns: usize,
+    /// Tokens generated when measuring decode speed.
+    #[arg(long, default_value_t = 128)]
+    decode_tokens: usize,
+    /// Reply length per chat turn, in tokens.
+    #[arg(long, default_value_t = 32)]
+    turn_tokens: usize,
+    /// Decode and prefill threads (default: engine.threads from the config).
+    #[arg(long)]
+    threads: Option<u32>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -89,7 +112,78 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         None => interactive(&options),
         Some(Command::Run(args)) => run_once(&options, args),
+        Some(Command::Bench(args)) => bench(&options, &args),
     }
+}
+
+fn bench(options: &AppOptions, args: &BenchArgs) -> Result<ExitCode> {
+    let (_, config, model) = App::resolve(options)?;
+    let mut params = engine_params(&config, model);
+    if let Some(t) = args.threads {
+        params.threads = t.max(1);
+        params.threads_batch = t.max(1);
+    }
+    let report = harvey::bench::run(&harvey::bench::BenchOptions {
+        params,
+        turns: args.turns.max(1),
+        decode_tokens: args.decode_tokens.max(1),
+        turn_tokens: args.turn_tokens.max(1),
+    })?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", render_bench(&report));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn render_bench(r: &harvey::bench::BenchReport) -> String {
+    let mut s = String::new();
+    let mb = r.model_bytes as f64 / 1e6;
+    let _ = writeln!(
+        s,
+        "model      {} ({mb:.0} MB), n_ctx {}, n_batch {}, threads {}/{}",
+        r.model, r.n_ctx, r.n_batch, r.threads, r.threads_batch
+    );
+    let _ = writeln!(s, "load       {:.0} ms", r.load_ms);
+    let _ = writeln!(s, "                 prefill tok/s   decode tok/s");
+    let _ = writeln!(
+        s,
+        "harvey           {:>13.1}   {:>12.1}",
+        r.harvey.prefill_tps, r.harvey.decode_tps
+    );
+    let _ = writeln!(
+        s,
+        "raw llama.cpp    {:>13.1}   {:>12.1}",
+        r.reference.prefill_tps, r.reference.decode_tps
+    );
+    let _ = writeln!(
+        s,
+        "ratio            {:>13.2}   {:>12.2}",
+        r.prefill_ratio, r.decode_ratio
+    );
+    let _ = writeln!(
+        s,
+        "turn   prompt  evaluated   ttft reuse ms   ttft full-prefill ms"
+    );
+    for i in 0..r.ttft_ms_reuse.len() {
+        let _ = writeln!(
+            s,
+            "{:>4}   {:>6}  {:>9}   {:>13.1}   {:>20.1}",
+            i + 1,
+            r.prompt_tokens[i],
+            r.evaluated_reuse[i],
+            r.ttft_ms_reuse[i],
+            r.ttft_ms_full.get(i).copied().unwrap_or(0.0)
+        );
+    }
+    if let (Some(first), Some(last)) = (r.ttft_ms_reuse.first(), r.ttft_ms_reuse.last()) {
+        let _ = writeln!(s, "ttft last/first turn: {:.2} with reuse", last / first);
+    }
+    if let Some(mb) = r.peak_rss_minus_model_mb {
+        let _ = writeln!(s, "peak RSS minus model size: {mb:.0} MB");
+    }
+    s
 }
 
 fn interactive(options: &AppOptions) -> Result<ExitCode> {

@@ -283,6 +283,8 @@ impl Run<'_> {
         let mut stream = Utf8Stream::default();
         let mut text = String::new();
         let mut decode_started: Option<Instant> = None;
+        // Decode rate = tokens decoded one at a time / time since the first sample.
+        let mut decoded = 0;
         let stop = loop {
             if opts.abort.is_raised() {
                 break StopReason::Aborted;
@@ -301,7 +303,6 @@ impl Run<'_> {
                 on_text(&piece);
                 text.push_str(&piece);
             }
-            stats.decode_tps = rate(stats.completion_tokens, since.elapsed());
             if opts
                 .max_tokens
                 .is_some_and(|max| stats.completion_tokens >= max)
@@ -318,6 +319,8 @@ impl Run<'_> {
             ctx.decode(batch)
                 .map_err(|e| EngineError::Decode(e.to_string()))?;
             cached.push(token);
+            decoded += 1;
+            stats.decode_tps = rate(decoded, since.elapsed());
             logits_at = 0;
         };
         let rest = stream.finish();

@@ -14,6 +14,7 @@ mod error;
 pub mod gguf;
 mod llama;
 pub mod prompt;
+pub mod reference;
 mod sampler;
 pub mod scripted;
 mod template;

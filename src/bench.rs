@@ -1,0 +1,209 @@
+//! `harvey bench`: load time, harvey's prefill/decode speed against a raw llama.cpp loop
+//! in the same run, TTFT over the turns of a scripted chat with and without KV prefix
+//! reuse, and peak memory. Returns a report; the binary renders it.
+
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::chat::{run_turn, Conversation, SYSTEM_PROMPT};
+use crate::engine::reference::{raw_generate, RawTimings};
+use crate::engine::{
+    AbortFlag, Engine, EngineError, EngineParams, GenerateOptions, LlamaEngine, Message, Role,
+    SamplingParams,
+};
+
+/// What to measure.
+#[derive(Debug, Clone)]
+pub struct BenchOptions {
+    pub params: EngineParams,
+    pub turns: usize,
+    /// Tokens generated per measurement of decode speed.
+    pub decode_tokens: usize,
+    /// Tokens per chat turn reply.
+    pub turn_tokens: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct BenchReport {
+    pub model: String,
+    pub model_bytes: u64,
+    pub threads: u32,
+    pub threads_batch: u32,
+    pub n_ctx: u32,
+    pub n_batch: u32,
+    pub load_ms: f64,
+    pub harvey: Speed,
+    pub reference: RawTimings,
+    /// harvey / reference; ≈ 1.0 means no engine overhead.
+    pub prefill_ratio: f64,
+    pub decode_ratio: f64,
+    /// TTFT per turn with prefix reuse (what harvey does).
+    pub ttft_ms_reuse: Vec<f64>,
+    /// TTFT per turn when every turn re-prefills the whole prompt.
+    pub ttft_ms_full: Vec<f64>,
+    /// Prompt tokens evaluated per turn with reuse.
+    pub evaluated_reuse: Vec<usize>,
+    pub prompt_tokens: Vec<usize>,
+    /// Peak resident memory minus the model file size (Linux only).
+    pub peak_rss_minus_model_mb: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Speed {
+    pub prompt_tokens: usize,
+    pub prefill_tps: f64,
+    pub generated_tokens: usize,
+    pub decode_tps: f64,
+}
+
+/// Lines a user might type in a short chat, each adding similar text.
+const TURNS: &[&str] = &[
+    "Tell me one fact about the Moon.",
+    "Now one fact about Mars.",
+    "And one about Jupiter.",
+    "One about Saturn, please.",
+    "What about Venus?",
+    "Tell me one fact about Mercury.",
+    "Now one about Neptune.",
+    "And Uranus?",
+    "One fact about Pluto.",
+    "Finally, one about the Sun.",
+];
+
+const SPEED_PROMPT: &str =
+    "Write a long, detailed story about a lighthouse keeper who finds a message in a bottle. \
+Describe the sea, the weather, the lighthouse and the keeper's thoughts in detail.";
+
+pub fn run(opts: &BenchOptions) -> Result<BenchReport, EngineError> {
+    let started = Instant::now();
+    let mut engine = LlamaEngine::load(&opts.params)?;
+    let load_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let info = engine.info().clone();
+    let harvey = speed(&mut engine, opts.decode_tokens)?;
+    let reuse = chat_turns(&mut engine, opts, false)?;
+    let full = chat_turns(&mut engine, opts, true)?;
+    // Before the reference loop maps the model a second time.
+    let peak_rss = peak_rss_bytes();
+    let rendered = engine.render_prompt(&speed_messages())?;
+    let reference = raw_generate(&opts.params, &rendered, opts.decode_tokens)?;
+    Ok(BenchReport {
+        model: info.name,
+        model_bytes: info.file_bytes,
+        threads: info.threads,
+        threads_batch: info.threads_batch,
+        n_ctx: info.n_ctx,
+        n_batch: info.n_batch,
+        load_ms,
+        prefill_ratio: ratio(harvey.prefill_tps, reference.prefill_tps),
+        decode_ratio: ratio(harvey.decode_tps, reference.decode_tps),
+        harvey,
+        reference,
+        ttft_ms_reuse: reuse.iter().map(|t| t.0).collect(),
+        evaluated_reuse: reuse.iter().map(|t| t.1).collect(),
+        prompt_tokens: reuse.iter().map(|t| t.2).collect(),
+        ttft_ms_full: full.iter().map(|t| t.0).collect(),
+        peak_rss_minus_model_mb: peak_rss.map(|rss| (rss as f64 - info.file_bytes as f64) / 1e6),
+    })
+}
+
+fn speed_messages() -> Vec<Message> {
+    vec![
+        Message::new(Role::System, SYSTEM_PROMPT),
+        Message::new(Role::User, SPEED_PROMPT),
+    ]
+}
+
+fn greedy(max_tokens: usize) -> GenerateOptions {
+    GenerateOptions {
+        sampling: SamplingParams {
+            temperature: 0.0,
+            top_k: 0,
+            top_p: 1.0,
+            min_p: 0.0,
+            repeat_penalty: 1.0,
+            repeat_last_n: 0,
+            seed: 0,
+        },
+        max_tokens: Some(max_tokens),
+        abort: AbortFlag::new(),
+    }
+}
+
+fn speed(engine: &mut LlamaEngine, n: usize) -> Result<Speed, EngineError> {
+    engine.reset();
+    let c = engine.generate(&speed_messages(), &greedy(n), &mut |_| {})?;
+    Ok(Speed {
+        prompt_tokens: c.stats.prompt_tokens,
+        prefill_tps: c.stats.prefill_tps,
+        generated_tokens: c.stats.completion_tokens,
+        decode_tps: c.stats.decode_tps,
+    })
+}
+
+/// (ttft ms, evaluated tokens, prompt tokens) per turn.
+fn chat_turns(
+    engine: &mut LlamaEngine,
+    opts: &BenchOptions,
+    full_prefill: bool,
+) -> Result<Vec<(f64, usize, usize)>, EngineError> {
+    engine.reset();
+    let mut conversation = Conversation::new(SYSTEM_PROMPT);
+    let mut out = Vec::with_capacity(opts.turns);
+    for line in TURNS.iter().cycle().take(opts.turns) {
+        if full_prefill {
+            engine.reset();
+        }
+        let c = run_turn(
+            engine,
+            &mut conversation,
+            line,
+            &greedy(opts.turn_tokens),
+            &mut |_| {},
+        )?;
+        out.push((
+            c.stats.ttft_ms,
+            c.stats.evaluated_tokens,
+            c.stats.prompt_tokens,
+        ));
+    }
+    Ok(out)
+}
+
+fn ratio(a: f64, b: f64) -> f64 {
+    if b > 0.0 {
+        a / b
+    } else {
+        0.0
+    }
+}
+
+/// Peak resident set size of this process (`VmHWM`), Linux only.
+pub fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    parse_vm_hwm(&status)
+}
+
+fn parse_vm_hwm(status: &str) -> Option<u64> {
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vm_hwm_is_parsed_in_bytes() {
+        let status = "Name:\tharvey\nVmPeak:\t  900 kB\nVmHWM:\t  123456 kB\nVmRSS:\t 1 kB\n";
+        assert_eq!(parse_vm_hwm(status), Some(123_456 * 1024));
+        assert_eq!(parse_vm_hwm("Name: x\n"), None);
+    }
+
+    #[test]
+    fn ratio_guards_zero() {
+        assert_eq!(ratio(5.0, 0.0), 0.0);
+        assert!((ratio(90.0, 100.0) - 0.9).abs() < 1e-12);
+    }
+}
