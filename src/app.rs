@@ -5,7 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::chat::{run_turn, Conversation, SYSTEM_PROMPT};
+use crate::chat::prefix_cache::{restore_or_save, stable_prefix_ids, PrefixOutcome};
+use crate::chat::rolling::{compress_if_needed, Compression};
+use crate::chat::{run_fitted_turn, Conversation, TurnError, TurnLimits, SYSTEM_PROMPT};
 use crate::config::{self, Config, ConfigError};
 use crate::engine::{
     AbortFlag, Completion, Engine, EngineError, EngineParams, GenerateOptions, LlamaEngine,
@@ -39,6 +41,10 @@ pub struct App {
     pub conversation: Conversation,
     /// Stats of every turn of this session, oldest first.
     pub turns: Vec<TurnStats>,
+    /// Rolling-summary compressions of this session, oldest first.
+    pub compressions: Vec<Compression>,
+    /// What happened to the stable prompt prefix at startup.
+    pub prefix: PrefixOutcome,
     pub abort: AbortFlag,
 }
 
@@ -72,6 +78,8 @@ impl App {
             engine,
             conversation: Conversation::new(SYSTEM_PROMPT),
             turns: Vec::new(),
+            compressions: Vec::new(),
+            prefix: PrefixOutcome::Empty,
             abort: AbortFlag::new(),
         }
     }
@@ -91,26 +99,75 @@ impl App {
             },
             max_tokens: Some(s.max_tokens as usize),
             abort: self.abort.clone(),
+            grammar: None,
         }
     }
 
-    /// One user turn; the reply streams to `on_text`.
+    /// One user turn; the reply streams to `on_text`. Older turns are compressed first
+    /// if that is what it takes to fit (see [`crate::chat::run_fitted_turn`]).
     pub fn turn(
         &mut self,
         text: &str,
         on_text: &mut dyn FnMut(&str),
-    ) -> Result<Completion, EngineError> {
+    ) -> Result<Completion, TurnError> {
         self.abort.clear();
         let opts = self.generate_options();
-        let completion = run_turn(
+        let rolling = &self.config.memory.rolling_summary;
+        let limits = TurnLimits {
+            reply_reserve: self.reply_reserve(),
+            keep_turns: rolling.enabled.then_some(rolling.keep_turns),
+        };
+        let (completion, compression) = run_fitted_turn(
             self.engine.as_mut(),
             &mut self.conversation,
             text,
             &opts,
+            limits,
             on_text,
         )?;
+        if let Some(c) = compression {
+            self.compressions.push(c);
+        }
         self.turns.push(completion.stats.clone());
         Ok(completion)
+    }
+
+    /// Tokens kept free for a reply: `sampling.max_tokens`, at most a quarter of n_ctx.
+    pub fn reply_reserve(&self) -> usize {
+        let n_ctx = self.engine.info().n_ctx as usize;
+        (self.config.sampling.max_tokens as usize).min(n_ctx / 4)
+    }
+
+    /// How full the context is (0–1) when that is at or over the rolling-summary
+    /// threshold, i.e. when [`Self::compress`] would act.
+    pub fn compression_due(&self) -> Option<f64> {
+        let rolling = &self.config.memory.rolling_summary;
+        if !rolling.enabled || self.conversation.turn_count() <= 1 {
+            return None;
+        }
+        let n_ctx = self.engine.info().n_ctx as f64;
+        let used = self.context_used().ok()? as f64 / n_ctx;
+        (used >= rolling.warn_at_pct).then_some(used)
+    }
+
+    /// Replaces older turns by a summary (in the aside context; the chat cache keeps
+    /// the pinned prefix).
+    pub fn compress(&mut self) -> Result<Option<Compression>, EngineError> {
+        let rolling = &self.config.memory.rolling_summary;
+        let n_ctx = self.engine.info().n_ctx as f64;
+        let threshold = (n_ctx * rolling.warn_at_pct).floor() as usize;
+        let keep = rolling.keep_turns;
+        let done = compress_if_needed(
+            self.engine.as_mut(),
+            &mut self.conversation,
+            threshold,
+            keep,
+            &self.abort,
+        )?;
+        if let Some(c) = &done {
+            self.compressions.push(c.clone());
+        }
+        Ok(done)
     }
 
     /// Tokens the conversation occupies in the context right now (rendered, exact).
@@ -121,6 +178,21 @@ impl App {
     /// Starts a new conversation (the KV cache keeps the shared system-prompt prefix).
     pub fn clear(&mut self) {
         self.conversation.clear();
+    }
+
+    /// Restores the stable prompt prefix (system prompt + the query-independent part of
+    /// the memory context) from `agents/cache/`, or prefills and saves it.
+    pub fn prepare_prefix(&mut self, stable_context: &str) -> &PrefixOutcome {
+        if self.config.engine.cache_prefix {
+            let ids = stable_prefix_ids(
+                self.engine.as_ref(),
+                self.conversation.system(),
+                stable_context,
+            );
+            let dir = self.agents_dir().join("cache");
+            self.prefix = restore_or_save(self.engine.as_mut(), &dir, &ids);
+        }
+        &self.prefix
     }
 
     /// `<workspace>/agents`, where all of harvey's files live.

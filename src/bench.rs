@@ -127,6 +127,7 @@ fn greedy(max_tokens: usize) -> GenerateOptions {
         },
         max_tokens: Some(max_tokens),
         abort: AbortFlag::new(),
+        grammar: None,
     }
 }
 

@@ -189,6 +189,7 @@ fn render_bench(r: &harvey::bench::BenchReport) -> String {
 fn interactive(options: &AppOptions) -> Result<ExitCode> {
     eprintln!("loading model…");
     let mut app = App::open(options)?;
+    app.prepare_prefix("");
     let abort = app.abort.clone();
     ctrlc::set_handler(move || abort.raise()).context("cannot install the Ctrl-C handler")?;
     repl::run(&mut app).context("terminal error")?;
@@ -208,6 +209,7 @@ fn run_once(options: &AppOptions, args: RunArgs) -> Result<ExitCode> {
     if let Some(n) = args.max_tokens {
         app.config.sampling.max_tokens = n.max(1);
     }
+    app.prepare_prefix("");
     let mut stdout = std::io::stdout();
     let stream = !args.json;
     let completion = app.turn(&prompt, &mut |piece| {

@@ -1,10 +1,20 @@
-//! The messages of one session, system prompt first, append-only.
+//! The messages of one session: the system prompt, the pinned `[memory context]`, the
+//! rolling summary of compressed turns, then the turns themselves, append-only.
+//!
+//! That order keeps the stable part first so the KV cache survives: compressing replaces
+//! old turns by a summary that sits right after the pinned messages, which are never
+//! folded into it.
 
 use crate::engine::{Message, Role};
+
+/// Prefix of the message that replaces compressed turns.
+pub const SUMMARY_PREFIX: &str = "[Session history compressed — summary: ";
 
 #[derive(Debug, Clone)]
 pub struct Conversation {
     system: String,
+    context: Option<String>,
+    summary: Option<String>,
     messages: Vec<Message>,
 }
 
@@ -12,16 +22,55 @@ impl Conversation {
     pub fn new(system: impl Into<String>) -> Self {
         Self {
             system: system.into(),
+            context: None,
+            summary: None,
             messages: Vec::new(),
         }
     }
 
-    /// Everything the model sees, system prompt first.
+    /// Everything the model sees, in prompt order.
     pub fn messages(&self) -> Vec<Message> {
-        let mut all = Vec::with_capacity(self.messages.len() + 1);
-        all.push(Message::new(Role::System, self.system.clone()));
+        let mut all = self.pinned();
         all.extend(self.messages.iter().cloned());
         all
+    }
+
+    /// System prompt, memory context and summary: what precedes the turns.
+    pub fn pinned(&self) -> Vec<Message> {
+        let mut all = Vec::with_capacity(3);
+        all.push(Message::new(Role::System, self.system.clone()));
+        if let Some(context) = &self.context {
+            all.push(Message::new(Role::User, context.clone()));
+        }
+        if let Some(summary) = &self.summary {
+            all.push(Message::new(
+                Role::User,
+                format!("{SUMMARY_PREFIX}{summary}]"),
+            ));
+        }
+        all
+    }
+
+    pub fn system(&self) -> &str {
+        &self.system
+    }
+
+    /// Pins the `[memory context]` block right after the system prompt.
+    pub fn set_context(&mut self, context: Option<String>) {
+        self.context = context.filter(|c| !c.trim().is_empty());
+    }
+
+    pub fn context(&self) -> Option<&str> {
+        self.context.as_deref()
+    }
+
+    pub fn summary(&self) -> Option<&str> {
+        self.summary.as_deref()
+    }
+
+    /// The turns (everything after the pinned messages).
+    pub fn turns(&self) -> &[Message] {
+        &self.messages
     }
 
     pub fn push_user(&mut self, text: &str) {
@@ -39,9 +88,17 @@ impl Conversation {
         }
     }
 
-    /// Forgets the conversation; the system prompt stays.
+    /// Replaces the first `n_messages` turn messages by `summary`.
+    pub fn fold(&mut self, n_messages: usize, summary: String) {
+        let n = n_messages.min(self.messages.len());
+        self.messages.drain(..n);
+        self.summary = Some(summary);
+    }
+
+    /// Forgets the conversation and its summary; system prompt and context stay.
     pub fn clear(&mut self) {
         self.messages.clear();
+        self.summary = None;
     }
 
     /// Number of user messages.

@@ -5,6 +5,8 @@
 //! the caller's callback and the turn's numbers come back as [`TurnStats`].
 
 mod conversation;
+pub mod prefix_cache;
+pub mod rolling;
 
 pub use conversation::Conversation;
 
@@ -36,6 +38,72 @@ pub fn run_turn(
         _ => conversation.pop_user(),
     }
     result
+}
+
+/// Why a turn was not run.
+#[derive(Debug, thiserror::Error)]
+pub enum TurnError {
+    /// The input alone cannot fit: nothing was sent; the user must shorten it.
+    #[error("your message has {tokens} tokens but at most {fits} fit in the context (n_ctx {n_ctx}, after the system prompt, memory context and room for a reply); nothing was sent — shorten it")]
+    InputTooLong {
+        tokens: usize,
+        fits: usize,
+        n_ctx: usize,
+    },
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+}
+
+/// How much room a turn needs and how old turns may be compressed to make it.
+#[derive(Debug, Clone, Copy)]
+pub struct TurnLimits {
+    /// Tokens kept free for the reply.
+    pub reply_reserve: usize,
+    /// `Some(keep_turns)` when the rolling summary may make room; `None` = never compress.
+    pub keep_turns: Option<usize>,
+}
+
+/// Runs one turn that is guaranteed to fit: an input too large for the context is refused
+/// before anything is sent, and when the conversation plus the input would leave less
+/// than `reply_reserve`, older turns are compressed first (if allowed).
+pub fn run_fitted_turn(
+    engine: &mut dyn Engine,
+    conversation: &mut Conversation,
+    user_text: &str,
+    opts: &GenerateOptions,
+    limits: TurnLimits,
+    on_text: &mut dyn FnMut(&str),
+) -> Result<(Completion, Option<rolling::Compression>), TurnError> {
+    let n_ctx = engine.info().n_ctx as usize;
+    let mut probe = conversation.pinned();
+    probe.push(crate::engine::Message::new(crate::engine::Role::User, ""));
+    let fixed = engine.count_prompt(&probe)?;
+    let tokens = engine.count_tokens(user_text);
+    let fits = n_ctx.saturating_sub(fixed + limits.reply_reserve);
+    if tokens > fits {
+        return Err(TurnError::InputTooLong {
+            tokens,
+            fits,
+            n_ctx,
+        });
+    }
+    conversation.push_user(user_text);
+    let threshold = n_ctx.saturating_sub(limits.reply_reserve);
+    let compression = match limits.keep_turns {
+        Some(keep) => {
+            match rolling::compress_if_needed(engine, conversation, threshold, keep, &opts.abort) {
+                Ok(c) => c,
+                Err(e) => {
+                    conversation.pop_user();
+                    return Err(e.into());
+                }
+            }
+        }
+        None => None,
+    };
+    conversation.pop_user();
+    let completion = run_turn(engine, conversation, user_text, opts, on_text)?;
+    Ok((completion, compression))
 }
 
 /// Whether a stop reason deserves a note after the reply.
@@ -82,6 +150,7 @@ mod tests {
             },
             max_tokens: None,
             abort: AbortFlag::new(),
+            grammar: None,
         }
     }
 

@@ -58,6 +58,8 @@ pub struct EngineConfig {
     pub threads: Option<u32>,
     /// Prefill (batch) threads; `None` = the machine's physical cores.
     pub threads_batch: Option<u32>,
+    /// Save the stable prompt prefix under `agents/cache/` and restore it at start.
+    pub cache_prefix: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -29,6 +29,7 @@ pub struct RawEngine {
     pub n_batch: u32,
     pub threads: u32,
     pub threads_batch: u32,
+    pub cache_prefix: bool,
 }
 
 impl Default for RawEngine {
@@ -38,6 +39,7 @@ impl Default for RawEngine {
             n_batch: DEFAULT_N_BATCH,
             threads: 0,
             threads_batch: 0,
+            cache_prefix: true,
         }
     }
 }

@@ -127,6 +127,7 @@ fn engine(e: RawEngine) -> EngineConfig {
         n_batch: e.n_batch,
         threads: auto(e.threads),
         threads_batch: auto(e.threads_batch),
+        cache_prefix: e.cache_prefix,
     }
 }
 

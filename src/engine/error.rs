@@ -24,6 +24,12 @@ pub enum EngineError {
     /// The chat template rewrote message text, so it cannot be tokenized safely.
     #[error("the chat template altered message text; cannot tokenize it safely: {0}")]
     Template(String),
+    /// A grammar did not parse: fix the grammar (a bug in the caller, not user input).
+    #[error("grammar rejected by llama.cpp: {0}")]
+    Grammar(String),
+    /// A saved state file could not be written or read; the caller falls back to prefill.
+    #[error("state file {path}: {reason}")]
+    State { path: PathBuf, reason: String },
     /// A decode step failed; the KV cache was reset, so the next turn re-prefills.
     #[error("llama.cpp decode failed: {0}")]
     Decode(String),

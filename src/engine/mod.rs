@@ -13,8 +13,10 @@ mod backend;
 mod error;
 pub mod gguf;
 mod llama;
+mod load;
 pub mod prompt;
 pub mod reference;
+mod run;
 mod sampler;
 pub mod scripted;
 mod template;
@@ -45,6 +47,21 @@ pub trait Engine: TokenCounter {
         opts: &GenerateOptions,
         on_text: &mut dyn FnMut(&str),
     ) -> Result<Completion, EngineError>;
+    /// Generates without touching the chat's KV cache (summaries, extraction).
+    fn generate_aside(
+        &mut self,
+        messages: &[Message],
+        opts: &GenerateOptions,
+        on_text: &mut dyn FnMut(&str),
+    ) -> Result<Completion, EngineError>;
+    /// Token ids of the rendered prompt, exactly as `generate` would see them.
+    fn prompt_ids(&self, messages: &[Message]) -> Result<Vec<i32>, EngineError>;
+    /// Makes the chat KV cache hold exactly `ids`; returns how many were decoded.
+    fn warm_prefix(&mut self, ids: &[i32]) -> Result<usize, EngineError>;
+    /// Saves the chat KV cache (and its tokens) to a state file.
+    fn save_state(&self, path: &std::path::Path) -> Result<usize, EngineError>;
+    /// Restores a saved state if its tokens are exactly `expected`.
+    fn load_state(&mut self, path: &std::path::Path, expected: &[i32]) -> Result<(), EngineError>;
     /// Tokens currently held in the KV cache.
     fn cached_tokens(&self) -> usize;
     /// Drops the KV cache.
@@ -68,6 +85,26 @@ impl Engine for LlamaEngine {
         on_text: &mut dyn FnMut(&str),
     ) -> Result<Completion, EngineError> {
         LlamaEngine::generate(self, messages, opts, on_text)
+    }
+    fn generate_aside(
+        &mut self,
+        messages: &[Message],
+        opts: &GenerateOptions,
+        on_text: &mut dyn FnMut(&str),
+    ) -> Result<Completion, EngineError> {
+        LlamaEngine::generate_aside(self, messages, opts, on_text)
+    }
+    fn prompt_ids(&self, messages: &[Message]) -> Result<Vec<i32>, EngineError> {
+        LlamaEngine::prompt_ids(self, messages)
+    }
+    fn warm_prefix(&mut self, ids: &[i32]) -> Result<usize, EngineError> {
+        LlamaEngine::warm_prefix(self, ids)
+    }
+    fn save_state(&self, path: &std::path::Path) -> Result<usize, EngineError> {
+        LlamaEngine::save_state(self, path)
+    }
+    fn load_state(&mut self, path: &std::path::Path, expected: &[i32]) -> Result<(), EngineError> {
+        LlamaEngine::load_state(self, path, expected)
     }
     fn cached_tokens(&self) -> usize {
         LlamaEngine::cached_tokens(self)

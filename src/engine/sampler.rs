@@ -1,14 +1,24 @@
-//! The sampler chain, built from the config's sampling settings.
+//! The sampler chain, built from the config's sampling settings and an optional grammar.
 
 use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::sampling::LlamaSampler;
 
-use super::SamplingParams;
+use super::{EngineError, SamplingParams};
 
-/// penalties → top-k → top-p → min-p → temperature → seeded draw; or greedy at
-/// temperature 0 (penalties still apply, so a greedy small model loops less).
-pub fn build(model: &LlamaModel, p: &SamplingParams) -> LlamaSampler {
-    let mut chain = Vec::with_capacity(6);
+/// [grammar →] penalties → top-k → top-p → min-p → temperature → seeded draw; or greedy
+/// at temperature 0 (penalties still apply, so a greedy small model loops less). The
+/// grammar goes first so every later step only sees tokens the grammar allows.
+pub fn build(
+    model: &LlamaModel,
+    p: &SamplingParams,
+    grammar: Option<&str>,
+) -> Result<LlamaSampler, EngineError> {
+    let mut chain = Vec::with_capacity(7);
+    if let Some(gbnf) = grammar {
+        let sampler = LlamaSampler::grammar(model, gbnf, "root")
+            .map_err(|e| EngineError::Grammar(e.to_string()))?;
+        chain.push(sampler);
+    }
     if (p.repeat_penalty - 1.0).abs() > f32::EPSILON && p.repeat_last_n != 0 {
         chain.push(LlamaSampler::penalties(
             model.n_vocab(),
@@ -20,7 +30,7 @@ pub fn build(model: &LlamaModel, p: &SamplingParams) -> LlamaSampler {
     }
     if p.is_greedy() {
         chain.push(LlamaSampler::greedy());
-        return LlamaSampler::chain_simple(chain);
+        return Ok(LlamaSampler::chain_simple(chain));
     }
     if p.top_k > 0 {
         chain.push(LlamaSampler::top_k(p.top_k));
@@ -33,5 +43,5 @@ pub fn build(model: &LlamaModel, p: &SamplingParams) -> LlamaSampler {
     }
     chain.push(LlamaSampler::temp(p.temperature));
     chain.push(LlamaSampler::dist(p.seed));
-    LlamaSampler::chain_simple(chain)
+    Ok(LlamaSampler::chain_simple(chain))
 }

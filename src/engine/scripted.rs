@@ -2,10 +2,10 @@
 //! are words, and the prefix-reuse counters behave like the real engine's.
 
 use std::collections::VecDeque;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::prompt::reusable_prefix;
+use super::prompt::{common_prefix, reusable_prefix};
 use super::{
     Completion, Engine, EngineError, GenerateOptions, Message, ModelInfo, StopReason, TurnStats,
 };
@@ -14,9 +14,11 @@ use crate::tokens::TokenCounter;
 pub struct ScriptedEngine {
     info: ModelInfo,
     replies: VecDeque<String>,
-    cached: Vec<String>,
-    /// Every prompt it was asked to answer, for assertions.
+    cached: Vec<i32>,
+    /// Every prompt it was asked to answer (chat and aside), for assertions.
     pub prompts: Vec<Vec<Message>>,
+    /// How many of those went through `generate_aside`.
+    pub aside_calls: usize,
 }
 
 impl ScriptedEngine {
@@ -33,19 +35,76 @@ impl ScriptedEngine {
             threads_batch: 1,
             template_name: "scripted".into(),
             load_time: Duration::ZERO,
+            fingerprint: "scripted".into(),
+            template_fingerprint: "scripted".into(),
+            kv_type: "none".into(),
         };
         Self {
             info,
             replies: replies.into_iter().map(Into::into).collect(),
             cached: Vec::new(),
             prompts: Vec::new(),
+            aside_calls: 0,
         }
     }
 
-    fn words(&self, messages: &[Message]) -> Vec<String> {
-        let rendered = self.render_prompt(messages).unwrap_or_default();
-        rendered.split_whitespace().map(str::to_string).collect()
+    /// Adds replies to the end of the script.
+    pub fn push_replies(&mut self, replies: impl IntoIterator<Item = impl Into<String>>) {
+        self.replies.extend(replies.into_iter().map(Into::into));
     }
+
+    fn ids(&self, messages: &[Message]) -> Vec<i32> {
+        let rendered = self.render_prompt(messages).unwrap_or_default();
+        rendered.split_whitespace().map(word_id).collect()
+    }
+
+    fn reply(
+        &mut self,
+        prompt_len: usize,
+        opts: &GenerateOptions,
+        on_text: &mut dyn FnMut(&str),
+    ) -> (String, StopReason) {
+        let reply = self
+            .replies
+            .pop_front()
+            .unwrap_or_else(|| "(no scripted reply)".into());
+        let room = (self.info.n_ctx as usize).saturating_sub(prompt_len);
+        let mut text = String::new();
+        for (i, word) in reply.split_inclusive(' ').enumerate() {
+            let stop = if opts.abort.is_raised() {
+                Some(StopReason::Aborted)
+            } else if opts.max_tokens.is_some_and(|m| i >= m) {
+                Some(StopReason::MaxTokens)
+            } else if i >= room {
+                Some(StopReason::ContextFull)
+            } else {
+                None
+            };
+            if let Some(stop) = stop {
+                return (text, stop);
+            }
+            on_text(word);
+            text.push_str(word);
+        }
+        (text, StopReason::EndOfGeneration)
+    }
+
+    fn check_fits(&self, prompt: &[i32]) -> Result<(), EngineError> {
+        let n_ctx = self.info.n_ctx as usize;
+        if prompt.len() >= n_ctx {
+            return Err(EngineError::PromptTooLong {
+                tokens: prompt.len(),
+                n_ctx,
+                fits: n_ctx - 1,
+            });
+        }
+        Ok(())
+    }
+}
+
+fn word_id(word: &str) -> i32 {
+    word.bytes()
+        .fold(7i32, |h, b| h.wrapping_mul(31).wrapping_add(i32::from(b)))
 }
 
 impl TokenCounter for ScriptedEngine {
@@ -59,7 +118,7 @@ impl Engine for ScriptedEngine {
         &self.info
     }
     fn count_prompt(&self, messages: &[Message]) -> Result<usize, EngineError> {
-        Ok(self.words(messages).len())
+        Ok(self.ids(messages).len())
     }
     fn render_prompt(&self, messages: &[Message]) -> Result<String, EngineError> {
         let mut out = String::new();
@@ -80,38 +139,13 @@ impl Engine for ScriptedEngine {
         opts: &GenerateOptions,
         on_text: &mut dyn FnMut(&str),
     ) -> Result<Completion, EngineError> {
-        let prompt = self.words(messages);
-        let n_ctx = self.info.n_ctx as usize;
-        if prompt.len() >= n_ctx {
-            return Err(EngineError::PromptTooLong {
-                tokens: prompt.len(),
-                n_ctx,
-                fits: n_ctx - 1,
-            });
-        }
+        let prompt = self.ids(messages);
+        self.check_fits(&prompt)?;
         self.prompts.push(messages.to_vec());
         let keep = reusable_prefix(&self.cached, &prompt);
-        let reply = self
-            .replies
-            .pop_front()
-            .unwrap_or_else(|| "(no scripted reply)".into());
-        let mut text = String::new();
-        let mut stop = StopReason::EndOfGeneration;
-        for (i, word) in reply.split_inclusive(' ').enumerate() {
-            if opts.abort.is_raised() {
-                stop = StopReason::Aborted;
-                break;
-            }
-            if opts.max_tokens.is_some_and(|m| i >= m) {
-                stop = StopReason::MaxTokens;
-                break;
-            }
-            on_text(word);
-            text.push_str(word);
-        }
+        let (text, stop) = self.reply(prompt.len(), opts, on_text);
         self.cached = prompt.clone();
-        self.cached
-            .extend(text.split_whitespace().map(str::to_string));
+        self.cached.extend(text.split_whitespace().map(word_id));
         let stats = TurnStats {
             prompt_tokens: prompt.len(),
             evaluated_tokens: prompt.len() - keep,
@@ -119,6 +153,56 @@ impl Engine for ScriptedEngine {
             ..TurnStats::default()
         };
         Ok(Completion { text, stop, stats })
+    }
+    fn generate_aside(
+        &mut self,
+        messages: &[Message],
+        opts: &GenerateOptions,
+        on_text: &mut dyn FnMut(&str),
+    ) -> Result<Completion, EngineError> {
+        let prompt = self.ids(messages);
+        self.check_fits(&prompt)?;
+        self.prompts.push(messages.to_vec());
+        self.aside_calls += 1;
+        let (text, stop) = self.reply(prompt.len(), opts, on_text);
+        let stats = TurnStats {
+            prompt_tokens: prompt.len(),
+            evaluated_tokens: prompt.len(),
+            completion_tokens: text.split_whitespace().count(),
+            ..TurnStats::default()
+        };
+        Ok(Completion { text, stop, stats })
+    }
+    fn prompt_ids(&self, messages: &[Message]) -> Result<Vec<i32>, EngineError> {
+        Ok(self.ids(messages))
+    }
+    fn warm_prefix(&mut self, ids: &[i32]) -> Result<usize, EngineError> {
+        self.check_fits(ids)?;
+        let keep = common_prefix(&self.cached, ids);
+        self.cached = ids.to_vec();
+        Ok(ids.len() - keep)
+    }
+    fn save_state(&self, path: &Path) -> Result<usize, EngineError> {
+        let text = serde_json::to_string(&self.cached).unwrap_or_default();
+        std::fs::write(path, &text).map_err(|e| EngineError::State {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        })?;
+        Ok(text.len())
+    }
+    fn load_state(&mut self, path: &Path, expected: &[i32]) -> Result<(), EngineError> {
+        let fail = |reason: String| EngineError::State {
+            path: path.to_path_buf(),
+            reason,
+        };
+        self.cached.clear();
+        let text = std::fs::read_to_string(path).map_err(|e| fail(e.to_string()))?;
+        let ids: Vec<i32> = serde_json::from_str(&text).map_err(|e| fail(e.to_string()))?;
+        if ids != expected {
+            return Err(fail("saved tokens differ from this prompt's prefix".into()));
+        }
+        self.cached = ids;
+        Ok(())
     }
     fn cached_tokens(&self) -> usize {
         self.cached.len()

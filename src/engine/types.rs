@@ -87,6 +87,12 @@ pub struct ModelInfo {
     pub template_name: String,
     #[serde(serialize_with = "serialize_ms")]
     pub load_time: Duration,
+    /// Identifies the model file: size + sha256 of its first MiB (cheap even for 4 GB).
+    pub fingerprint: String,
+    /// sha256 of the chat template text (or the fallback's name).
+    pub template_fingerprint: String,
+    /// KV cache element type (part of a saved state's identity).
+    pub kv_type: String,
 }
 
 fn serialize_ms<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
@@ -100,6 +106,8 @@ pub struct GenerateOptions {
     /// Stop after this many generated tokens (`None`: until EOG or the context is full).
     pub max_tokens: Option<usize>,
     pub abort: AbortFlag,
+    /// A GBNF grammar (root rule `root`) that constrains every sampled token.
+    pub grammar: Option<String>,
 }
 
 /// Set from a signal handler; checked between decode steps.

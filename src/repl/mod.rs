@@ -126,6 +126,8 @@ fn status(app: &App, out: &mut impl Write) -> io::Result<()> {
         cached_tokens: app.engine.cached_tokens(),
         last_turn: app.turns.last(),
         turns: app.turns.len(),
+        prefix: app.prefix.describe(),
+        compressions: app.compressions.len(),
     };
     render::status(out, &view)
 }
@@ -148,8 +150,30 @@ fn chat(app: &mut App, text: &str, out: &mut impl Write) -> io::Result<()> {
             if let Some(note) = stop_note(c.stop) {
                 writeln!(out, "{note}")?;
             }
-            writeln!(out, "[{}]", render::turn_line(&c.stats))
+            writeln!(out, "[{}]", render::turn_line(&c.stats))?;
+            compress(app, out)
         }
         Err(e) => writeln!(out, "error: {e}"),
+    }
+}
+
+fn compress(app: &mut App, out: &mut impl Write) -> io::Result<()> {
+    let Some(used) = app.compression_due() else {
+        return Ok(());
+    };
+    writeln!(
+        out,
+        "[context ~{:.0}% full — compressing older turns]",
+        used * 100.0
+    )?;
+    out.flush()?;
+    match app.compress() {
+        Ok(Some(c)) => writeln!(
+            out,
+            "[compressed {} turns: {} → {} tokens]",
+            c.folded_turns, c.tokens_before, c.tokens_after
+        ),
+        Ok(None) => Ok(()),
+        Err(e) => writeln!(out, "error: could not compress: {e}"),
     }
 }

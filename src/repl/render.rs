@@ -41,6 +41,9 @@ pub struct StatusView<'a> {
     pub cached_tokens: usize,
     pub last_turn: Option<&'a TurnStats>,
     pub turns: usize,
+    /// How the stable prompt prefix was set up (`/status` says if it came from cache).
+    pub prefix: String,
+    pub compressions: usize,
 }
 
 pub fn status(out: &mut impl Write, v: &StatusView<'_>) -> io::Result<()> {
@@ -65,6 +68,12 @@ pub fn status(out: &mut impl Write, v: &StatusView<'_>) -> io::Result<()> {
         i.threads, i.threads_batch
     )?;
     writeln!(out, "loaded in  {} ms", i.load_time.as_millis())?;
+    writeln!(out, "prefix     {}", v.prefix)?;
+    writeln!(
+        out,
+        "summaries  {} compression(s) this session",
+        v.compressions
+    )?;
     match v.last_turn {
         Some(t) => writeln!(
             out,
@@ -126,6 +135,9 @@ mod tests {
             threads_batch: 2,
             template_name: "chatml".into(),
             load_time: Duration::from_millis(84),
+            fingerprint: "98362432:abc".into(),
+            template_fingerprint: "def".into(),
+            kv_type: "f16".into(),
         }
     }
 
@@ -157,6 +169,8 @@ mod tests {
             cached_tokens: 0,
             last_turn: None,
             turns: 0,
+            prefix: "70 tokens prefilled and saved (no saved prefix yet)".into(),
+            compressions: 0,
         };
         let after = StatusView {
             info: &info,
@@ -164,6 +178,8 @@ mod tests {
             cached_tokens: 453,
             last_turn: Some(&turn),
             turns: 3,
+            prefix: "70 tokens restored from agents/cache".into(),
+            compressions: 1,
         };
         insta::assert_snapshot!("status_before_any_turn", render(|o| status(o, &before)));
         insta::assert_snapshot!("status_after_turn", render(|o| status(o, &after)));

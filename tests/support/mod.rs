@@ -41,5 +41,6 @@ pub fn greedy(max_tokens: usize) -> GenerateOptions {
         },
         max_tokens: Some(max_tokens),
         abort: AbortFlag::new(),
+        grammar: None,
     }
 }

@@ -1,0 +1,275 @@
+//! Saving the stable prompt prefix (system prompt + the query-independent part of the
+//! memory context) as a llama.cpp state file under `agents/cache/`, and restoring it at
+//! the next start instead of prefilling it again.
+//!
+//! A state file records only the architecture, not the model, so each one has a sidecar
+//! key (model fingerprint, n_ctx, KV type, template, exact prefix tokens, engine version)
+//! that must match before the state is loaded. llama.cpp aborts the process on a
+//! truncated or corrupt state file (`GGML_ASSERT(nread <= state_size)`), so the sidecar
+//! also records the state file's size and sha256, checked before llama.cpp reads it.
+//! Any mismatch or failure means a normal prefill and a fresh file — never a crash. The
+//! cache is safe to delete.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::engine::{Engine, Message, ModelInfo, Role};
+
+/// Everything a saved state must agree on before it may be loaded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PrefixKey {
+    pub model: String,
+    pub n_ctx: u32,
+    pub kv_type: String,
+    pub template: String,
+    pub n_tokens: usize,
+    pub tokens_hash: String,
+    /// The llama.cpp binding version: state layouts may change between versions.
+    pub engine: String,
+}
+
+/// The sidecar: the key plus the identity of the state file it vouches for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct Sidecar {
+    key: PrefixKey,
+    state_bytes: u64,
+    state_sha256: String,
+}
+
+/// Version of the bundled llama.cpp binding, part of every key.
+const ENGINE_VERSION: &str = "llama-cpp-2 0.1.160 / llama-cpp-sys-2 0.1.161";
+
+/// What happened to the prefix at startup (shown by `/status`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PrefixOutcome {
+    /// Loaded from the cache: these tokens were not prefilled.
+    Restored { tokens: usize },
+    /// Prefilled and saved for next time (`reason` says why the cache was not used).
+    Saved { tokens: usize, reason: String },
+    /// Prefilled but not saved (the cache directory is not writable, …).
+    NotSaved { tokens: usize, reason: String },
+    /// Nothing to cache.
+    Empty,
+}
+
+impl PrefixOutcome {
+    pub fn describe(&self) -> String {
+        match self {
+            PrefixOutcome::Restored { tokens } => {
+                format!("{tokens} tokens restored from agents/cache")
+            }
+            PrefixOutcome::Saved { tokens, reason } => {
+                format!("{tokens} tokens prefilled and saved ({reason})")
+            }
+            PrefixOutcome::NotSaved { tokens, reason } => {
+                format!("{tokens} tokens prefilled, not saved: {reason}")
+            }
+            PrefixOutcome::Empty => "none".into(),
+        }
+    }
+}
+
+pub fn key(info: &ModelInfo, ids: &[i32]) -> PrefixKey {
+    let bytes: Vec<u8> = ids.iter().flat_map(|t| t.to_le_bytes()).collect();
+    PrefixKey {
+        model: info.fingerprint.clone(),
+        n_ctx: info.n_ctx,
+        kv_type: info.kv_type.clone(),
+        template: info.template_fingerprint.clone(),
+        n_tokens: ids.len(),
+        tokens_hash: hash_hex(&bytes),
+        engine: ENGINE_VERSION.into(),
+    }
+}
+
+/// `<dir>/prefix-<hash of key>.{state,json}`.
+pub fn paths(dir: &Path, key: &PrefixKey) -> (PathBuf, PathBuf) {
+    let stem = match serde_json::to_vec(key) {
+        Ok(bytes) => hash_hex(&bytes)[..16].to_string(),
+        Err(_) => "prefix".into(),
+    };
+    (
+        dir.join(format!("prefix-{stem}.state")),
+        dir.join(format!("prefix-{stem}.json")),
+    )
+}
+
+/// Token ids of the stable prefix: the part of the rendered prompt that is the same
+/// whatever the first user message turns out to be.
+pub fn stable_prefix_ids(engine: &dyn Engine, system: &str, stable_context: &str) -> Vec<i32> {
+    let probe = |tail: &str| {
+        let first = format!("{stable_context}{tail}");
+        engine.prompt_ids(&[
+            Message::new(Role::System, system),
+            Message::new(Role::User, first),
+        ])
+    };
+    match (probe("\u{2}alpha"), probe("\u{3}omega")) {
+        (Ok(a), Ok(b)) => {
+            let common = crate::engine::prompt::common_prefix(&a, &b);
+            a[..common].to_vec()
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// Restores the prefix from `dir` when a matching state exists; otherwise prefills it
+/// and saves it there.
+pub fn restore_or_save(engine: &mut dyn Engine, dir: &Path, ids: &[i32]) -> PrefixOutcome {
+    if ids.is_empty() {
+        return PrefixOutcome::Empty;
+    }
+    let key = key(engine.info(), ids);
+    let (state, sidecar) = paths(dir, &key);
+    let reason = match try_restore(engine, &key, &state, &sidecar, ids) {
+        Ok(()) => return PrefixOutcome::Restored { tokens: ids.len() },
+        Err(reason) => reason,
+    };
+    if let Err(e) = engine.warm_prefix(ids) {
+        return PrefixOutcome::NotSaved {
+            tokens: 0,
+            reason: e.to_string(),
+        };
+    }
+    match save(engine, &key, dir, &state, &sidecar) {
+        Ok(()) => PrefixOutcome::Saved {
+            tokens: ids.len(),
+            reason,
+        },
+        Err(e) => PrefixOutcome::NotSaved {
+            tokens: ids.len(),
+            reason: e,
+        },
+    }
+}
+
+fn try_restore(
+    engine: &mut dyn Engine,
+    key: &PrefixKey,
+    state: &Path,
+    sidecar: &Path,
+    ids: &[i32],
+) -> Result<(), String> {
+    let text = std::fs::read_to_string(sidecar).map_err(|_| "no saved prefix yet".to_string())?;
+    let saved: Sidecar =
+        serde_json::from_str(&text).map_err(|e| format!("unreadable cache key: {e}"))?;
+    if &saved.key != key {
+        return Err("cache key mismatch".into());
+    }
+    let (bytes, sha) = file_identity(state).map_err(|e| format!("saved state unusable: {e}"))?;
+    if bytes != saved.state_bytes || sha != saved.state_sha256 {
+        return Err(
+            "saved state unusable: the file changed since it was written (corrupt?)".into(),
+        );
+    }
+    engine
+        .load_state(state, ids)
+        .map_err(|e| format!("saved state unusable: {e}"))
+}
+
+fn save(
+    engine: &dyn Engine,
+    key: &PrefixKey,
+    dir: &Path,
+    state: &Path,
+    sidecar: &Path,
+) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    // The sidecar goes last: a state without a matching key is never loaded.
+    let _ = std::fs::remove_file(sidecar);
+    let tmp = state.with_extension("state.tmp");
+    engine.save_state(&tmp).map_err(|e| e.to_string())?;
+    std::fs::rename(&tmp, state).map_err(|e| e.to_string())?;
+    let (state_bytes, state_sha256) = file_identity(state).map_err(|e| e.to_string())?;
+    let sidecar_value = Sidecar {
+        key: key.clone(),
+        state_bytes,
+        state_sha256,
+    };
+    let json = serde_json::to_string_pretty(&sidecar_value).map_err(|e| e.to_string())?;
+    std::fs::write(sidecar, json).map_err(|e| format!("cannot write {}: {e}", sidecar.display()))
+}
+
+/// Size and sha256 of a file, streamed.
+fn file_identity(path: &Path) -> std::io::Result<(u64, String)> {
+    use sha2::{Digest, Sha256};
+    use std::io::Read;
+    let mut file = std::fs::File::open(path)?;
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut total = 0u64;
+    loop {
+        let n = file.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+        total += n as u64;
+    }
+    let hex = hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    Ok((total, hex))
+}
+
+fn hash_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::scripted::ScriptedEngine;
+
+    #[test]
+    fn stable_prefix_stops_where_the_first_message_begins() {
+        let engine = ScriptedEngine::new(4096, Vec::<String>::new());
+        let ids = stable_prefix_ids(&engine, "be brief", "[memory context] facts here ");
+        // "<system> be brief </system> <user> [memory context] facts here" = 9 words.
+        assert_eq!(ids.len(), 9);
+    }
+
+    #[test]
+    fn save_then_restore_then_mismatch_then_corrupt() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut engine = ScriptedEngine::new(4096, Vec::<String>::new());
+        let ids = stable_prefix_ids(&engine, "sys", "stable ");
+        let first = restore_or_save(&mut engine, dir.path(), &ids);
+        assert!(matches!(first, PrefixOutcome::Saved { .. }), "{first:?}");
+
+        let mut fresh = ScriptedEngine::new(4096, Vec::<String>::new());
+        assert_eq!(
+            restore_or_save(&mut fresh, dir.path(), &ids),
+            PrefixOutcome::Restored { tokens: ids.len() }
+        );
+        assert_eq!(fresh.cached_tokens(), ids.len());
+
+        // A different prefix has a different key: prefilled and saved beside it.
+        let other = stable_prefix_ids(&fresh, "sys", "changed ");
+        assert!(matches!(
+            restore_or_save(&mut fresh, dir.path(), &other),
+            PrefixOutcome::Saved { .. }
+        ));
+
+        // A corrupt state file falls back to prefill and is replaced.
+        let (state, _) = paths(dir.path(), &key(fresh.info(), &ids));
+        std::fs::write(&state, b"garbage").unwrap();
+        let mut third = ScriptedEngine::new(4096, Vec::<String>::new());
+        match restore_or_save(&mut third, dir.path(), &ids) {
+            PrefixOutcome::Saved { reason, .. } => assert!(reason.contains("unusable"), "{reason}"),
+            other => panic!("{other:?}"),
+        }
+        let mut fourth = ScriptedEngine::new(4096, Vec::<String>::new());
+        assert!(matches!(
+            restore_or_save(&mut fourth, dir.path(), &ids),
+            PrefixOutcome::Restored { .. }
+        ));
+    }
+}

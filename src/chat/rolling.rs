@@ -1,0 +1,287 @@
+//! The rolling summary: when the conversation reaches `warn_at_pct × n_ctx`, all but the
+//! last `keep_turns` turns are replaced by one summary message right after the pinned
+//! messages. A turn is a user message and everything that answered it, so a turn is never
+//! split and a tool result is never orphaned.
+//!
+//! The summary is generated in the engine's aside context (the chat KV cache is not
+//! disturbed), bounded to `SUMMARY_MAX_TOKENS`, with the old turns chunked to fit.
+
+use crate::engine::{
+    AbortFlag, Engine, EngineError, GenerateOptions, Message, Role, SamplingParams,
+};
+
+use super::Conversation;
+
+/// Upper bound on one summary, in tokens.
+pub const SUMMARY_MAX_TOKENS: usize = 150;
+
+/// Index of the first message of every turn (each user message starts one).
+pub fn turn_starts(messages: &[Message]) -> Vec<usize> {
+    let mut starts: Vec<usize> = messages
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.role == Role::User)
+        .map(|(i, _)| i)
+        .collect();
+    // Leading non-user messages (rare) belong to the first turn.
+    if let Some(first) = starts.first_mut() {
+        *first = 0;
+    }
+    starts
+}
+
+/// How many turns to fold: all but `keep_turns`, and more while what stays is still at
+/// or over `threshold` (`fixed` = tokens of the pinned part plus a summary). The newest
+/// turn is never folded.
+pub fn turns_to_fold(
+    turn_costs: &[usize],
+    fixed: usize,
+    threshold: usize,
+    keep_turns: usize,
+) -> usize {
+    let n = turn_costs.len();
+    if n <= 1 {
+        return 0;
+    }
+    let mut fold = n.saturating_sub(keep_turns.max(1));
+    while fold < n - 1 && fixed + turn_costs[fold..].iter().sum::<usize>() >= threshold {
+        fold += 1;
+    }
+    fold
+}
+
+/// Message count covered by the first `turns` turns.
+pub fn messages_in_turns(starts: &[usize], total: usize, turns: usize) -> usize {
+    starts.get(turns).copied().unwrap_or(total)
+}
+
+/// Splits `lines` into consecutive groups whose joined size (by `cost`) stays within
+/// `limit`; a single oversized line is cut into pieces by characters.
+pub fn chunk_lines(lines: &[String], limit: usize, cost: &dyn Fn(&str) -> usize) -> Vec<String> {
+    let mut chunks = Vec::new();
+    let mut current = String::new();
+    for line in lines.iter().flat_map(|l| split_oversized(l, limit, cost)) {
+        let candidate = if current.is_empty() {
+            line.clone()
+        } else {
+            format!("{current}\n{line}")
+        };
+        if cost(&candidate) > limit && !current.is_empty() {
+            chunks.push(std::mem::take(&mut current));
+            current = line;
+        } else {
+            current = candidate;
+        }
+    }
+    if !current.is_empty() {
+        chunks.push(current);
+    }
+    chunks
+}
+
+fn split_oversized(line: &str, limit: usize, cost: &dyn Fn(&str) -> usize) -> Vec<String> {
+    if cost(line) <= limit {
+        return vec![line.to_string()];
+    }
+    let chars: Vec<char> = line.chars().collect();
+    let pieces = cost(line).div_ceil(limit.max(1)) + 1;
+    chars
+        .chunks(chars.len().div_ceil(pieces).max(1))
+        .map(|c| c.iter().collect())
+        .collect()
+}
+
+/// What a compression did, for the user line and the session record.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Compression {
+    pub folded_turns: usize,
+    pub tokens_before: usize,
+    pub tokens_after: usize,
+    pub summary: String,
+}
+
+/// Compresses when the conversation is at or over `threshold` tokens.
+pub fn compress_if_needed(
+    engine: &mut dyn Engine,
+    conversation: &mut Conversation,
+    threshold: usize,
+    keep_turns: usize,
+    abort: &AbortFlag,
+) -> Result<Option<Compression>, EngineError> {
+    let before = engine.count_prompt(&conversation.messages())?;
+    if before < threshold {
+        return Ok(None);
+    }
+    let turns = conversation.turns().to_vec();
+    let starts = turn_starts(&turns);
+    let costs = turn_costs(engine, &turns, &starts);
+    let fixed = engine.count_prompt(&conversation.pinned())? + SUMMARY_MAX_TOKENS;
+    let fold = turns_to_fold(&costs, fixed, threshold, keep_turns);
+    if fold == 0 {
+        return Ok(None);
+    }
+    let n_messages = messages_in_turns(&starts, turns.len(), fold);
+    let summary = summarize(engine, conversation.summary(), &turns[..n_messages], abort)?;
+    conversation.fold(n_messages, summary.clone());
+    let after = engine.count_prompt(&conversation.messages())?;
+    Ok(Some(Compression {
+        folded_turns: fold,
+        tokens_before: before,
+        tokens_after: after,
+        summary,
+    }))
+}
+
+fn turn_costs(engine: &dyn Engine, turns: &[Message], starts: &[usize]) -> Vec<usize> {
+    (0..starts.len())
+        .map(|i| {
+            let end = messages_in_turns(starts, turns.len(), i + 1);
+            turns[starts[i]..end]
+                .iter()
+                .map(|m| engine.count_tokens(&m.content) + 6)
+                .sum()
+        })
+        .collect()
+}
+
+/// Folds `previous` and `turns` into one summary of at most `SUMMARY_MAX_TOKENS`,
+/// feeding chunks that fit the context one after another.
+pub fn summarize(
+    engine: &mut dyn Engine,
+    previous: Option<&str>,
+    turns: &[Message],
+    abort: &AbortFlag,
+) -> Result<String, EngineError> {
+    let lines: Vec<String> = turns
+        .iter()
+        .map(|m| format!("{}: {}", speaker(m.role), m.content.trim()))
+        .collect();
+    let n_ctx = engine.info().n_ctx as usize;
+    let overhead =
+        engine.count_prompt(&summary_prompt(Some(&"x ".repeat(SUMMARY_MAX_TOKENS)), ""))?;
+    let limit = n_ctx
+        .saturating_sub(overhead + SUMMARY_MAX_TOKENS + 8)
+        .max(16);
+    let counter = |t: &str| engine.count_tokens(t);
+    let chunks = chunk_lines(&lines, limit, &counter);
+    let mut summary = previous.map(str::to_string);
+    for chunk in chunks {
+        let opts = summary_options(abort);
+        let done = engine.generate_aside(
+            &summary_prompt(summary.as_deref(), &chunk),
+            &opts,
+            &mut |_| {},
+        )?;
+        let text = done.text.trim().to_string();
+        if !text.is_empty() {
+            summary = Some(text);
+        }
+    }
+    Ok(summary.unwrap_or_else(|| "(earlier turns omitted)".into()))
+}
+
+fn speaker(role: Role) -> &'static str {
+    match role {
+        Role::User => "User",
+        Role::Assistant => "Assistant",
+        Role::System => "System",
+    }
+}
+
+fn summary_prompt(previous: Option<&str>, chunk: &str) -> Vec<Message> {
+    let mut user = String::new();
+    if let Some(p) = previous {
+        user.push_str(&format!("Summary so far: {p}\n\n"));
+    }
+    user.push_str(&format!(
+        "Conversation:\n{chunk}\n\nWrite one short paragraph (at most 80 words) that summarizes the conversation so far: the user's goals, facts stated and decisions made. Output only the summary."
+    ));
+    vec![
+        Message::new(
+            Role::System,
+            "You write brief, factual summaries of conversations.",
+        ),
+        Message::new(Role::User, user),
+    ]
+}
+
+fn summary_options(abort: &AbortFlag) -> GenerateOptions {
+    GenerateOptions {
+        sampling: SamplingParams {
+            temperature: 0.0,
+            top_k: 0,
+            top_p: 1.0,
+            min_p: 0.0,
+            repeat_penalty: 1.15,
+            repeat_last_n: 64,
+            seed: 0,
+        },
+        max_tokens: Some(SUMMARY_MAX_TOKENS),
+        abort: abort.clone(),
+        grammar: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn msgs(roles: &str) -> Vec<Message> {
+        roles
+            .chars()
+            .map(|c| match c {
+                'u' => Message::new(Role::User, "q"),
+                _ => Message::new(Role::Assistant, "a"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn turns_start_at_user_messages_and_keep_their_answers() {
+        // u a | u a a (a tool result and the follow-up answer) | u
+        let m = msgs("uauaau");
+        assert_eq!(turn_starts(&m), vec![0, 2, 5]);
+        assert_eq!(messages_in_turns(&[0, 2, 5], 6, 2), 5);
+        assert_eq!(messages_in_turns(&[0, 2, 5], 6, 3), 6);
+        // A leading non-user message belongs to the first turn.
+        assert_eq!(turn_starts(&msgs("aua")), vec![0]);
+        assert!(turn_starts(&[]).is_empty());
+    }
+
+    #[test]
+    fn fold_count_table() {
+        // (costs, fixed, threshold, keep, want)
+        let cases: &[(&[usize], usize, usize, usize, usize)] = &[
+            (&[10, 10, 10, 10], 0, 100, 2, 2),  // all but keep_turns
+            (&[10, 10], 0, 100, 6, 0),          // keep_turns larger than the history
+            (&[10], 0, 5, 1, 0),                // the newest turn is never folded
+            (&[50, 50, 50, 50], 0, 100, 3, 3),  // still too big: fold more, keep the last
+            (&[10, 10, 10, 10], 85, 100, 2, 3), // pinned part counts against the threshold
+            (&[10, 10, 10], 0, 100, 0, 2),      // keep_turns 0 behaves as 1
+        ];
+        for (costs, fixed, threshold, keep, want) in cases {
+            assert_eq!(
+                turns_to_fold(costs, *fixed, *threshold, *keep),
+                *want,
+                "{costs:?} keep {keep}"
+            );
+        }
+    }
+
+    #[test]
+    fn chunks_fit_the_limit() {
+        let words = |t: &str| t.split_whitespace().count();
+        let lines: Vec<String> = (0..10)
+            .map(|i| format!("line {i} has five words"))
+            .collect();
+        let chunks = chunk_lines(&lines, 12, &words);
+        assert!(chunks.iter().all(|c| words(c) <= 12), "{chunks:?}");
+        assert_eq!(chunks.join("\n"), lines.join("\n"));
+        let huge = vec!["w ".repeat(50)];
+        let chunks = chunk_lines(&huge, 12, &words);
+        assert!(
+            chunks.len() >= 5 && chunks.iter().all(|c| words(c) <= 12),
+            "{chunks:?}"
+        );
+    }
+}

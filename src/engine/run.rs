@@ -1,0 +1,199 @@
+//! One generation on one context: trim the KV cache to the reusable prefix, prefill the
+//! rest in `n_batch` chunks, then sample until EOG, the token limit, the end of the
+//! context or an abort.
+//!
+//! `cached` must mirror the context's sequence 0 exactly; callers clear both on error.
+
+use std::time::{Duration, Instant};
+
+use llama_cpp_2::context::LlamaContext;
+use llama_cpp_2::llama_batch::LlamaBatch;
+use llama_cpp_2::model::LlamaModel;
+use llama_cpp_2::token::LlamaToken;
+
+use super::prompt::{chunk_ranges, reusable_prefix};
+use super::types::{rate, AbortFlag, Completion, GenerateOptions, StopReason, TurnStats};
+use super::utf8::Utf8Stream;
+use super::EngineError;
+
+/// One generation: the borrowed pieces and the clock.
+pub(super) struct Run<'m> {
+    pub model: &'m LlamaModel,
+    pub n_ctx: usize,
+    pub n_batch: usize,
+    pub started: Instant,
+}
+
+impl Run<'_> {
+    pub fn execute(
+        &self,
+        ctx: &mut LlamaContext,
+        cached: &mut Vec<LlamaToken>,
+        prompt: &[LlamaToken],
+        opts: &GenerateOptions,
+        on_text: &mut dyn FnMut(&str),
+    ) -> Result<Completion, EngineError> {
+        let keep = trim_cache(ctx, cached, prompt);
+        let mut batch = LlamaBatch::new(self.n_batch.max(1), 1);
+        let prefill_started = Instant::now();
+        let finished = self.prefill(ctx, &mut batch, cached, &prompt[keep..], &opts.abort)?;
+        let prefill_elapsed = prefill_started.elapsed();
+        let mut stats = TurnStats {
+            prompt_tokens: prompt.len(),
+            evaluated_tokens: prompt.len() - keep,
+            prefill_tps: rate(prompt.len() - keep, prefill_elapsed),
+            ..TurnStats::default()
+        };
+        if !finished {
+            return Ok(Completion {
+                text: String::new(),
+                stop: StopReason::Aborted,
+                stats,
+            });
+        }
+        let last = batch.n_tokens() - 1;
+        let (text, stop) =
+            self.sample_loop(ctx, &mut batch, cached, last, opts, on_text, &mut stats)?;
+        Ok(Completion { text, stop, stats })
+    }
+
+    /// Decodes `tokens` after the cached prefix in chunks of at most `n_batch`, asking for
+    /// logits on the very last one. Returns false when aborted between chunks.
+    pub fn prefill(
+        &self,
+        ctx: &mut LlamaContext,
+        batch: &mut LlamaBatch,
+        cached: &mut Vec<LlamaToken>,
+        tokens: &[LlamaToken],
+        abort: &AbortFlag,
+    ) -> Result<bool, EngineError> {
+        for (start, end) in chunk_ranges(tokens.len(), self.n_batch) {
+            if abort.is_raised() {
+                return Ok(false);
+            }
+            batch.clear();
+            for (offset, &token) in tokens[start..end].iter().enumerate() {
+                let pos = position(cached.len() + offset)?;
+                let wants_logits = start + offset + 1 == tokens.len();
+                batch
+                    .add(token, pos, &[0], wants_logits)
+                    .map_err(|e| EngineError::Decode(e.to_string()))?;
+            }
+            ctx.decode(batch)
+                .map_err(|e| EngineError::Decode(e.to_string()))?;
+            cached.extend_from_slice(&tokens[start..end]);
+        }
+        Ok(true)
+    }
+
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one private step of a generation; grouping would only rename the same state"
+    )]
+    fn sample_loop(
+        &self,
+        ctx: &mut LlamaContext,
+        batch: &mut LlamaBatch,
+        cached: &mut Vec<LlamaToken>,
+        mut logits_at: i32,
+        opts: &GenerateOptions,
+        on_text: &mut dyn FnMut(&str),
+        stats: &mut TurnStats,
+    ) -> Result<(String, StopReason), EngineError> {
+        let vocab = self.model.vocab();
+        let mut sampler =
+            super::sampler::build(self.model, &opts.sampling, opts.grammar.as_deref())?;
+        let mut stream = Utf8Stream::default();
+        let mut text = String::new();
+        let mut decode_started: Option<Instant> = None;
+        // Decode rate = tokens decoded one at a time / time since the first sample.
+        let mut decoded = 0;
+        let stop = loop {
+            if opts.abort.is_raised() {
+                break StopReason::Aborted;
+            }
+            let token = sampler.sample(ctx, logits_at);
+            let since = *decode_started.get_or_insert_with(|| {
+                stats.ttft_ms = ms(self.started.elapsed());
+                Instant::now()
+            });
+            if vocab.is_eog(token) {
+                break StopReason::EndOfGeneration;
+            }
+            stats.completion_tokens += 1;
+            let piece = stream.push(&vocab.token_to_piece(token, false, None));
+            if !piece.is_empty() {
+                on_text(&piece);
+                text.push_str(&piece);
+            }
+            if opts
+                .max_tokens
+                .is_some_and(|max| stats.completion_tokens >= max)
+            {
+                break StopReason::MaxTokens;
+            }
+            if cached.len() >= self.n_ctx {
+                break StopReason::ContextFull;
+            }
+            batch.clear();
+            batch
+                .add(token, position(cached.len())?, &[0], true)
+                .map_err(|e| EngineError::Decode(e.to_string()))?;
+            ctx.decode(batch)
+                .map_err(|e| EngineError::Decode(e.to_string()))?;
+            cached.push(token);
+            decoded += 1;
+            stats.decode_tps = rate(decoded, since.elapsed());
+            logits_at = 0;
+        };
+        let rest = stream.finish();
+        if !rest.is_empty() {
+            on_text(&rest);
+            text.push_str(&rest);
+        }
+        Ok((text, stop))
+    }
+}
+
+fn position(index: usize) -> Result<i32, EngineError> {
+    i32::try_from(index).map_err(|_| EngineError::Decode(format!("position {index} out of range")))
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+/// Keeps the reusable prefix of the KV cache for `prompt` and drops the rest.
+/// Returns how many prompt tokens are already in the cache.
+pub(super) fn trim_cache(
+    ctx: &mut LlamaContext,
+    cached: &mut Vec<LlamaToken>,
+    prompt: &[LlamaToken],
+) -> usize {
+    let keep = reusable_prefix(cached, prompt);
+    truncate_cache(ctx, cached, keep)
+}
+
+/// Drops everything after the first `keep` cached tokens; returns what is kept.
+pub(super) fn truncate_cache(
+    ctx: &mut LlamaContext,
+    cached: &mut Vec<LlamaToken>,
+    keep: usize,
+) -> usize {
+    let Ok(keep_pos) = u32::try_from(keep) else {
+        ctx.clear_kv_cache();
+        cached.clear();
+        return 0;
+    };
+    // `false` means partial removal is unsupported (e.g. recurrent models): start over.
+    if !matches!(
+        ctx.clear_kv_cache_seq(Some(0), Some(keep_pos), None),
+        Ok(true)
+    ) {
+        ctx.clear_kv_cache();
+        cached.clear();
+        return 0;
+    }
+    cached.truncate(keep);
+    keep
+}
