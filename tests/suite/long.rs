@@ -5,7 +5,7 @@ use harvey::app::App;
 use harvey::chat::prefix_cache::{key, paths, restore_or_save, stable_prefix_ids, PrefixOutcome};
 use harvey::chat::SYSTEM_PROMPT;
 use harvey::config::Config;
-use harvey::engine::{Engine, Message, Role};
+use harvey::engine::{Message, Role};
 
 use crate::support::{engine, greedy};
 
