@@ -22,3 +22,22 @@ impl TokenCounter for WordCounter {
         text.split_whitespace().count()
     }
 }
+
+/// Turns text into sentence embeddings (L2-normalized), for the vector half of recall.
+///
+/// Implemented by the engine's in-process embedding model; memory, RAG and the knowledge
+/// base use only this trait. Implementations chunk or truncate long inputs explicitly.
+pub trait Embedder {
+    /// A stable identifier of the embedding model (file fingerprint), stored next to
+    /// vectors so a store can refuse vectors from another model.
+    fn model_id(&self) -> &str;
+    /// Vector length.
+    fn dim(&self) -> usize;
+    /// One normalized vector per input text, in order.
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;
+}
+
+/// Why embedding failed; the caller falls back to full-text search only.
+#[derive(Debug, thiserror::Error)]
+#[error("embedding failed: {0}")]
+pub struct EmbedError(pub String);
