@@ -100,6 +100,8 @@ impl App {
             max_tokens: Some(s.max_tokens as usize),
             abort: self.abort.clone(),
             grammar: None,
+            stop: Vec::new(),
+            assistant_prefix: None,
         }
     }
 

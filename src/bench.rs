@@ -128,6 +128,8 @@ fn greedy(max_tokens: usize) -> GenerateOptions {
         max_tokens: Some(max_tokens),
         abort: AbortFlag::new(),
         grammar: None,
+        stop: Vec::new(),
+        assistant_prefix: None,
     }
 }
 

@@ -109,7 +109,7 @@ pub fn run_fitted_turn(
 /// Whether a stop reason deserves a note after the reply.
 pub fn stop_note(stop: StopReason) -> Option<&'static str> {
     match stop {
-        StopReason::EndOfGeneration => None,
+        StopReason::EndOfGeneration | StopReason::StopString => None,
         StopReason::MaxTokens => Some("[reply cut at sampling.max_tokens]"),
         StopReason::Aborted => Some("[stopped]"),
         StopReason::ContextFull => Some("[context window full — reply cut; /clear to start over]"),
@@ -151,6 +151,8 @@ mod tests {
             max_tokens: None,
             abort: AbortFlag::new(),
             grammar: None,
+            stop: Vec::new(),
+            assistant_prefix: None,
         }
     }
 

@@ -219,6 +219,8 @@ fn summary_options(abort: &AbortFlag) -> GenerateOptions {
         max_tokens: Some(SUMMARY_MAX_TOKENS),
         abort: abort.clone(),
         grammar: None,
+        stop: Vec::new(),
+        assistant_prefix: None,
     }
 }
 

@@ -235,7 +235,11 @@ impl LlamaEngine {
         on_text: &mut dyn FnMut(&str),
     ) -> Result<Completion, EngineError> {
         let started = Instant::now();
-        let prompt = self.tokenize_prompt(messages)?;
+        let mut prompt = self.tokenize_prompt(messages)?;
+        if let Some(prefix) = &opts.assistant_prefix {
+            let vocab = self.cell.borrow_owner().vocab();
+            prompt.extend(vocab.tokenize(strip_nul(prefix).as_bytes(), false, false));
+        }
         let n_ctx = self.info.n_ctx as usize;
         if prompt.len() >= n_ctx {
             return Err(EngineError::PromptTooLong {

@@ -19,6 +19,7 @@ pub mod reference;
 mod run;
 mod sampler;
 pub mod scripted;
+pub mod stops;
 mod template;
 mod types;
 mod utf8;

@@ -12,6 +12,7 @@ use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::token::LlamaToken;
 
 use super::prompt::{chunk_ranges, reusable_prefix};
+use super::stops::StopScanner;
 use super::types::{rate, AbortFlag, Completion, GenerateOptions, StopReason, TurnStats};
 use super::utf8::Utf8Stream;
 use super::EngineError;
@@ -104,7 +105,7 @@ impl Run<'_> {
         let mut sampler =
             super::sampler::build(self.model, &opts.sampling, opts.grammar.as_deref())?;
         let mut stream = Utf8Stream::default();
-        let mut text = String::new();
+        let mut scanner = StopScanner::new(&opts.stop);
         let mut decode_started: Option<Instant> = None;
         // Decode rate = tokens decoded one at a time / time since the first sample.
         let mut decoded = 0;
@@ -122,9 +123,12 @@ impl Run<'_> {
             }
             stats.completion_tokens += 1;
             let piece = stream.push(&vocab.token_to_piece(token, false, None));
-            if !piece.is_empty() {
-                on_text(&piece);
-                text.push_str(&piece);
+            let (shown, hit_stop) = scanner.push(&piece);
+            if !shown.is_empty() {
+                on_text(&shown);
+            }
+            if hit_stop {
+                break StopReason::StopString;
             }
             if opts
                 .max_tokens
@@ -146,12 +150,14 @@ impl Run<'_> {
             stats.decode_tps = rate(decoded, since.elapsed());
             logits_at = 0;
         };
-        let rest = stream.finish();
-        if !rest.is_empty() {
-            on_text(&rest);
-            text.push_str(&rest);
+        if stop != StopReason::StopString {
+            let (tail, _) = scanner.push(&stream.finish());
+            let rest = tail + &scanner.finish();
+            if !rest.is_empty() {
+                on_text(&rest);
+            }
         }
-        Ok((text, stop))
+        Ok((scanner.text().to_string(), stop))
     }
 }
 

@@ -64,10 +64,36 @@ impl ScriptedEngine {
         opts: &GenerateOptions,
         on_text: &mut dyn FnMut(&str),
     ) -> (String, StopReason) {
-        let reply = self
+        let mut reply = self
             .replies
             .pop_front()
             .unwrap_or_else(|| "(no scripted reply)".into());
+        // A stop string ends this reply; what follows it is where the next call resumes
+        // (as a model continuing after an assistant prefix would).
+        let hit = opts
+            .stop
+            .iter()
+            .filter_map(|s| reply.find(s.as_str()).map(|i| (i, s.len())))
+            .min();
+        if let Some((at, len)) = hit {
+            let rest = reply[at + len..].to_string();
+            reply.truncate(at);
+            self.replies.push_front(rest);
+        }
+        let (text, end) = self.emit(&reply, prompt_len, opts, on_text);
+        match (hit, end) {
+            (Some(_), StopReason::EndOfGeneration) => (text, StopReason::StopString),
+            _ => (text, end),
+        }
+    }
+
+    fn emit(
+        &self,
+        reply: &str,
+        prompt_len: usize,
+        opts: &GenerateOptions,
+        on_text: &mut dyn FnMut(&str),
+    ) -> (String, StopReason) {
         let room = (self.info.n_ctx as usize).saturating_sub(prompt_len);
         let mut text = String::new();
         for (i, word) in reply.split_inclusive(' ').enumerate() {

@@ -108,6 +108,10 @@ pub struct GenerateOptions {
     pub abort: AbortFlag,
     /// A GBNF grammar (root rule `root`) that constrains every sampled token.
     pub grammar: Option<String>,
+    /// Generation stops right before the first of these strings (which is not returned).
+    pub stop: Vec<String>,
+    /// Text the assistant's reply starts with (continued, not repeated, by the model).
+    pub assistant_prefix: Option<String>,
 }
 
 /// Set from a signal handler; checked between decode steps.
@@ -139,6 +143,8 @@ pub enum StopReason {
     Aborted,
     /// The context window filled up; the reply is cut.
     ContextFull,
+    /// One of `GenerateOptions::stop` appeared.
+    StopString,
 }
 
 /// Counters for one generation, all measured by the engine.

@@ -183,3 +183,36 @@ fn generation_that_fills_the_context_stops_cleanly() {
     let next = e.generate(&chat("Hi"), &greedy(4), &mut |_| {}).unwrap();
     assert!(next.stats.evaluated_tokens < next.stats.prompt_tokens);
 }
+
+#[test]
+fn stop_strings_cut_the_reply_and_are_never_streamed() {
+    let mut e = engine(1024, 256);
+    let mut opts = greedy(64);
+    opts.stop = vec![".".into()];
+    let mut streamed = String::new();
+    let c = e
+        .generate(
+            &chat("Describe the sea in three sentences."),
+            &opts,
+            &mut |t| streamed.push_str(t),
+        )
+        .unwrap();
+    assert_eq!(c.stop, StopReason::StopString, "{}", c.text);
+    assert!(
+        !c.text.contains('.') && !streamed.contains('.'),
+        "{streamed}"
+    );
+    assert_eq!(streamed, c.text);
+}
+
+#[test]
+fn assistant_prefix_is_continued() {
+    let mut e = engine(1024, 256);
+    let mut opts = greedy(8);
+    opts.assistant_prefix = Some("The capital of France is".into());
+    let c = e
+        .generate(&chat("What is the capital of France?"), &opts, &mut |_| {})
+        .unwrap();
+    assert!(c.text.contains("Paris"), "{}", c.text);
+    assert!(!c.text.contains("The capital of France is"), "{}", c.text);
+}

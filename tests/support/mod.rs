@@ -42,5 +42,7 @@ pub fn greedy(max_tokens: usize) -> GenerateOptions {
         max_tokens: Some(max_tokens),
         abort: AbortFlag::new(),
         grammar: None,
+        stop: Vec::new(),
+        assistant_prefix: None,
     }
 }

@@ -1,0 +1,149 @@
+//! Stop strings in streamed text: text that might be the start of a stop string is held
+//! back until it is clear, so the user never sees half of an opener like `<tool_call>`.
+
+/// Scans streamed text for the first occurrence of any stop string.
+#[derive(Debug)]
+pub struct StopScanner<'a> {
+    stops: &'a [String],
+    text: String,
+    emitted: usize,
+    stopped: bool,
+}
+
+impl<'a> StopScanner<'a> {
+    pub fn new(stops: &'a [String]) -> Self {
+        Self {
+            stops,
+            text: String::new(),
+            emitted: 0,
+            stopped: false,
+        }
+    }
+
+    /// Adds a piece; returns the text that is safe to show now and whether a stop string
+    /// has appeared (the text is then cut right before it).
+    pub fn push(&mut self, piece: &str) -> (String, bool) {
+        if self.stopped {
+            return (String::new(), true);
+        }
+        self.text.push_str(piece);
+        if let Some(at) = self.first_stop() {
+            self.text.truncate(at);
+            self.stopped = true;
+            return (self.take_until(at), true);
+        }
+        let safe = self.text.len() - self.held_back();
+        (self.take_until(safe), false)
+    }
+
+    /// Releases held-back text (generation ended for another reason).
+    pub fn finish(&mut self) -> String {
+        let end = self.text.len();
+        self.take_until(end)
+    }
+
+    /// Everything accepted so far (cut before the stop string if one appeared).
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    fn take_until(&mut self, end: usize) -> String {
+        let end = end.max(self.emitted);
+        let out = self.text[self.emitted..end].to_string();
+        self.emitted = end;
+        out
+    }
+
+    fn first_stop(&self) -> Option<usize> {
+        let longest = self.stops.iter().map(String::len).max().unwrap_or(0);
+        let mut from = self.emitted.saturating_sub(longest);
+        while !self.text.is_char_boundary(from) {
+            from -= 1;
+        }
+        self.stops
+            .iter()
+            .filter(|s| !s.is_empty())
+            .filter_map(|s| self.text[from..].find(s.as_str()).map(|i| from + i))
+            .min()
+    }
+
+    /// Bytes at the end of the text that are a proper prefix of some stop string.
+    fn held_back(&self) -> usize {
+        let tail_start = self.emitted;
+        let mut best = 0;
+        for stop in self.stops {
+            for (len, _) in stop.char_indices().skip(1) {
+                let prefix = &stop[..len];
+                if self.text.len() - tail_start >= len && self.text.ends_with(prefix) {
+                    best = best.max(len);
+                }
+            }
+        }
+        best
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(stops: &[&str], pieces: &[&str]) -> (Vec<String>, String, bool) {
+        let stops: Vec<String> = stops.iter().map(|s| s.to_string()).collect();
+        let mut scanner = StopScanner::new(&stops);
+        let mut shown = Vec::new();
+        let mut stopped = false;
+        for p in pieces {
+            let (out, s) = scanner.push(p);
+            shown.push(out);
+            if s {
+                stopped = true;
+                break;
+            }
+        }
+        if !stopped {
+            shown.push(scanner.finish());
+        }
+        (shown, scanner.text().to_string(), stopped)
+    }
+
+    #[test]
+    fn opener_split_across_pieces_is_never_shown() {
+        let (shown, text, stopped) = run(
+            &["<tool_call>"],
+            &["Let me check. <to", "ol_", "call>{\"name\""],
+        );
+        assert!(stopped);
+        assert_eq!(text, "Let me check. ");
+        assert_eq!(shown.concat(), "Let me check. ");
+        assert_eq!(
+            shown[0], "Let me check. ",
+            "the possible opener start is held back"
+        );
+    }
+
+    #[test]
+    fn false_alarm_is_released() {
+        let (shown, text, stopped) = run(&["<tool_call>"], &["a <to", "ast> b"]);
+        assert!(!stopped);
+        assert_eq!(text, "a <toast> b");
+        assert_eq!(shown.concat(), "a <toast> b");
+        assert_eq!(shown[0], "a ");
+    }
+
+    #[test]
+    fn held_back_text_is_released_at_the_end() {
+        let (shown, _, stopped) = run(&["<tool_call>"], &["ends with <tool"]);
+        assert!(!stopped);
+        assert_eq!(shown.concat(), "ends with <tool");
+    }
+
+    #[test]
+    fn no_stops_passes_through_and_multibyte_is_safe() {
+        let (shown, text, _) = run(&[], &["héllo ", "wörld"]);
+        assert_eq!(shown.concat(), "héllo wörld");
+        assert_eq!(text, "héllo wörld");
+        let (_, text, stopped) = run(&["ß<x>"], &["aé", "ß<", "x>tail"]);
+        assert!(stopped);
+        assert_eq!(text, "aé");
+    }
+}
