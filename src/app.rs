@@ -5,15 +5,19 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::chat::agent::{run_agent_turn, AgentTurn, ToolSet, TurnEvent};
 use crate::chat::prefix_cache::{restore_or_save, stable_prefix_ids, PrefixOutcome};
 use crate::chat::rolling::{compress_if_needed, Compression};
-use crate::chat::{run_fitted_turn, Conversation, TurnError, TurnLimits, SYSTEM_PROMPT};
+use crate::chat::{Conversation, TurnError, TurnLimits, SYSTEM_PROMPT};
 use crate::config::{self, Config, ConfigError};
 use crate::engine::{
     AbortFlag, Completion, Engine, EngineError, EngineParams, GenerateOptions, LlamaEngine,
     SamplingParams, TurnStats,
 };
 use crate::models::{ModelLookupError, ModelSources};
+use crate::tools::grammar::call_grammar;
+use crate::tools::workspace::{ListFiles, ReadFile, SearchFiles};
+use crate::tools::Registry;
 
 /// What the command line decides before the app is built.
 #[derive(Debug, Clone, Default)]
@@ -45,6 +49,11 @@ pub struct App {
     pub compressions: Vec<Compression>,
     /// What happened to the stable prompt prefix at startup.
     pub prefix: PrefixOutcome,
+    /// Tools the model may call, and the grammar for calling them.
+    pub tools: Registry,
+    tool_grammar: String,
+    /// `/tools on|off` (starts as `tools.enabled`).
+    pub tools_enabled: bool,
     pub abort: AbortFlag,
 }
 
@@ -72,11 +81,27 @@ impl App {
 
     /// Builds an app around an already-loaded engine (tests use a scripted one).
     pub fn with_engine(workspace: PathBuf, config: Config, engine: Box<dyn Engine>) -> Self {
+        let tools = workspace_tools(&workspace);
+        Self::with_tools(workspace, config, engine, tools)
+    }
+
+    /// Builds an app with a given tool registry (the system prompt describes it).
+    pub fn with_tools(
+        workspace: PathBuf,
+        config: Config,
+        engine: Box<dyn Engine>,
+        tools: Registry,
+    ) -> Self {
+        let tools_enabled = config.tools.enabled;
+        let system = system_prompt(&tools, tools_enabled);
         Self {
+            tool_grammar: call_grammar(&tools.list()),
+            tools,
+            tools_enabled,
             workspace,
             config,
             engine,
-            conversation: Conversation::new(SYSTEM_PROMPT),
+            conversation: Conversation::new(system),
             turns: Vec::new(),
             compressions: Vec::new(),
             prefix: PrefixOutcome::Empty,
@@ -106,12 +131,26 @@ impl App {
     }
 
     /// One user turn; the reply streams to `on_text`. Older turns are compressed first
-    /// if that is what it takes to fit (see [`crate::chat::run_fitted_turn`]).
+    /// if that is what it takes to fit (see [`crate::chat::prepare_turn`]).
     pub fn turn(
         &mut self,
         text: &str,
         on_text: &mut dyn FnMut(&str),
     ) -> Result<Completion, TurnError> {
+        self.agent_turn(text, &mut |e| {
+            if let TurnEvent::Text(t) = e {
+                on_text(&t);
+            }
+        })
+        .map(|t| t.completion)
+    }
+
+    /// One user turn with tools (when enabled); events stream to `on_event`.
+    pub fn agent_turn(
+        &mut self,
+        text: &str,
+        on_event: &mut dyn FnMut(TurnEvent),
+    ) -> Result<AgentTurn, TurnError> {
         self.abort.clear();
         let opts = self.generate_options();
         let rolling = &self.config.memory.rolling_summary;
@@ -119,19 +158,26 @@ impl App {
             reply_reserve: self.reply_reserve(),
             keep_turns: rolling.enabled.then_some(rolling.keep_turns),
         };
-        let (completion, compression) = run_fitted_turn(
+        let tool_set = ToolSet {
+            registry: &self.tools,
+            grammar: &self.tool_grammar,
+            max_rounds: self.config.tools.max_rounds_per_turn,
+        };
+        let tools = (self.tools_enabled && !self.tools.is_empty()).then_some(&tool_set);
+        let turn = run_agent_turn(
             self.engine.as_mut(),
             &mut self.conversation,
             text,
             &opts,
             limits,
-            on_text,
+            tools,
+            on_event,
         )?;
-        if let Some(c) = compression {
-            self.compressions.push(c);
+        if let Some(c) = &turn.compression {
+            self.compressions.push(c.clone());
         }
-        self.turns.push(completion.stats.clone());
-        Ok(completion)
+        self.turns.push(turn.completion.stats.clone());
+        Ok(turn)
     }
 
     /// Tokens kept free for a reply: `sampling.max_tokens`, at most a quarter of n_ctx.
@@ -200,6 +246,26 @@ impl App {
     /// `<workspace>/agents`, where all of harvey's files live.
     pub fn agents_dir(&self) -> PathBuf {
         self.workspace.join("agents")
+    }
+}
+
+/// The read-only workspace tools, rooted at `workspace`.
+pub fn workspace_tools(workspace: &Path) -> Registry {
+    let mut registry = Registry::new();
+    let root = workspace.to_path_buf();
+    registry.add(Box::new(ReadFile { root: root.clone() }));
+    registry.add(Box::new(ListFiles { root: root.clone() }));
+    registry.add(Box::new(SearchFiles { root }));
+    registry
+}
+
+/// The session's system prompt: persona + authority rule, then the tool list when tools
+/// are on. Fixed for the whole session so the KV prefix survives.
+pub fn system_prompt(tools: &Registry, tools_enabled: bool) -> String {
+    if tools_enabled && !tools.is_empty() {
+        format!("{SYSTEM_PROMPT}\n\n{}", tools.prompt_section())
+    } else {
+        SYSTEM_PROMPT.to_string()
     }
 }
 

@@ -24,3 +24,4 @@ pub mod memory;
 pub mod models;
 pub mod repl;
 pub mod tokens;
+pub mod tools;

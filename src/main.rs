@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
 use harvey::app::{engine_params, App, AppOptions};
+use harvey::chat::agent::TurnEvent;
 use harvey::chat::stop_note;
 use harvey::repl;
 
@@ -42,6 +43,30 @@ enum Command {
     /// Measure load time, prefill/decode speed against a raw llama.cpp loop, TTFT over
     /// the turns of a scripted chat (with and without KV prefix reuse) and peak memory.
     Bench(BenchArgs),
+    /// Run one of the model's tools yourself, or list them (no model is loaded).
+    #[command(subcommand)]
+    Tool(ToolCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum ToolCommand {
+    /// List the tools with their arguments.
+    List {
+        /// Print JSON (name, description, writes, params).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Call a tool: harvey tool call read_file '{"path": "README.md"}'
+    Call {
+        /// Tool name (see `harvey tool list`).
+        name: String,
+        /// Arguments as a JSON object (default: {}).
+        #[arg(default_value = "{}")]
+        arguments: String,
+        /// Print {"ok": true, "result": …} or {"ok": false, "error": …}.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -113,7 +138,63 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         None => interactive(&options),
         Some(Command::Run(args)) => run_once(&options, args),
         Some(Command::Bench(args)) => bench(&options, &args),
+        Some(Command::Tool(cmd)) => tool(&options, cmd),
     }
+}
+
+fn tool(options: &AppOptions, cmd: ToolCommand) -> Result<ExitCode> {
+    let workspace = options.workspace.canonicalize().with_context(|| {
+        format!(
+            "workspace {} is not a directory",
+            options.workspace.display()
+        )
+    })?;
+    let registry = harvey::app::workspace_tools(&workspace);
+    match cmd {
+        ToolCommand::List { json } => {
+            if json {
+                println!("{}", serde_json::to_string_pretty(&registry.list())?);
+            } else {
+                let mut out = std::io::stdout();
+                harvey::repl::render::tools(&mut out, &registry.list(), true)?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        ToolCommand::Call {
+            name,
+            arguments,
+            json,
+        } => {
+            let args: serde_json::Map<String, serde_json::Value> =
+                match serde_json::from_str(&arguments) {
+                    Ok(map) => map,
+                    Err(e) => {
+                        eprintln!("error: arguments must be a JSON object: {e}");
+                        return Ok(ExitCode::from(2));
+                    }
+                };
+            let result = registry.call(&name, &args);
+            print_tool_result(&result, json)?;
+            Ok(if result.is_ok() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
+        }
+    }
+}
+
+fn print_tool_result(result: &Result<String, harvey::tools::ToolError>, json: bool) -> Result<()> {
+    match (result, json) {
+        (Ok(text), false) => println!("{text}"),
+        (Err(e), false) => eprintln!("error: {e}"),
+        (Ok(text), true) => println!("{}", serde_json::json!({"ok": true, "result": text})),
+        (Err(e), true) => println!(
+            "{}",
+            serde_json::json!({"ok": false, "error": e.to_string()})
+        ),
+    }
+    Ok(())
 }
 
 fn bench(options: &AppOptions, args: &BenchArgs) -> Result<ExitCode> {
@@ -212,14 +293,19 @@ fn run_once(options: &AppOptions, args: RunArgs) -> Result<ExitCode> {
     app.prepare_prefix("");
     let mut stdout = std::io::stdout();
     let stream = !args.json;
-    let completion = app.turn(&prompt, &mut |piece| {
-        if stream {
-            // A closed pipe only loses output; the run itself still completes.
+    let turn = app.agent_turn(&prompt, &mut |event| match event {
+        // A closed pipe only loses output; the run itself still completes.
+        TurnEvent::Text(piece) if stream => {
             let _ = stdout
                 .write_all(piece.as_bytes())
                 .and_then(|()| stdout.flush());
         }
+        TurnEvent::Text(_) => {}
+        other => {
+            let _ = harvey::repl::render::turn_event(&mut std::io::stderr(), &other);
+        }
     })?;
+    let completion = turn.completion;
     if args.json {
         let s = &completion.stats;
         let value = serde_json::json!({
@@ -231,6 +317,11 @@ fn run_once(options: &AppOptions, args: RunArgs) -> Result<ExitCode> {
             "decode_tps": s.decode_tps,
             "ttft_ms": s.ttft_ms,
             "stop": completion.stop,
+            "tool_calls": turn.calls.iter().map(|c| serde_json::json!({
+                "call": c.call.as_ref().map(|c| c.summary()),
+                "ok": c.result.is_ok(),
+                "reused": c.reused,
+            })).collect::<Vec<_>>(),
         });
         println!("{value}");
     } else {

@@ -81,6 +81,15 @@ impl Conversation {
         self.messages.push(Message::new(Role::Assistant, text));
     }
 
+    pub fn push_tool(&mut self, text: &str) {
+        self.messages.push(Message::new(Role::Tool, text));
+    }
+
+    /// Drops turn messages after the first `len` (undoing a failed turn).
+    pub fn truncate(&mut self, len: usize) {
+        self.messages.truncate(len);
+    }
+
     /// Removes the newest message if it is the user's (a turn that was never answered).
     pub fn pop_user(&mut self) {
         if self.messages.last().is_some_and(|m| m.role == Role::User) {

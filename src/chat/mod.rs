@@ -4,6 +4,7 @@
 //! prompt, then the conversation append-only. Nothing here prints; text streams through
 //! the caller's callback and the turn's numbers come back as [`TurnStats`].
 
+pub mod agent;
 mod conversation;
 pub mod prefix_cache;
 pub mod rolling;
@@ -63,17 +64,16 @@ pub struct TurnLimits {
     pub keep_turns: Option<usize>,
 }
 
-/// Runs one turn that is guaranteed to fit: an input too large for the context is refused
-/// before anything is sent, and when the conversation plus the input would leave less
-/// than `reply_reserve`, older turns are compressed first (if allowed).
-pub fn run_fitted_turn(
+/// Makes sure a turn fits, then adds the user message: an input too large for the
+/// context is refused before anything is sent, and when the conversation plus the input
+/// would leave less than `reply_reserve`, older turns are compressed first (if allowed).
+pub fn prepare_turn(
     engine: &mut dyn Engine,
     conversation: &mut Conversation,
     user_text: &str,
-    opts: &GenerateOptions,
     limits: TurnLimits,
-    on_text: &mut dyn FnMut(&str),
-) -> Result<(Completion, Option<rolling::Compression>), TurnError> {
+    abort: &crate::engine::AbortFlag,
+) -> Result<Option<rolling::Compression>, TurnError> {
     let n_ctx = engine.info().n_ctx as usize;
     let mut probe = conversation.pinned();
     probe.push(crate::engine::Message::new(crate::engine::Role::User, ""));
@@ -89,21 +89,14 @@ pub fn run_fitted_turn(
     }
     conversation.push_user(user_text);
     let threshold = n_ctx.saturating_sub(limits.reply_reserve);
-    let compression = match limits.keep_turns {
-        Some(keep) => {
-            match rolling::compress_if_needed(engine, conversation, threshold, keep, &opts.abort) {
-                Ok(c) => c,
-                Err(e) => {
-                    conversation.pop_user();
-                    return Err(e.into());
-                }
-            }
-        }
-        None => None,
-    };
-    conversation.pop_user();
-    let completion = run_turn(engine, conversation, user_text, opts, on_text)?;
-    Ok((completion, compression))
+    match limits.keep_turns {
+        Some(keep) => rolling::compress_if_needed(engine, conversation, threshold, keep, abort)
+            .map_err(|e| {
+                conversation.pop_user();
+                e.into()
+            }),
+        None => Ok(None),
+    }
 }
 
 /// Whether a stop reason deserves a note after the reply.

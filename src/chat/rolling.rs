@@ -185,6 +185,7 @@ fn speaker(role: Role) -> &'static str {
         Role::User => "User",
         Role::Assistant => "Assistant",
         Role::System => "System",
+        Role::Tool => "Tool result",
     }
 }
 

@@ -32,6 +32,7 @@ pub const DEFAULT_WARN_AT_PCT: f64 = 0.80;
 pub const DEFAULT_KEEP_TURNS: usize = 6;
 pub const DEFAULT_RAG_CHUNK_TOKENS: usize = 256;
 pub const DEFAULT_RAG_TOP_K: usize = 5;
+pub const DEFAULT_MAX_TOOL_ROUNDS: usize = 5;
 
 /// The resolved configuration. Built once at startup; never mutated.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,6 +41,17 @@ pub struct Config {
     pub engine: EngineConfig,
     pub sampling: SamplingConfig,
     pub memory: MemoryConfig,
+    pub tools: ToolsConfig,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolsConfig {
+    /// Whether the model may call tools (toggle with `/tools on|off`).
+    pub enabled: bool,
+    /// Tool calls allowed per user turn before the model is told to answer.
+    pub max_rounds_per_turn: usize,
+    /// Ask before a tool writes a memory.
+    pub confirm_memory_writes: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -13,6 +13,25 @@ pub struct RawConfig {
     pub engine: RawEngine,
     pub sampling: RawSampling,
     pub memory: RawMemory,
+    pub tools: RawTools,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RawTools {
+    pub enabled: bool,
+    pub max_rounds_per_turn: usize,
+    pub confirm_memory_writes: bool,
+}
+
+impl Default for RawTools {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            max_rounds_per_turn: DEFAULT_MAX_TOOL_ROUNDS,
+            confirm_memory_writes: false,
+        }
+    }
 }
 
 #[derive(Debug, Deserialize, Default)]

@@ -13,6 +13,7 @@ pub fn resolve_defaults() -> Config {
         engine: engine(raw.engine),
         sampling: sampling(raw.sampling),
         memory: memory(raw.memory),
+        tools: tools(raw.tools),
     }
 }
 
@@ -21,12 +22,22 @@ pub fn resolve(raw: RawConfig) -> Result<Config, (String, String)> {
     check_engine(&raw.engine)?;
     check_sampling(&raw.sampling)?;
     check_memory(&raw.memory)?;
+    check_tools(&raw.tools)?;
     Ok(Config {
         model: model(raw.model),
         engine: engine(raw.engine),
         sampling: sampling(raw.sampling),
         memory: memory(raw.memory),
+        tools: tools(raw.tools),
     })
+}
+
+fn tools(t: RawTools) -> ToolsConfig {
+    ToolsConfig {
+        enabled: t.enabled,
+        max_rounds_per_turn: t.max_rounds_per_turn,
+        confirm_memory_writes: t.confirm_memory_writes,
+    }
 }
 
 type Check = Result<(), (String, String)>;
@@ -110,6 +121,14 @@ fn check_memory(m: &RawMemory) -> Check {
         m.rag.chunk_tokens >= 16,
         "memory.rag.chunk_tokens",
         "must be at least 16",
+    )
+}
+
+fn check_tools(t: &RawTools) -> Check {
+    require(
+        (1..=50).contains(&t.max_rounds_per_turn),
+        "tools.max_rounds_per_turn",
+        "must be between 1 and 50",
     )
 }
 

@@ -14,6 +14,8 @@ pub enum Role {
     System,
     User,
     Assistant,
+    /// A tool's result, answering the assistant's call.
+    Tool,
 }
 
 impl Role {
@@ -22,6 +24,7 @@ impl Role {
             Role::System => "system",
             Role::User => "user",
             Role::Assistant => "assistant",
+            Role::Tool => "tool",
         }
     }
 }

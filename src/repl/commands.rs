@@ -9,6 +9,7 @@ pub enum CommandKind {
     Help,
     Status,
     Clear,
+    Tools,
     Exit,
 }
 
@@ -43,6 +44,13 @@ pub const COMMANDS: &[CommandSpec] = &[
         aliases: &[],
         usage: "/clear",
         help: "start a new conversation (the system prompt stays cached)",
+    },
+    CommandSpec {
+        kind: CommandKind::Tools,
+        name: "tools",
+        aliases: &[],
+        usage: "/tools [on|off]",
+        help: "list the tools the model can call, or turn tool use on/off",
     },
     CommandSpec {
         kind: CommandKind::Exit,

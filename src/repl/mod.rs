@@ -104,7 +104,7 @@ pub fn handle_line(app: &mut App, line: &str, out: &mut impl Write) -> io::Resul
 fn dispatch(
     app: &mut App,
     kind: CommandKind,
-    _args: &str,
+    args: &str,
     out: &mut impl Write,
 ) -> io::Result<Flow> {
     match kind {
@@ -114,6 +114,7 @@ fn dispatch(
             app.clear();
             writeln!(out, "[conversation cleared]")?;
         }
+        CommandKind::Tools => tools(app, args, out)?,
         CommandKind::Exit => return Ok(Flow::Exit),
     }
     Ok(Flow::Continue)
@@ -132,11 +133,21 @@ fn status(app: &App, out: &mut impl Write) -> io::Result<()> {
     render::status(out, &view)
 }
 
+fn tools(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()> {
+    match args {
+        "on" => app.tools_enabled = true,
+        "off" => app.tools_enabled = false,
+        "" => {}
+        other => return writeln!(out, "usage: /tools [on|off] (not {other:?})"),
+    }
+    render::tools(out, &app.tools.list(), app.tools_enabled)
+}
+
 fn chat(app: &mut App, text: &str, out: &mut impl Write) -> io::Result<()> {
     let mut write_error = None;
-    let result = app.turn(text, &mut |piece| {
+    let result = app.agent_turn(text, &mut |event| {
         if write_error.is_none() {
-            if let Err(e) = out.write_all(piece.as_bytes()).and_then(|()| out.flush()) {
+            if let Err(e) = render::turn_event(out, &event).and_then(|()| out.flush()) {
                 write_error = Some(e);
             }
         }
@@ -145,12 +156,19 @@ fn chat(app: &mut App, text: &str, out: &mut impl Write) -> io::Result<()> {
         return Err(e);
     }
     match result {
-        Ok(c) => {
+        Ok(turn) => {
             writeln!(out)?;
-            if let Some(note) = stop_note(c.stop) {
+            if let Some(note) = stop_note(turn.completion.stop) {
                 writeln!(out, "{note}")?;
             }
-            writeln!(out, "[{}]", render::turn_line(&c.stats))?;
+            if let Some(c) = &turn.compression {
+                writeln!(
+                    out,
+                    "[compressed {} older turns to make room: {} → {} tokens]",
+                    c.folded_turns, c.tokens_before, c.tokens_after
+                )?;
+            }
+            writeln!(out, "[{}]", render::turn_line(&turn.completion.stats))?;
             compress(app, out)
         }
         Err(e) => writeln!(out, "error: {e}"),

@@ -3,7 +3,10 @@
 use std::io::{self, Write};
 
 use super::commands::COMMANDS;
+use crate::chat::agent::TurnEvent;
 use crate::engine::{ModelInfo, TurnStats};
+use crate::tools::call::clip;
+use crate::tools::ToolInfo;
 
 pub fn help(out: &mut impl Write) -> io::Result<()> {
     writeln!(out, "Commands:")?;
@@ -82,6 +85,50 @@ pub fn status(out: &mut impl Write, v: &StatusView<'_>) -> io::Result<()> {
             v.turns
         ),
         None => writeln!(out, "last turn  none yet"),
+    }
+}
+
+/// `/tools`: one line per tool, and whether tool use is on.
+pub fn tools(out: &mut impl Write, tools: &[ToolInfo], enabled: bool) -> io::Result<()> {
+    writeln!(out, "tool use is {}", if enabled { "on" } else { "off" })?;
+    for t in tools {
+        let params: Vec<String> = t
+            .params
+            .iter()
+            .map(|p| format!("{}{}", p.name, if p.required { "" } else { "?" }))
+            .collect();
+        let writes = if t.writes { " [writes]" } else { "" };
+        writeln!(
+            out,
+            "  {}({}){writes} — {}",
+            t.name,
+            params.join(", "),
+            t.description
+        )?;
+    }
+    Ok(())
+}
+
+/// Streamed text as is; each tool call and result on a line of its own.
+pub fn turn_event(out: &mut impl Write, event: &TurnEvent) -> io::Result<()> {
+    match event {
+        TurnEvent::Text(t) => write!(out, "{t}"),
+        TurnEvent::ToolCall(summary) => writeln!(out, "\n[tool call] {summary}"),
+        TurnEvent::ToolResult { is_error, text, .. } => {
+            let first = text.lines().next().unwrap_or("");
+            let lines = text.lines().count();
+            let more = if lines > 1 {
+                format!(" (+{} lines)", lines - 1)
+            } else {
+                String::new()
+            };
+            let label = if *is_error {
+                "tool error"
+            } else {
+                "tool result"
+            };
+            writeln!(out, "[{label}] {}{more}", clip(first, 120))
+        }
     }
 }
 

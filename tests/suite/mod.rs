@@ -3,3 +3,4 @@ mod config;
 mod engine;
 mod long;
 mod repl;
+mod tools;

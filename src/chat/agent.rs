@@ -1,0 +1,192 @@
+//! One agent turn with tools: the model may answer, or open a tool call; the call is
+//! decoded under the registry's grammar, run, and its result appended in the tool role,
+//! then the model continues — up to `max_rounds` calls per turn.
+//!
+//! Identical repeated calls are answered from the first result; a tool error goes back to
+//! the model as the result; over the round cap the model is told to answer now.
+
+use std::collections::HashMap;
+
+use crate::engine::{Completion, Engine, GenerateOptions, StopReason};
+use crate::tools::{parse_call, Registry, ToolCall, ToolError, CALL_OPENER};
+
+use super::{prepare_turn, rolling::Compression, Conversation, TurnError, TurnLimits};
+
+/// Longest tool call, in tokens (every string in the grammar is bounded well below).
+const MAX_CALL_TOKENS: usize = 1024;
+/// Longest tool result shown to the model, in characters.
+const MAX_RESULT_CHARS: usize = 6000;
+
+/// What the user sees while a turn runs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TurnEvent {
+    Text(String),
+    ToolCall(String),
+    ToolResult {
+        is_error: bool,
+        text: String,
+        reused: bool,
+    },
+}
+
+/// Tools available to a turn.
+pub struct ToolSet<'a> {
+    pub registry: &'a Registry,
+    /// The call grammar (see `tools::grammar::call_grammar`).
+    pub grammar: &'a str,
+    pub max_rounds: usize,
+}
+
+/// One call made during a turn.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallRecord {
+    pub call: Option<ToolCall>,
+    pub result: Result<String, ToolError>,
+    pub reused: bool,
+}
+
+/// The outcome of an agent turn.
+#[derive(Debug, Clone)]
+pub struct AgentTurn {
+    /// The final generation (its text is the reply after the last tool result).
+    pub completion: Completion,
+    pub calls: Vec<CallRecord>,
+    pub compression: Option<Compression>,
+}
+
+/// Runs a turn; without tools it is a plain fitted turn.
+pub fn run_agent_turn(
+    engine: &mut dyn Engine,
+    conversation: &mut Conversation,
+    user_text: &str,
+    opts: &GenerateOptions,
+    limits: TurnLimits,
+    tools: Option<&ToolSet<'_>>,
+    on_event: &mut dyn FnMut(TurnEvent),
+) -> Result<AgentTurn, TurnError> {
+    let before = conversation.turns().len();
+    let compression = prepare_turn(engine, conversation, user_text, limits, &opts.abort)?;
+    let start = conversation.turns().len() - 1;
+    let result = rounds(engine, conversation, opts, tools, on_event);
+    match result {
+        Ok((completion, calls))
+            if !(completion.stop == StopReason::Aborted
+                && completion.text.trim().is_empty()
+                && calls.is_empty()) =>
+        {
+            Ok(AgentTurn {
+                completion,
+                calls,
+                compression,
+            })
+        }
+        Ok((completion, calls)) => {
+            conversation.truncate(start.min(before));
+            Ok(AgentTurn {
+                completion,
+                calls,
+                compression,
+            })
+        }
+        Err(e) => {
+            conversation.truncate(start);
+            Err(e.into())
+        }
+    }
+}
+
+type Rounds = (Completion, Vec<CallRecord>);
+
+fn rounds(
+    engine: &mut dyn Engine,
+    conversation: &mut Conversation,
+    opts: &GenerateOptions,
+    tools: Option<&ToolSet<'_>>,
+    on_event: &mut dyn FnMut(TurnEvent),
+) -> Result<Rounds, crate::engine::EngineError> {
+    let mut calls: Vec<CallRecord> = Vec::new();
+    let mut seen: HashMap<String, Result<String, ToolError>> = HashMap::new();
+    loop {
+        let may_call = tools.is_some_and(|t| calls.len() < t.max_rounds);
+        let mut o = opts.clone();
+        if tools.is_some() {
+            o.stop = vec![CALL_OPENER.to_string()];
+        }
+        let c = engine.generate(&conversation.messages(), &o, &mut |t| {
+            on_event(TurnEvent::Text(t.to_string()))
+        })?;
+        let (Some(set), true, StopReason::StopString) = (tools, may_call, c.stop) else {
+            conversation.push_assistant(&c.text);
+            return Ok((c, calls));
+        };
+        let record = one_call(
+            engine,
+            conversation,
+            opts,
+            set,
+            &c.text,
+            &mut seen,
+            on_event,
+        )?;
+        calls.push(record);
+        if calls.len() >= set.max_rounds {
+            conversation.push_tool(
+                "(tool limit for this turn reached: answer the user now, without calling tools)",
+            );
+        }
+    }
+}
+
+fn one_call(
+    engine: &mut dyn Engine,
+    conversation: &mut Conversation,
+    opts: &GenerateOptions,
+    set: &ToolSet<'_>,
+    before: &str,
+    seen: &mut HashMap<String, Result<String, ToolError>>,
+    on_event: &mut dyn FnMut(TurnEvent),
+) -> Result<CallRecord, crate::engine::EngineError> {
+    let prefix = format!("{before}{CALL_OPENER}");
+    let mut o = opts.clone();
+    o.stop = Vec::new();
+    o.grammar = Some(set.grammar.to_string());
+    o.assistant_prefix = Some(prefix.clone());
+    o.max_tokens = Some(MAX_CALL_TOKENS);
+    let out = engine.generate(&conversation.messages(), &o, &mut |_| {})?;
+    conversation.push_assistant(&format!("{prefix}{}", out.text));
+    let parsed = parse_call(&out.text);
+    let (call, result, reused) = match parsed {
+        Ok(call) => {
+            on_event(TurnEvent::ToolCall(call.summary()));
+            let key = call.key();
+            let reused = seen.contains_key(&key);
+            let result = match seen.get(&key) {
+                Some(r) => r.clone(),
+                None => set.registry.call(&call.name, &call.arguments),
+            };
+            seen.entry(key).or_insert_with(|| result.clone());
+            (Some(call), result, reused)
+        }
+        Err(e) => (None, Err(e), false),
+    };
+    let text = match &result {
+        Ok(t) => crate::tools::call::clip(t, MAX_RESULT_CHARS),
+        Err(e) => format!("error: {e}"),
+    };
+    let shown = if reused {
+        format!("(same call as before) {text}")
+    } else {
+        text
+    };
+    on_event(TurnEvent::ToolResult {
+        is_error: result.is_err(),
+        text: shown.clone(),
+        reused,
+    });
+    conversation.push_tool(&shown);
+    Ok(CallRecord {
+        call,
+        result,
+        reused,
+    })
+}

@@ -1,0 +1,183 @@
+//! Tools the model can call: the `Tool` boundary, the registry, the call format and its
+//! grammar, and the read-only workspace tools.
+//!
+//! Call format (chosen for the chatml-family templates small models are trained on, the
+//! Hermes/Qwen convention): the model writes `<tool_call>{"name": …, "arguments": {…}}`
+//! `</tool_call>`. Plain prose without the opener is a normal reply. Once the opener
+//! appears, decoding continues under a GBNF grammar built from this registry, so the
+//! name is always a registered tool and the arguments always match its schema; every
+//! string is length-bounded so a small model cannot ramble to the context limit.
+//! Results go back in the template's `tool` role.
+//!
+//! Tools never print and never touch the terminal; they return text or a `ToolError`
+//! that is shown to the model as the result.
+
+pub mod call;
+pub mod grammar;
+pub mod sandbox;
+pub mod workspace;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+pub use call::{parse_call, ToolCall};
+
+/// What marks the start and end of a call in the model's output.
+pub const CALL_OPENER: &str = "<tool_call>";
+pub const CALL_CLOSER: &str = "</tool_call>";
+
+/// The shape of one argument.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "type")]
+pub enum ParamKind {
+    /// A string of at most `max_len` characters.
+    Str { max_len: usize },
+    /// An integer in `[min, max]`.
+    Int { min: i64, max: i64 },
+    /// Up to `max_items` strings of at most `max_len` characters.
+    StrList { max_items: usize, max_len: usize },
+    /// One of the listed strings.
+    Enum { values: &'static [&'static str] },
+}
+
+/// One argument of a tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Param {
+    pub name: &'static str,
+    pub kind: ParamKind,
+    pub required: bool,
+    pub help: &'static str,
+}
+
+/// Why a tool call failed; the text goes back to the model as the result.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ToolError {
+    /// The arguments do not fit the schema.
+    #[error("bad arguments: {0}")]
+    BadArguments(String),
+    /// The request is outside what the tool may do (sandbox, secrets, internals).
+    #[error("refused: {0}")]
+    Refused(String),
+    /// Nothing there.
+    #[error("not found: {0}")]
+    NotFound(String),
+    /// The tool ran and failed.
+    #[error("failed: {0}")]
+    Failed(String),
+    #[error("unknown tool {0}")]
+    UnknownTool(String),
+}
+
+/// A tool the model can call.
+pub trait Tool {
+    fn name(&self) -> &'static str;
+    /// One line, shown to the model in the system prompt and by `/tools`.
+    fn description(&self) -> &'static str;
+    fn params(&self) -> &'static [Param];
+    /// Whether calling it changes anything (memory writes).
+    fn writes(&self) -> bool;
+    fn call(&self, args: &Map<String, Value>) -> Result<String, ToolError>;
+}
+
+/// The registered tools, in the order they are described to the model.
+#[derive(Default)]
+pub struct Registry {
+    tools: Vec<Box<dyn Tool>>,
+}
+
+/// A tool's public description (`harvey tool list --json`).
+#[derive(Debug, Clone, Serialize)]
+pub struct ToolInfo {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub writes: bool,
+    pub params: Vec<Param>,
+}
+
+impl Registry {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn add(&mut self, tool: Box<dyn Tool>) {
+        self.tools.retain(|t| t.name() != tool.name());
+        self.tools.push(tool);
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
+    pub fn get(&self, name: &str) -> Option<&dyn Tool> {
+        self.tools
+            .iter()
+            .find(|t| t.name() == name)
+            .map(|t| t.as_ref())
+    }
+
+    pub fn list(&self) -> Vec<ToolInfo> {
+        self.tools
+            .iter()
+            .map(|t| ToolInfo {
+                name: t.name(),
+                description: t.description(),
+                writes: t.writes(),
+                params: t.params().to_vec(),
+            })
+            .collect()
+    }
+
+    /// Validates the arguments against the schema, then runs the tool.
+    pub fn call(&self, name: &str, args: &Map<String, Value>) -> Result<String, ToolError> {
+        let tool = self
+            .get(name)
+            .ok_or_else(|| ToolError::UnknownTool(name.to_string()))?;
+        call::validate(tool.params(), args)?;
+        tool.call(args)
+    }
+
+    /// The compact tool section of the system prompt (stable for the whole session).
+    pub fn prompt_section(&self) -> String {
+        let mut out = String::from("Tools you can call:\n");
+        for t in &self.tools {
+            let params: Vec<String> = t
+                .params()
+                .iter()
+                .map(|p| format!("{}{}", p.name, if p.required { "" } else { "?" }))
+                .collect();
+            out.push_str(&format!(
+                "- {}({}): {}\n",
+                t.name(),
+                params.join(", "),
+                t.description()
+            ));
+        }
+        let example = self.tools.first().map_or_else(String::new, |t| {
+            let args: Vec<String> = t
+                .params()
+                .iter()
+                .filter(|p| p.required)
+                .map(|p| format!("\"{}\": \"...\"", p.name))
+                .collect();
+            format!(
+                "{{\"name\": \"{}\", \"arguments\": {{{}}}}}",
+                t.name(),
+                args.join(", ")
+            )
+        });
+        out.push_str(&format!(
+            "To call a tool, reply with only {CALL_OPENER}{example}{CALL_CLOSER} (any tool, its arguments as JSON). The result comes back in a tool message; then answer the user. When no tool is needed, just answer.\n"
+        ));
+        out
+    }
+}
+
+/// A string argument (validated by the schema before `call`).
+pub fn arg_str<'a>(args: &'a Map<String, Value>, name: &str) -> Option<&'a str> {
+    args.get(name).and_then(Value::as_str)
+}
+
+/// An integer argument.
+pub fn arg_int(args: &Map<String, Value>, name: &str) -> Option<i64> {
+    args.get(name).and_then(Value::as_i64)
+}

@@ -1,0 +1,319 @@
+//! Read-only workspace tools: `read_file`, `list_files`, `search_files`. Every path goes
+//! through the sandbox; outputs are capped with a note saying what was cut.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use super::sandbox::{check_relative, display, is_secret_name, resolve};
+use super::{arg_int, arg_str, Param, ParamKind, Tool, ToolError};
+
+const MAX_READ_LINES: usize = 200;
+const MAX_READ_BYTES: usize = 16 * 1024;
+const MAX_LIST: usize = 200;
+const MAX_MATCHES: usize = 50;
+const MAX_SEARCH_FILE_BYTES: u64 = 1024 * 1024;
+const SKIP_DIRS: &[&str] = &["target", "node_modules", ".venv", "__pycache__"];
+
+const PATH: Param = Param {
+    name: "path",
+    kind: ParamKind::Str { max_len: 200 },
+    required: true,
+    help: "file path relative to the workspace",
+};
+
+pub struct ReadFile {
+    pub root: PathBuf,
+}
+
+impl Tool for ReadFile {
+    fn name(&self) -> &'static str {
+        "read_file"
+    }
+    fn description(&self) -> &'static str {
+        "Read a text file in the workspace (optionally a line range)."
+    }
+    fn params(&self) -> &'static [Param] {
+        const P: &[Param] = &[
+            PATH,
+            Param {
+                name: "start_line",
+                kind: ParamKind::Int {
+                    min: 1,
+                    max: 10_000_000,
+                },
+                required: false,
+                help: "first line (1-based)",
+            },
+            Param {
+                name: "end_line",
+                kind: ParamKind::Int {
+                    min: 1,
+                    max: 10_000_000,
+                },
+                required: false,
+                help: "last line (inclusive)",
+            },
+        ];
+        P
+    }
+    fn writes(&self) -> bool {
+        false
+    }
+    fn call(&self, args: &Map<String, Value>) -> Result<String, ToolError> {
+        let requested = arg_str(args, "path").unwrap_or_default();
+        let path = resolve(&self.root, requested)?;
+        if path.is_dir() {
+            return Err(ToolError::BadArguments(format!(
+                "{requested} is a directory; use list_files"
+            )));
+        }
+        let bytes = std::fs::read(&path)
+            .map_err(|e| ToolError::Failed(format!("cannot read {requested}: {e}")))?;
+        let text = String::from_utf8(bytes)
+            .map_err(|_| ToolError::Refused(format!("{requested} is not a text file")))?;
+        let start = arg_int(args, "start_line").unwrap_or(1).max(1) as usize;
+        let end = arg_int(args, "end_line").map(|e| e as usize);
+        Ok(line_window(&text, start, end))
+    }
+}
+
+/// Lines `start..=end` (1-based), capped in lines and bytes, with a note on what was cut.
+pub fn line_window(text: &str, start: usize, end: Option<usize>) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let total = lines.len();
+    if total == 0 {
+        return "(empty file)".into();
+    }
+    if start > total {
+        return format!("(the file has {total} lines; start_line {start} is past the end)");
+    }
+    let wanted_end = end.unwrap_or(total).clamp(start, total);
+    let mut out = String::new();
+    let mut last = start - 1;
+    for (i, line) in lines[start - 1..wanted_end].iter().enumerate() {
+        let n = start + i;
+        if n - start >= MAX_READ_LINES || out.len() + line.len() > MAX_READ_BYTES {
+            break;
+        }
+        out.push_str(&format!("{n:>5}| {line}\n"));
+        last = n;
+    }
+    if last < wanted_end {
+        out.push_str(&format!(
+            "[cut: showed lines {start}–{last} of {total}; call again with start_line {} for more]\n",
+            last + 1
+        ));
+    }
+    out
+}
+
+pub struct ListFiles {
+    pub root: PathBuf,
+}
+
+impl Tool for ListFiles {
+    fn name(&self) -> &'static str {
+        "list_files"
+    }
+    fn description(&self) -> &'static str {
+        "List the files and directories in a workspace directory."
+    }
+    fn params(&self) -> &'static [Param] {
+        const P: &[Param] = &[Param {
+            name: "path",
+            kind: ParamKind::Str { max_len: 200 },
+            required: false,
+            help: "directory relative to the workspace (default: the root)",
+        }];
+        P
+    }
+    fn writes(&self) -> bool {
+        false
+    }
+    fn call(&self, args: &Map<String, Value>) -> Result<String, ToolError> {
+        let requested = arg_str(args, "path").unwrap_or(".");
+        let dir = resolve(&self.root, requested)?;
+        if !dir.is_dir() {
+            return Err(ToolError::BadArguments(format!(
+                "{requested} is a file; use read_file"
+            )));
+        }
+        let mut names: Vec<String> = visible_entries(&self.root, &dir)?
+            .into_iter()
+            .map(|(path, is_dir)| {
+                let shown = display(&self.root, &path);
+                if is_dir {
+                    format!("{shown}/")
+                } else {
+                    shown
+                }
+            })
+            .collect();
+        names.sort();
+        let total = names.len();
+        names.truncate(MAX_LIST);
+        let mut out = names.join("\n");
+        if total > MAX_LIST {
+            out.push_str(&format!("\n[cut: showed {MAX_LIST} of {total} entries]"));
+        }
+        Ok(if out.is_empty() {
+            "(empty directory)".into()
+        } else {
+            out
+        })
+    }
+}
+
+/// Entries of `dir` the tools may show: no symlinks, no private dirs, no secrets.
+fn visible_entries(root: &Path, dir: &Path) -> Result<Vec<(PathBuf, bool)>, ToolError> {
+    let root = root
+        .canonicalize()
+        .map_err(|e| ToolError::Failed(e.to_string()))?;
+    let entries =
+        std::fs::read_dir(dir).map_err(|e| ToolError::Failed(format!("cannot list: {e}")))?;
+    let mut out = Vec::new();
+    for entry in entries.flatten() {
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        if kind.is_symlink() {
+            continue;
+        }
+        let path = entry.path();
+        let Ok(rel) = path.strip_prefix(&root) else {
+            continue;
+        };
+        if check_relative(rel, "").is_err() {
+            continue;
+        }
+        out.push((path, kind.is_dir()));
+    }
+    Ok(out)
+}
+
+pub struct SearchFiles {
+    pub root: PathBuf,
+}
+
+impl Tool for SearchFiles {
+    fn name(&self) -> &'static str {
+        "search_files"
+    }
+    fn description(&self) -> &'static str {
+        "Find lines containing a text (case-insensitive, not a regex) in workspace files."
+    }
+    fn params(&self) -> &'static [Param] {
+        const P: &[Param] = &[
+            Param {
+                name: "pattern",
+                kind: ParamKind::Str { max_len: 100 },
+                required: true,
+                help: "text to look for",
+            },
+            Param {
+                name: "path",
+                kind: ParamKind::Str { max_len: 200 },
+                required: false,
+                help: "directory or file to search (default: the root)",
+            },
+        ];
+        P
+    }
+    fn writes(&self) -> bool {
+        false
+    }
+    fn call(&self, args: &Map<String, Value>) -> Result<String, ToolError> {
+        let pattern = arg_str(args, "pattern").unwrap_or_default().to_lowercase();
+        if pattern.trim().is_empty() {
+            return Err(ToolError::BadArguments("pattern is empty".into()));
+        }
+        let start = resolve(&self.root, arg_str(args, "path").unwrap_or("."))?;
+        let mut matches = Vec::new();
+        let mut total = 0;
+        self.walk(&start, &mut |path, text| {
+            for (i, line) in text.lines().enumerate() {
+                if line.to_lowercase().contains(&pattern) {
+                    total += 1;
+                    if matches.len() < MAX_MATCHES {
+                        let shown: String = line.trim().chars().take(200).collect();
+                        matches.push(format!("{}:{}: {shown}", display(&self.root, path), i + 1));
+                    }
+                }
+            }
+        })?;
+        if matches.is_empty() {
+            return Ok(format!("no lines contain {pattern:?}"));
+        }
+        let mut out = matches.join("\n");
+        if total > MAX_MATCHES {
+            out.push_str(&format!(
+                "\n[cut: showed {MAX_MATCHES} of {total} matching lines]"
+            ));
+        }
+        Ok(out)
+    }
+}
+
+impl SearchFiles {
+    /// Visits readable text files under `start` (no symlinks, private dirs or secrets).
+    fn walk(&self, start: &Path, visit: &mut dyn FnMut(&Path, &str)) -> Result<(), ToolError> {
+        if start.is_file() {
+            if let Some(text) = small_text(start) {
+                visit(start, &text);
+            }
+            return Ok(());
+        }
+        let mut stack = vec![start.to_path_buf()];
+        while let Some(dir) = stack.pop() {
+            let mut entries = visible_entries(&self.root, &dir)?;
+            entries.sort();
+            for (path, is_dir) in entries {
+                let name = path
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                if is_dir {
+                    if !SKIP_DIRS.contains(&name.as_str()) {
+                        stack.push(path);
+                    }
+                } else if !is_secret_name(&name) {
+                    if let Some(text) = small_text(&path) {
+                        visit(&path, &text);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The file's text if it is small and UTF-8.
+fn small_text(path: &Path) -> Option<String> {
+    let meta = std::fs::metadata(path).ok()?;
+    if meta.len() > MAX_SEARCH_FILE_BYTES {
+        return None;
+    }
+    String::from_utf8(std::fs::read(path).ok()?).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_window_caps_and_notes() {
+        let text: String = (1..=500).map(|i| format!("line {i}\n")).collect();
+        let w = line_window(&text, 1, None);
+        assert!(w.contains("    1| line 1\n") && w.contains("  200| line 200\n"));
+        assert!(!w.contains("line 201\n"));
+        assert!(
+            w.contains("[cut: showed lines 1–200 of 500; call again with start_line 201"),
+            "{w}"
+        );
+        let w = line_window(&text, 499, Some(900));
+        assert_eq!(w, "  499| line 499\n  500| line 500\n");
+        assert!(line_window(&text, 900, None).contains("past the end"));
+        assert_eq!(line_window("", 1, None), "(empty file)");
+    }
+}

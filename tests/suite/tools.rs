@@ -1,0 +1,317 @@
+//! Tool calling: the loop with a scripted engine, the grammar with the real model, and the
+//! workspace sandbox through `harvey tool call`.
+
+use std::process::Command;
+
+use harvey::app::{workspace_tools, App};
+use harvey::chat::agent::TurnEvent;
+use harvey::config::Config;
+use harvey::engine::scripted::ScriptedEngine;
+use harvey::engine::{Message, Role};
+use harvey::tools::grammar::call_grammar;
+use harvey::tools::{parse_call, CALL_OPENER};
+
+use crate::support::{engine, greedy};
+
+fn workspace() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("notes.txt"),
+        "deploy with ./deploy.sh\nrefuses a dirty tree\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(dir.path().join("src")).unwrap();
+    std::fs::write(
+        dir.path().join("src/lib.rs"),
+        "pub fn answer() -> u32 { 42 }\n",
+    )
+    .unwrap();
+    dir
+}
+
+fn scripted_app(dir: &std::path::Path, replies: &[&str], max_rounds: usize) -> App {
+    let mut config = Config::default();
+    config.tools.max_rounds_per_turn = max_rounds;
+    App::with_engine(
+        dir.to_path_buf(),
+        config,
+        Box::new(ScriptedEngine::new(8192, replies.iter().copied())),
+    )
+}
+
+fn run(app: &mut App, text: &str) -> (harvey::chat::agent::AgentTurn, Vec<TurnEvent>) {
+    let mut events = Vec::new();
+    let turn = app.agent_turn(text, &mut |e| events.push(e)).unwrap();
+    (turn, events)
+}
+
+#[test]
+fn a_call_runs_and_the_model_answers_from_the_result() {
+    let dir = workspace();
+    let mut app = scripted_app(
+        dir.path(),
+        &[
+            r#"Let me look. <tool_call>{"name": "read_file", "arguments": {"path": "notes.txt"}}</tool_call>"#,
+            "You deploy with ./deploy.sh.",
+        ],
+        5,
+    );
+    let (turn, events) = run(&mut app, "How do I deploy?");
+    assert_eq!(turn.completion.text, "You deploy with ./deploy.sh.");
+    assert_eq!(turn.calls.len(), 1);
+    assert!(turn.calls[0].result.as_ref().unwrap().contains("deploy.sh"));
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, TurnEvent::ToolCall(s) if s.starts_with("read_file("))));
+    let shown: String = events
+        .iter()
+        .filter_map(|e| match e {
+            TurnEvent::Text(t) => Some(t.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        !shown.contains("<tool_call>"),
+        "the opener is never shown: {shown}"
+    );
+    // user, assistant (call), tool (result), assistant (answer)
+    let roles: Vec<Role> = app.conversation.turns().iter().map(|m| m.role).collect();
+    assert_eq!(
+        roles,
+        vec![Role::User, Role::Assistant, Role::Tool, Role::Assistant]
+    );
+}
+
+#[test]
+fn identical_calls_are_answered_from_the_first_result() {
+    let dir = workspace();
+    let call = r#"<tool_call>{"name": "list_files", "arguments": {}}</tool_call>"#;
+    let mut app = scripted_app(dir.path(), &[call, call, "Done."], 5);
+    let (turn, _) = run(&mut app, "What is here?");
+    assert_eq!(turn.calls.len(), 2);
+    assert!(!turn.calls[0].reused && turn.calls[1].reused);
+    assert_eq!(turn.calls[0].result, turn.calls[1].result);
+}
+
+#[test]
+fn round_cap_tells_the_model_to_answer() {
+    let dir = workspace();
+    let call = |p: &str| {
+        format!(r#"<tool_call>{{"name": "read_file", "arguments": {{"path": "{p}"}}}}</tool_call>"#)
+    };
+    let calls = [call("notes.txt"), call("src/lib.rs"), call("a"), call("b")];
+    let replies: Vec<&str> = calls.iter().map(String::as_str).collect();
+    let mut app = scripted_app(dir.path(), &replies, 2);
+    let (turn, _) = run(&mut app, "Read everything");
+    assert_eq!(turn.calls.len(), 2, "the cap stops further calls");
+    let last_tool = app
+        .conversation
+        .turns()
+        .iter()
+        .rev()
+        .find(|m| m.role == Role::Tool)
+        .unwrap();
+    assert!(
+        last_tool.content.contains("answer the user now"),
+        "{}",
+        last_tool.content
+    );
+}
+
+#[test]
+fn unknown_tools_and_tool_errors_go_back_to_the_model() {
+    let dir = workspace();
+    let mut app = scripted_app(
+        dir.path(),
+        &[
+            r#"<tool_call>{"name": "delete_everything", "arguments": {}}</tool_call>"#,
+            r#"<tool_call>{"name": "read_file", "arguments": {"path": "../../etc/passwd"}}</tool_call>"#,
+            r#"<tool_call>{"name": "read_file", "arguments": {"path": "missing.txt"}}</tool_call>"#,
+            r#"<tool_call>{broken json</tool_call>"#,
+            "Sorry, I could not do that.",
+        ],
+        5,
+    );
+    let (turn, _) = run(&mut app, "Do things");
+    let errors: Vec<String> = turn
+        .calls
+        .iter()
+        .map(|c| c.result.clone().unwrap_err().to_string())
+        .collect();
+    assert!(
+        errors[0].contains("unknown tool delete_everything"),
+        "{errors:?}"
+    );
+    assert!(errors[1].contains("outside the workspace"), "{errors:?}");
+    assert!(errors[2].contains("not found"), "{errors:?}");
+    assert!(errors[3].contains("not valid JSON"), "{errors:?}");
+    assert_eq!(turn.completion.text, "Sorry, I could not do that.");
+    let results: Vec<&Message> = app
+        .conversation
+        .turns()
+        .iter()
+        .filter(|m| m.role == Role::Tool)
+        .collect();
+    assert!(results.iter().all(|m| m.content.starts_with("error: ")));
+}
+
+/// Prompts that invite tool use, for the real model.
+const INVITING: &[&str] = &[
+    "What files are in this workspace?",
+    "Read notes.txt and tell me how to deploy.",
+    "Search the files for the word deploy.",
+    "Show me src/lib.rs.",
+    "List the src directory.",
+    "What does the answer function return? Look at the code.",
+    "Find every mention of 'dirty' in the workspace.",
+    "Open notes.txt.",
+    "Which files mention deploy.sh?",
+    "Look at the first line of notes.txt.",
+    "Is there a README in the workspace?",
+    "Check src/lib.rs for a function named answer.",
+    "Please list all files.",
+    "Read the file src/lib.rs and summarize it.",
+    "Search for 'pub fn'.",
+    "What is in the notes file?",
+    "Tell me what is inside the src folder.",
+    "Grep for 42 in the code.",
+    "Can you read notes.txt lines 1 to 1?",
+    "Look up how deployment works in this project's files.",
+];
+
+#[test]
+fn real_model_tool_calls_always_parse_and_name_registered_tools() {
+    let dir = workspace();
+    let registry = workspace_tools(dir.path());
+    let names: Vec<&str> = registry.list().iter().map(|t| t.name).collect();
+    let grammar = call_grammar(&registry.list());
+    let system = harvey::app::system_prompt(&registry, true);
+    let mut e = engine(2048, 512);
+    let mut chose = 0;
+    for prompt in INVITING {
+        let messages = [
+            Message::new(Role::System, system.clone()),
+            Message::new(Role::User, *prompt),
+        ];
+        // Does the model choose to call a tool on its own?
+        let mut free = greedy(48);
+        free.stop = vec![CALL_OPENER.into()];
+        let first = e.generate(&messages, &free, &mut |_| {}).unwrap();
+        let entered = first.stop == harvey::engine::StopReason::StopString;
+        chose += usize::from(entered);
+        // Whenever decoding enters a call (here forced for every prompt), it must parse.
+        let mut forced = greedy(512);
+        forced.grammar = Some(grammar.clone());
+        forced.assistant_prefix = Some(format!(
+            "{}{CALL_OPENER}",
+            if entered { first.text.as_str() } else { "" }
+        ));
+        let call_text = e.generate(&messages, &forced, &mut |_| {}).unwrap().text;
+        let call =
+            parse_call(&call_text).unwrap_or_else(|err| panic!("{prompt}: {err}: {call_text}"));
+        assert!(
+            names.contains(&call.name.as_str()),
+            "{prompt}: {}",
+            call.name
+        );
+        harvey::tools::call::validate(registry.get(&call.name).unwrap().params(), &call.arguments)
+            .unwrap_or_else(|err| panic!("{prompt}: {err}: {call_text}"));
+    }
+    eprintln!(
+        "tool calls: the model chose a call for {chose}/{} prompts; {}/{} entered calls were valid",
+        INVITING.len(),
+        INVITING.len(),
+        INVITING.len()
+    );
+}
+
+fn tool_call(dir: &std::path::Path, name: &str, args: &str) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_harvey"))
+        .arg("--workdir")
+        .arg(dir)
+        .args(["tool", "call", name, args])
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn sandbox_refuses_escapes_through_the_cli() {
+    let outer = tempfile::tempdir().unwrap();
+    let root = outer.path().join("ws");
+    std::fs::create_dir_all(root.join("agents/memories")).unwrap();
+    std::fs::create_dir_all(root.join("keys")).unwrap();
+    std::fs::write(outer.path().join("secret.txt"), "outside").unwrap();
+    std::fs::write(root.join("agents/memories/memories.db"), "db").unwrap();
+    std::fs::write(root.join(".env"), "TOKEN=1").unwrap();
+    std::fs::write(root.join(".env.production"), "TOKEN=2").unwrap();
+    std::fs::write(root.join("keys/server.pem"), "pem").unwrap();
+    std::fs::write(root.join("keys/id_rsa"), "key").unwrap();
+    std::fs::write(root.join("ok.txt"), "fine\n").unwrap();
+    std::os::unix::fs::symlink(outer.path().join("secret.txt"), root.join("link.txt")).unwrap();
+    std::os::unix::fs::symlink(outer.path(), root.join("linkdir")).unwrap();
+    let outside = outer.path().join("secret.txt");
+    let long = "a/".repeat(700);
+    let attempts: Vec<(&str, String)> = vec![
+        ("read_file", r#"{"path": "../secret.txt"}"#.into()),
+        ("read_file", r#"{"path": "../../../../etc/passwd"}"#.into()),
+        (
+            "read_file",
+            format!(r#"{{"path": "{}"}}"#, outside.display()),
+        ),
+        ("read_file", r#"{"path": "/etc/passwd"}"#.into()),
+        ("read_file", r#"{"path": "link.txt"}"#.into()),
+        ("read_file", r#"{"path": "linkdir/secret.txt"}"#.into()),
+        (
+            "read_file",
+            r#"{"path": "agents/memories/memories.db"}"#.into(),
+        ),
+        ("list_files", r#"{"path": "agents"}"#.into()),
+        ("read_file", r#"{"path": ".env"}"#.into()),
+        ("read_file", r#"{"path": ".env.production"}"#.into()),
+        ("read_file", r#"{"path": "keys/server.pem"}"#.into()),
+        ("read_file", r#"{"path": "keys/id_rsa"}"#.into()),
+        ("read_file", format!(r#"{{"path": "{long}"}}"#)),
+        (
+            "read_file",
+            r#"{"path": "ok.txt\u0000../../etc/passwd"}"#.into(),
+        ),
+        ("list_files", r#"{"path": ".."}"#.into()),
+        (
+            "search_files",
+            r#"{"pattern": "outside", "path": ".."}"#.into(),
+        ),
+        ("read_file", r#"{"path": "src/../../secret.txt"}"#.into()),
+    ];
+    assert!(attempts.len() >= 15);
+    for (name, args) in &attempts {
+        let (code, stdout, stderr) = tool_call(&root, name, args);
+        assert_eq!(code, 1, "{name} {args}: {stdout}");
+        assert!(stderr.starts_with("error: "), "{name} {args}: {stderr}");
+        assert!(
+            !stdout.contains("outside") && !stdout.contains("TOKEN") && !stdout.contains("key"),
+            "{stdout}"
+        );
+    }
+    // Legitimate reads work, and listings hide what tools may not read.
+    let (code, stdout, _) = tool_call(&root, "read_file", r#"{"path": "ok.txt"}"#);
+    assert_eq!((code, stdout.as_str()), (0, "    1| fine\n\n"));
+    let (code, stdout, _) = tool_call(&root, "list_files", "{}");
+    assert_eq!(code, 0);
+    assert!(
+        stdout.contains("ok.txt")
+            && !stdout.contains(".env")
+            && !stdout.contains("agents")
+            && !stdout.contains("link"),
+        "{stdout}"
+    );
+    let (code, stdout, _) = tool_call(&root, "search_files", r#"{"pattern": "TOKEN"}"#);
+    assert_eq!(code, 0);
+    assert!(stdout.starts_with("no lines contain"), "{stdout}");
+    let (code, _, stderr) = tool_call(&root, "read_file", "not json");
+    assert_eq!(code, 2, "{stderr}");
+}
