@@ -15,6 +15,7 @@ use crate::engine::{
     SamplingParams, TurnStats,
 };
 use crate::models::{ModelLookupError, ModelSources};
+use crate::project::read_guidance;
 use crate::tools::grammar::call_grammar;
 use crate::tools::workspace::{ListFiles, ReadFile, SearchFiles};
 use crate::tools::Registry;
@@ -54,6 +55,8 @@ pub struct App {
     tool_grammar: String,
     /// `/tools on|off` (starts as `tools.enabled`).
     pub tools_enabled: bool,
+    /// Things the user should know at startup (guidance cut, …).
+    pub notices: Vec<String>,
     pub abort: AbortFlag,
 }
 
@@ -93,8 +96,11 @@ impl App {
         tools: Registry,
     ) -> Self {
         let tools_enabled = config.tools.enabled;
-        let system = system_prompt(&tools, tools_enabled);
+        let guidance_budget = (engine.info().n_ctx as usize / 8).max(64);
+        let guidance = read_guidance(&workspace, engine.as_ref(), guidance_budget);
+        let system = system_prompt(&tools, tools_enabled, &guidance.text);
         Self {
+            notices: guidance.notices,
             tool_grammar: call_grammar(&tools.list()),
             tools,
             tools_enabled,
@@ -259,14 +265,20 @@ pub fn workspace_tools(workspace: &Path) -> Registry {
     registry
 }
 
-/// The session's system prompt: persona + authority rule, then the tool list when tools
-/// are on. Fixed for the whole session so the KV prefix survives.
-pub fn system_prompt(tools: &Registry, tools_enabled: bool) -> String {
-    if tools_enabled && !tools.is_empty() {
-        format!("{SYSTEM_PROMPT}\n\n{}", tools.prompt_section())
-    } else {
-        SYSTEM_PROMPT.to_string()
+/// The session's system prompt: persona + authority rule, the project's guidance
+/// (HARVEY.md / AGENTS.md), then the tool list when tools are on. Fixed for the whole
+/// session so the KV prefix survives.
+pub fn system_prompt(tools: &Registry, tools_enabled: bool, guidance: &str) -> String {
+    let mut prompt = SYSTEM_PROMPT.to_string();
+    if !guidance.trim().is_empty() {
+        prompt.push_str(&format!(
+            "\n\nProject guidance (authoritative; it overrides your memories):\n{guidance}"
+        ));
     }
+    if tools_enabled && !tools.is_empty() {
+        prompt.push_str(&format!("\n\n{}", tools.prompt_section()));
+    }
+    prompt
 }
 
 fn workspace_dir(path: &Path) -> Result<PathBuf, AppError> {

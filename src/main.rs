@@ -317,6 +317,8 @@ fn run_once(options: &AppOptions, args: RunArgs) -> Result<ExitCode> {
             "decode_tps": s.decode_tps,
             "ttft_ms": s.ttft_ms,
             "stop": completion.stop,
+            "prefix": app.prefix.describe(),
+            "prefix_from_cache": matches!(app.prefix, harvey::chat::prefix_cache::PrefixOutcome::Restored { .. }),
             "tool_calls": turn.calls.iter().map(|c| serde_json::json!({
                 "call": c.call.as_ref().map(|c| c.summary()),
                 "ok": c.result.is_ok(),

@@ -31,8 +31,10 @@ pub enum Flow {
 pub fn run(app: &mut App) -> io::Result<()> {
     let history = app.agents_dir().join("history");
     let mut editor = editor()?;
-    if let Some(dir) = history.parent() {
-        std::fs::create_dir_all(dir)?;
+    if crate::project::ensure_agents_gitignore(&app.agents_dir())? {
+        app.notices.push(
+            "wrote agents/.gitignore (sessions, cache, databases and history stay private)".into(),
+        );
     }
     // A missing history file is normal on the first run.
     let _ = editor.load_history(&history);
@@ -85,6 +87,9 @@ fn banner(out: &mut impl Write, app: &App) -> io::Result<()> {
         i.threads,
         app.workspace.display()
     )?;
+    for notice in &app.notices {
+        writeln!(out, "note: {notice}")?;
+    }
     writeln!(out, "Type /help for commands, Ctrl-D to exit.")
 }
 

@@ -53,3 +53,35 @@ fn multi_line_text_reaches_the_model_whole() {
     let sent = &app.conversation.messages()[1].content;
     assert_eq!(sent, "first line\nsecond line");
 }
+
+#[test]
+fn harvey_md_is_in_the_system_prompt_and_a_cut_is_announced() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("HARVEY.md"),
+        "Always run cargo fmt before committing.",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("AGENTS.md"), "rule ".repeat(2000)).unwrap();
+    let engine = ScriptedEngine::new(4096, ["ok"]);
+    let app = App::with_engine(
+        dir.path().to_path_buf(),
+        Config::default(),
+        Box::new(engine),
+    );
+    let system = &app.conversation.messages()[0].content;
+    assert!(
+        system.contains("From HARVEY.md:\nAlways run cargo fmt before committing."),
+        "{system}"
+    );
+    assert!(
+        system.contains("read_file(path, start_line?, end_line?)"),
+        "{system}"
+    );
+    assert_eq!(app.notices.len(), 1, "{:?}", app.notices);
+    assert!(
+        app.notices[0].starts_with("AGENTS.md has 2000 tokens"),
+        "{:?}",
+        app.notices
+    );
+}

@@ -185,7 +185,7 @@ fn real_model_tool_calls_always_parse_and_name_registered_tools() {
     let registry = workspace_tools(dir.path());
     let names: Vec<&str> = registry.list().iter().map(|t| t.name).collect();
     let grammar = call_grammar(&registry.list());
-    let system = harvey::app::system_prompt(&registry, true);
+    let system = harvey::app::system_prompt(&registry, true, "");
     let mut e = engine(2048, 512);
     let mut chose = 0;
     for prompt in INVITING {
