@@ -103,7 +103,7 @@ mod tests {
     fn guidance_is_read_in_order_and_capped() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("HARVEY.md"), "Use tabs.\nRun make test.").unwrap();
-        std::fs::write(dir.path().join("AGENTS.md"), &"word ".repeat(100)).unwrap();
+        std::fs::write(dir.path().join("AGENTS.md"), "word ".repeat(100)).unwrap();
         let g = read_guidance(dir.path(), &WordCounter, 20);
         assert!(
             g.text
