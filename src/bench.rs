@@ -45,6 +45,11 @@ pub struct BenchReport {
     /// Prompt tokens evaluated per turn with reuse.
     pub evaluated_reuse: Vec<usize>,
     pub prompt_tokens: Vec<usize>,
+    /// First-turn TTFT with a cold cache vs with the stable prefix restored from a state file.
+    pub first_turn_ttft_cold_ms: f64,
+    pub first_turn_ttft_cached_ms: f64,
+    /// Tokens in the stable prefix that was saved/restored.
+    pub prefix_tokens: usize,
     /// Peak resident memory minus the model file size (Linux only).
     pub peak_rss_minus_model_mb: Option<f64>,
 }
@@ -83,6 +88,7 @@ pub fn run(opts: &BenchOptions) -> Result<BenchReport, EngineError> {
     let harvey = speed(&mut engine, opts.decode_tokens)?;
     let reuse = chat_turns(&mut engine, opts, false)?;
     let full = chat_turns(&mut engine, opts, true)?;
+    let (cold, cached, prefix_tokens) = first_turn_with_saved_prefix(&mut engine, opts)?;
     // Before the reference loop maps the model a second time.
     let peak_rss = peak_rss_bytes();
     let rendered = engine.render_prompt(&speed_messages())?;
@@ -103,6 +109,9 @@ pub fn run(opts: &BenchOptions) -> Result<BenchReport, EngineError> {
         evaluated_reuse: reuse.iter().map(|t| t.1).collect(),
         prompt_tokens: reuse.iter().map(|t| t.2).collect(),
         ttft_ms_full: full.iter().map(|t| t.0).collect(),
+        first_turn_ttft_cold_ms: cold,
+        first_turn_ttft_cached_ms: cached,
+        prefix_tokens,
         peak_rss_minus_model_mb: peak_rss.map(|rss| (rss as f64 - info.file_bytes as f64) / 1e6),
     })
 }
@@ -171,6 +180,32 @@ fn chat_turns(
         ));
     }
     Ok(out)
+}
+
+/// A stable prefix like a real session's: system prompt + a profile and project facts.
+const STABLE_CONTEXT: &str = "[memory context]\n[workspace profile]\nThe user is Ada, a Rust developer who works on a Raspberry Pi 500 and prefers short answers with examples.\n[project facts]\n- harvey: a terminal agent in Rust that runs GGUF models in-process with llama.cpp.\n- Build with cargo build --release; tests run with scripts/test.sh.\n- Memories live in agents/memories as .spmd files with YAML front matter.\n";
+
+/// (cold TTFT, TTFT after restoring the saved prefix, prefix tokens) for a first turn.
+fn first_turn_with_saved_prefix(engine: &mut LlamaEngine, opts: &BenchOptions) -> Result<(f64, f64, usize), EngineError> {
+    use crate::chat::prefix_cache::{restore_or_save, stable_prefix_ids};
+    let dir = std::env::temp_dir().join(format!("harvey-bench-{}", std::process::id()));
+    let ids = stable_prefix_ids(engine, SYSTEM_PROMPT, STABLE_CONTEXT);
+    let messages = [
+        Message::new(Role::System, SYSTEM_PROMPT),
+        Message::new(Role::User, format!("{STABLE_CONTEXT}{}", TURNS[0])),
+    ];
+    engine.reset();
+    let cold = engine.generate(&messages, &greedy(opts.turn_tokens), &mut |_| {})?.stats.ttft_ms;
+    engine.reset();
+    restore_or_save(engine, &dir, &ids);
+    engine.reset();
+    let restore_started = Instant::now();
+    let outcome = restore_or_save(engine, &dir, &ids);
+    let restore_ms = restore_started.elapsed().as_secs_f64() * 1000.0;
+    let cached = engine.generate(&messages, &greedy(opts.turn_tokens), &mut |_| {})?.stats.ttft_ms + restore_ms;
+    let _ = std::fs::remove_dir_all(&dir);
+    let restored = matches!(outcome, crate::chat::prefix_cache::PrefixOutcome::Restored { .. });
+    Ok((cold, if restored { cached } else { f64::NAN }, ids.len()))
 }
 
 fn ratio(a: f64, b: f64) -> f64 {

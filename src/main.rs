@@ -261,6 +261,14 @@ fn render_bench(r: &harvey::bench::BenchReport) -> String {
     if let (Some(first), Some(last)) = (r.ttft_ms_reuse.first(), r.ttft_ms_reuse.last()) {
         let _ = writeln!(s, "ttft last/first turn: {:.2} with reuse", last / first);
     }
+    let _ = writeln!(
+        s,
+        "first turn ttft: {:.1} ms cold, {:.1} ms with the {}-token prefix restored from a state file (ratio {:.2})",
+        r.first_turn_ttft_cold_ms,
+        r.first_turn_ttft_cached_ms,
+        r.prefix_tokens,
+        r.first_turn_ttft_cached_ms / r.first_turn_ttft_cold_ms
+    );
     if let Some(mb) = r.peak_rss_minus_model_mb {
         let _ = writeln!(s, "peak RSS minus model size: {mb:.0} MB");
     }
