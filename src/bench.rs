@@ -186,7 +186,10 @@ fn chat_turns(
 const STABLE_CONTEXT: &str = "[memory context]\n[workspace profile]\nThe user is Ada, a Rust developer who works on a Raspberry Pi 500 and prefers short answers with examples.\n[project facts]\n- harvey: a terminal agent in Rust that runs GGUF models in-process with llama.cpp.\n- Build with cargo build --release; tests run with scripts/test.sh.\n- Memories live in agents/memories as .spmd files with YAML front matter.\n";
 
 /// (cold TTFT, TTFT after restoring the saved prefix, prefix tokens) for a first turn.
-fn first_turn_with_saved_prefix(engine: &mut LlamaEngine, opts: &BenchOptions) -> Result<(f64, f64, usize), EngineError> {
+fn first_turn_with_saved_prefix(
+    engine: &mut LlamaEngine,
+    opts: &BenchOptions,
+) -> Result<(f64, f64, usize), EngineError> {
     use crate::chat::prefix_cache::{restore_or_save, stable_prefix_ids};
     let dir = std::env::temp_dir().join(format!("harvey-bench-{}", std::process::id()));
     let ids = stable_prefix_ids(engine, SYSTEM_PROMPT, STABLE_CONTEXT);
@@ -195,16 +198,26 @@ fn first_turn_with_saved_prefix(engine: &mut LlamaEngine, opts: &BenchOptions) -
         Message::new(Role::User, format!("{STABLE_CONTEXT}{}", TURNS[0])),
     ];
     engine.reset();
-    let cold = engine.generate(&messages, &greedy(opts.turn_tokens), &mut |_| {})?.stats.ttft_ms;
+    let cold = engine
+        .generate(&messages, &greedy(opts.turn_tokens), &mut |_| {})?
+        .stats
+        .ttft_ms;
     engine.reset();
     restore_or_save(engine, &dir, &ids);
     engine.reset();
     let restore_started = Instant::now();
     let outcome = restore_or_save(engine, &dir, &ids);
     let restore_ms = restore_started.elapsed().as_secs_f64() * 1000.0;
-    let cached = engine.generate(&messages, &greedy(opts.turn_tokens), &mut |_| {})?.stats.ttft_ms + restore_ms;
+    let cached = engine
+        .generate(&messages, &greedy(opts.turn_tokens), &mut |_| {})?
+        .stats
+        .ttft_ms
+        + restore_ms;
     let _ = std::fs::remove_dir_all(&dir);
-    let restored = matches!(outcome, crate::chat::prefix_cache::PrefixOutcome::Restored { .. });
+    let restored = matches!(
+        outcome,
+        crate::chat::prefix_cache::PrefixOutcome::Restored { .. }
+    );
     Ok((cold, if restored { cached } else { f64::NAN }, ids.len()))
 }
 
