@@ -23,6 +23,7 @@ pub mod stops;
 mod template;
 mod types;
 mod utf8;
+mod vocab;
 
 pub use error::EngineError;
 pub use llama::LlamaEngine;
@@ -30,6 +31,7 @@ pub use types::{
     rate, AbortFlag, Completion, EngineParams, GenerateOptions, Message, ModelInfo, Role,
     SamplingParams, StopReason, TurnStats,
 };
+pub use vocab::Vocabulary;
 
 use crate::tokens::TokenCounter;
 

@@ -1,1 +1,15 @@
-//! Typed memories (placeholder until the memory issue lands).
+//! Typed memories: one file per memory under `agents/memories/` (the truth, in the Go
+//! tool's format), a derived SQLite/FTS5 index, and the one budgeted recall path that
+//! builds the `[memory context]` block injected at session start.
+
+pub mod file;
+pub mod guard;
+pub mod index;
+pub mod query;
+pub mod recall;
+pub mod store;
+pub mod types;
+
+pub use recall::{Candidate, Injection, Limits, MemorySilo, Section, Silo};
+pub use store::{MemoryStore, Reconciled, StoreError, Warning, WriteOutcome};
+pub use types::{Draft, Memory, MemoryType};

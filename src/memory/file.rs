@@ -1,0 +1,322 @@
+//! The memory file format shared with the Go tool: `---` YAML front matter `---` body.
+//!
+//! `.spmd`, `.fountain` and `.md` are read alike; harvey writes `.spmd`. Keys harvey does
+//! not know are kept in [`Memory::extra`] and written back after the known ones. Writes
+//! are atomic: a temporary file in the same directory, fsync, rename, fsync of the
+//! directory.
+
+use std::io::Write;
+use std::path::Path;
+
+use serde_yaml::{Mapping, Value};
+
+use super::types::{Memory, MemoryType, DEFAULT_CONFIDENCE};
+
+/// File extensions read as memories.
+pub const EXTENSIONS: [&str; 3] = ["spmd", "fountain", "md"];
+
+/// Why a file is not a memory (shown with the file name; the file is skipped).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum FormatError {
+    #[error("not valid UTF-8 (byte {0}); save it as UTF-8")]
+    NotUtf8(usize),
+    #[error("no front matter: the file must start with a line `---`")]
+    NoFrontMatter,
+    #[error("front matter is not closed by a line `---`")]
+    Unclosed,
+    #[error("front matter line {line}: {reason}")]
+    Yaml { line: usize, reason: String },
+    #[error("front matter is not a mapping of keys to values")]
+    NotMapping,
+    #[error("missing `{0}`")]
+    Missing(&'static str),
+    #[error("`{key}` {reason}")]
+    Field { key: &'static str, reason: String },
+}
+
+const KNOWN_KEYS: [&str; 13] = [
+    "id",
+    "type",
+    "kind",
+    "created_at",
+    "updated_at",
+    "supersedes",
+    "tags",
+    "description",
+    "summary",
+    "action",
+    "confidence",
+    "source_session",
+    "expires_at",
+];
+
+/// Parses a memory file. `dir_type` (the `<type>/` directory it sits in) is used when
+/// the front matter has no `type`.
+pub fn parse(bytes: &[u8], dir_type: Option<MemoryType>) -> Result<Memory, FormatError> {
+    let text = std::str::from_utf8(bytes).map_err(|e| FormatError::NotUtf8(e.valid_up_to()))?;
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let (front, body) = split_front_matter(text)?;
+    let value: Value = serde_yaml::from_str(front).map_err(|e| FormatError::Yaml {
+        // +1 for the opening `---` line.
+        line: e.location().map_or(1, |l| l.line() + 1),
+        reason: e
+            .to_string()
+            .split(" at line ")
+            .next()
+            .unwrap_or("")
+            .to_string(),
+    })?;
+    let mut map = match value {
+        Value::Mapping(m) => m,
+        Value::Null => Mapping::new(),
+        _ => return Err(FormatError::NotMapping),
+    };
+    let id = take_string(&mut map, "id")?
+        .filter(|s| !s.trim().is_empty())
+        .ok_or(FormatError::Missing("id"))?;
+    let mtype = match take_string(&mut map, "type")? {
+        Some(t) => MemoryType::parse(&t).ok_or_else(|| FormatError::Field {
+            key: "type",
+            reason: format!("is {t:?}; expected one of {}", MemoryType::choices()),
+        })?,
+        None => dir_type.ok_or(FormatError::Missing("type"))?,
+    };
+    let summary = take_string(&mut map, "summary")?.unwrap_or_default();
+    let description = take_string(&mut map, "description")?
+        .filter(|d| !d.trim().is_empty())
+        .or_else(|| first_line(&summary))
+        .or_else(|| first_line(body))
+        .ok_or(FormatError::Missing("description"))?;
+    let confidence = match map.remove("confidence") {
+        None | Some(Value::Null) => DEFAULT_CONFIDENCE,
+        Some(Value::Number(n)) => n.as_f64().unwrap_or(DEFAULT_CONFIDENCE).clamp(0.0, 1.0),
+        Some(other) => {
+            return Err(FormatError::Field {
+                key: "confidence",
+                reason: format!("must be a number between 0 and 1, not {}", show(&other)),
+            })
+        }
+    };
+    Ok(Memory {
+        id: id.trim().to_string(),
+        mtype,
+        kind: take_string(&mut map, "kind")?.filter(|s| !s.is_empty()),
+        created_at: take_string(&mut map, "created_at")?.unwrap_or_default(),
+        updated_at: take_string(&mut map, "updated_at")?.unwrap_or_default(),
+        supersedes: take_list(&mut map, "supersedes")?,
+        tags: take_list(&mut map, "tags")?,
+        description: description.trim().to_string(),
+        summary: summary.trim().to_string(),
+        action: take_string(&mut map, "action")?.filter(|s| !s.is_empty()),
+        confidence,
+        source_session: take_string(&mut map, "source_session")?.filter(|s| !s.is_empty()),
+        expires_at: take_string(&mut map, "expires_at")?.filter(|s| !s.is_empty()),
+        body: body.trim_end().to_string(),
+        extra: map,
+    })
+}
+
+/// The file text of a memory: known keys in a fixed order, then the unknown ones.
+pub fn render(m: &Memory) -> String {
+    let mut map = Mapping::new();
+    let mut put = |k: &str, v: Value| {
+        map.insert(Value::String(k.into()), v);
+    };
+    let s = |t: &str| Value::String(t.to_string());
+    let list = |items: &[String]| Value::Sequence(items.iter().map(|t| s(t)).collect());
+    put("id", s(&m.id));
+    put("type", s(m.mtype.as_str()));
+    if let Some(kind) = &m.kind {
+        put("kind", s(kind));
+    }
+    put("created_at", s(&m.created_at));
+    put("updated_at", s(&m.updated_at));
+    put("supersedes", list(&m.supersedes));
+    put("tags", list(&m.tags));
+    put("description", s(&m.description));
+    put("summary", s(&m.summary));
+    if let Some(action) = &m.action {
+        put("action", s(action));
+    }
+    put(
+        "confidence",
+        Value::Number(serde_yaml::Number::from(m.confidence)),
+    );
+    if let Some(session) = &m.source_session {
+        put("source_session", s(session));
+    }
+    if let Some(expires) = &m.expires_at {
+        put("expires_at", s(expires));
+    }
+    for (k, v) in &m.extra {
+        if !k.as_str().is_some_and(|k| KNOWN_KEYS.contains(&k)) {
+            map.insert(k.clone(), v.clone());
+        }
+    }
+    // Serializing a mapping of strings, numbers and sequences cannot fail.
+    let yaml = serde_yaml::to_string(&map).unwrap_or_default();
+    let mut out = format!("---\n{yaml}---\n");
+    if !m.body.is_empty() {
+        out.push_str(&m.body);
+        out.push('\n');
+    }
+    out
+}
+
+/// Writes `bytes` to `path` atomically (temp file, fsync, rename, fsync dir).
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("memory");
+    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)?;
+        // Make the rename durable; not every filesystem lets a directory be synced.
+        if let Ok(d) = std::fs::File::open(dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+fn split_front_matter(text: &str) -> Result<(&str, &str), FormatError> {
+    let rest = text
+        .strip_prefix("---\n")
+        .or_else(|| text.strip_prefix("---\r\n"))
+        .ok_or(FormatError::NoFrontMatter)?;
+    let mut offset = 0;
+    for line in rest.split_inclusive('\n') {
+        if line.trim_end() == "---" {
+            let body = &rest[offset + line.len()..];
+            return Ok((&rest[..offset], body));
+        }
+        offset += line.len();
+    }
+    Err(FormatError::Unclosed)
+}
+
+fn take_string(map: &mut Mapping, key: &'static str) -> Result<Option<String>, FormatError> {
+    match map.remove(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(Value::Number(n)) => Ok(Some(n.to_string())),
+        Some(Value::Bool(b)) => Ok(Some(b.to_string())),
+        Some(other) => Err(FormatError::Field {
+            key,
+            reason: format!("must be text, not {}", show(&other)),
+        }),
+    }
+}
+
+fn take_list(map: &mut Mapping, key: &'static str) -> Result<Vec<String>, FormatError> {
+    match map.remove(key) {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::String(s)) => Ok(super::types::split_tags(&s)),
+        Some(Value::Sequence(items)) => items
+            .into_iter()
+            .filter(|v| !v.is_null())
+            .map(|v| match v {
+                Value::String(s) => Ok(s),
+                Value::Number(n) => Ok(n.to_string()),
+                Value::Bool(b) => Ok(b.to_string()),
+                other => Err(FormatError::Field {
+                    key,
+                    reason: format!("items must be text, not {}", show(&other)),
+                }),
+            })
+            .collect(),
+        Some(other) => Err(FormatError::Field {
+            key,
+            reason: format!("must be a list, not {}", show(&other)),
+        }),
+    }
+}
+
+fn show(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "text",
+        Value::Sequence(_) => "a list",
+        Value::Mapping(_) => "a mapping",
+        Value::Tagged(_) => "a tagged value",
+    }
+}
+
+fn first_line(text: &str) -> Option<String> {
+    text.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .map(str::to_string)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GO_FILE: &str = "---\nid: tool_use_a3f891\ntype: tool_use\nkind: pitfall\ncreated_at: \"2026-05-25T12:00:00Z\"\nupdated_at: \"2026-05-25T12:00:00Z\"\nsupersedes: []\ntags:\n    - git\ndescription: Run git init when git reports not a repository\nsummary: Running git init in the project root resolved the error immediately.\naction: Run `git init` in the project root, then retry.\nconfidence: 0.7\nsource_session: \"\"\nreviewer: alice\n---\nINT. TERMINAL - DAY\n\nThe user runs git status.\n";
+
+    #[test]
+    fn go_tool_file_parses_and_keeps_unknown_keys() {
+        let m = parse(GO_FILE.as_bytes(), None).unwrap();
+        assert_eq!(m.id, "tool_use_a3f891");
+        assert_eq!(m.mtype, MemoryType::ToolUse);
+        assert_eq!(m.kind.as_deref(), Some("pitfall"));
+        assert_eq!(m.tags, vec!["git"]);
+        assert_eq!(m.confidence, 0.7);
+        assert_eq!(m.source_session, None);
+        assert!(m.body.starts_with("INT. TERMINAL - DAY\n\nThe user"));
+        let text = render(&m);
+        assert!(text.contains("reviewer: alice"), "{text}");
+        let again = parse(text.as_bytes(), None).unwrap();
+        assert_eq!(again, m);
+    }
+
+    #[test]
+    fn malformed_files_say_what_is_wrong() {
+        assert_eq!(parse(b"\xff\xfe---", None), Err(FormatError::NotUtf8(0)));
+        assert_eq!(parse(b"id: x\n", None), Err(FormatError::NoFrontMatter));
+        assert_eq!(parse(b"---\nid: x\n", None), Err(FormatError::Unclosed));
+        assert_eq!(
+            parse(b"---\ntype: workflow\ndescription: d\n---\n", None),
+            Err(FormatError::Missing("id"))
+        );
+        let yaml = parse(b"---\nid: x\ntags: [a, b\n---\n", None).unwrap_err();
+        assert!(matches!(yaml, FormatError::Yaml { .. }), "{yaml:?}");
+        let bad_type = parse(b"---\nid: x\ntype: nope\ndescription: d\n---\n", None).unwrap_err();
+        assert!(bad_type.to_string().contains("project_fact"), "{bad_type}");
+    }
+
+    #[test]
+    fn type_falls_back_to_the_directory() {
+        let m = parse(
+            b"---\nid: x\ndescription: d\n---\n",
+            Some(MemoryType::Workflow),
+        )
+        .unwrap();
+        assert_eq!(m.mtype, MemoryType::Workflow);
+        assert_eq!(m.confidence, DEFAULT_CONFIDENCE);
+    }
+
+    #[test]
+    fn atomic_write_replaces_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a/b.spmd");
+        write_atomic(&path, b"one").unwrap();
+        write_atomic(&path, b"two").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"two");
+        let entries = std::fs::read_dir(path.parent().unwrap()).unwrap().count();
+        assert_eq!(entries, 1, "no temporary file left behind");
+    }
+}

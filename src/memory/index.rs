@@ -1,0 +1,339 @@
+//! `memories.db`: the derived SQLite index (WAL) over the memory files.
+//!
+//! One `memories` row per file (active or archived) and an FTS5 table over description,
+//! summary, tags, action and body (porter stemming, so "fixing" finds "fix"). The files
+//! are the truth: every row records the file's path, mtime and size so a start-up
+//! reconcile re-reads only what changed, and the whole index can be dropped and rebuilt.
+
+use std::path::Path;
+
+use rusqlite::{params, Connection, OptionalExtension, Row as SqlRow};
+
+use super::types::{Memory, MemoryType};
+
+/// Bumped when the schema changes; an index of another version is rebuilt.
+const SCHEMA_VERSION: &str = "1";
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS memories(
+    id TEXT PRIMARY KEY,
+    type TEXT NOT NULL,
+    kind TEXT,
+    archived INTEGER NOT NULL,
+    description TEXT NOT NULL,
+    summary TEXT NOT NULL,
+    tags TEXT NOT NULL,
+    action TEXT,
+    confidence REAL NOT NULL,
+    updated INTEGER NOT NULL,
+    expires INTEGER,
+    norm TEXT NOT NULL,
+    path TEXT NOT NULL UNIQUE,
+    mtime_ns INTEGER NOT NULL,
+    size INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS memories_norm ON memories(norm) WHERE archived = 0;
+CREATE INDEX IF NOT EXISTS memories_type ON memories(type, archived, confidence);
+CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
+    description, summary, tags, action, body, tokenize = 'porter unicode61'
+);
+";
+
+/// bm25 column weights: description, summary, tags, action, body.
+const BM25: &str = "bm25(memories_fts, 4.0, 2.0, 2.0, 1.0, 0.5)";
+
+/// One indexed memory (what recall and listings need; the file has the rest).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    pub id: String,
+    pub mtype: MemoryType,
+    pub kind: Option<String>,
+    pub archived: bool,
+    pub description: String,
+    pub summary: String,
+    pub tags: String,
+    pub action: Option<String>,
+    pub confidence: f64,
+    /// Last update, unix seconds.
+    pub updated: i64,
+    pub expires: Option<i64>,
+    /// Relative to the memories directory.
+    pub path: String,
+}
+
+/// Where a file stood when it was indexed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileStamp {
+    pub mtime_ns: i64,
+    pub size: i64,
+}
+
+/// What a row needs besides the memory itself.
+pub struct Placement<'a> {
+    pub path: &'a str,
+    pub stamp: FileStamp,
+    pub archived: bool,
+    pub updated: i64,
+    pub expires: Option<i64>,
+}
+
+pub struct Index {
+    conn: Connection,
+}
+
+const COLUMNS: &str = "m.id, m.type, m.kind, m.archived, m.description, m.summary, m.tags, \
+                       m.action, m.confidence, m.updated, m.expires, m.path";
+
+impl Index {
+    /// Opens (creating) the index; an index of another schema version is emptied.
+    pub fn open(path: &Path) -> rusqlite::Result<Self> {
+        let conn = Connection::open(path)?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        let index = Self { conn };
+        index.migrate()?;
+        Ok(index)
+    }
+
+    /// An in-memory index (benchmarks and tests).
+    pub fn in_memory() -> rusqlite::Result<Self> {
+        let index = Self {
+            conn: Connection::open_in_memory()?,
+        };
+        index.migrate()?;
+        Ok(index)
+    }
+
+    fn migrate(&self) -> rusqlite::Result<()> {
+        self.conn.execute_batch(SCHEMA)?;
+        let version: Option<String> = self
+            .conn
+            .query_row("SELECT value FROM meta WHERE key = 'schema'", [], |r| {
+                r.get(0)
+            })
+            .optional()?;
+        if version.as_deref() != Some(SCHEMA_VERSION) {
+            self.clear()?;
+            self.conn.execute(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema', ?1)",
+                [SCHEMA_VERSION],
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Drops every row (the files stay).
+    pub fn clear(&self) -> rusqlite::Result<()> {
+        self.conn
+            .execute_batch("DELETE FROM memories; DELETE FROM memories_fts;")
+    }
+
+    /// Runs `f` in one transaction (a reconcile or an import is one write).
+    pub fn batch<T>(
+        &mut self,
+        f: impl FnOnce(&Index) -> rusqlite::Result<T>,
+    ) -> rusqlite::Result<T> {
+        self.conn.execute_batch("BEGIN IMMEDIATE")?;
+        match f(self) {
+            Ok(v) => {
+                self.conn.execute_batch("COMMIT")?;
+                Ok(v)
+            }
+            Err(e) => {
+                let _ = self.conn.execute_batch("ROLLBACK");
+                Err(e)
+            }
+        }
+    }
+
+    /// Every indexed file with its stamp.
+    pub fn stamps(&self) -> rusqlite::Result<Vec<(String, String, FileStamp)>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT path, id, mtime_ns, size FROM memories")?;
+        let rows = stmt.query_map([], |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                FileStamp {
+                    mtime_ns: r.get(2)?,
+                    size: r.get(3)?,
+                },
+            ))
+        })?;
+        rows.collect()
+    }
+
+    /// Adds or replaces the row of `m.id` (and its full-text entry).
+    pub fn upsert(&self, m: &Memory, at: &Placement<'_>) -> rusqlite::Result<()> {
+        self.remove_id(&m.id)?;
+        self.remove_path(at.path)?;
+        self.conn.execute(
+            "INSERT INTO memories(id, type, kind, archived, description, summary, tags, action, \
+             confidence, updated, expires, norm, path, mtime_ns, size) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+            params![
+                m.id,
+                m.mtype.as_str(),
+                m.kind,
+                at.archived,
+                m.description,
+                m.summary,
+                m.tags.join(" "),
+                m.action,
+                m.confidence,
+                at.updated,
+                at.expires,
+                super::types::normalize_description(&m.description),
+                at.path,
+                at.stamp.mtime_ns,
+                at.stamp.size,
+            ],
+        )?;
+        let rowid = self.conn.last_insert_rowid();
+        self.conn.execute(
+            "INSERT INTO memories_fts(rowid, description, summary, tags, action, body) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![
+                rowid,
+                m.description,
+                m.summary,
+                m.tags.join(" "),
+                m.action.clone().unwrap_or_default(),
+                m.body
+            ],
+        )?;
+        Ok(())
+    }
+
+    pub fn remove_id(&self, id: &str) -> rusqlite::Result<()> {
+        self.remove_where("id", id)
+    }
+
+    pub fn remove_path(&self, path: &str) -> rusqlite::Result<()> {
+        self.remove_where("path", path)
+    }
+
+    fn remove_where(&self, column: &str, value: &str) -> rusqlite::Result<()> {
+        self.conn.execute(
+            &format!(
+                "DELETE FROM memories_fts WHERE rowid IN (SELECT rowid FROM memories WHERE {column} = ?1)"
+            ),
+            [value],
+        )?;
+        self.conn.execute(
+            &format!("DELETE FROM memories WHERE {column} = ?1"),
+            [value],
+        )?;
+        Ok(())
+    }
+
+    pub fn get(&self, id: &str) -> rusqlite::Result<Option<Row>> {
+        self.conn
+            .query_row(
+                &format!("SELECT {COLUMNS} FROM memories m WHERE m.id = ?1"),
+                [id],
+                read_row,
+            )
+            .optional()
+    }
+
+    /// The active memory whose normalized description is `norm`.
+    pub fn active_with_norm(&self, norm: &str) -> rusqlite::Result<Option<Row>> {
+        self.conn
+            .query_row(
+                &format!(
+                    "SELECT {COLUMNS} FROM memories m WHERE m.norm = ?1 AND m.archived = 0 LIMIT 1"
+                ),
+                [norm],
+                read_row,
+            )
+            .optional()
+    }
+
+    /// Memories for listings, newest first.
+    pub fn list(&self, archived: bool) -> rusqlite::Result<Vec<Row>> {
+        let mut stmt = self.conn.prepare(&format!(
+            "SELECT {COLUMNS} FROM memories m WHERE m.archived = ?1 ORDER BY m.type, m.updated DESC, m.id"
+        ))?;
+        let rows = stmt.query_map([archived], read_row)?;
+        rows.collect()
+    }
+
+    /// Full-text hits among recallable memories (active, not expired at `now`) of the
+    /// given types, best first, with their bm25 relevance made positive (larger = better).
+    pub fn search(
+        &self,
+        fts: &str,
+        types: &[MemoryType],
+        now: i64,
+        limit: usize,
+    ) -> rusqlite::Result<Vec<(Row, f64)>> {
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {COLUMNS}, -{BM25} AS rel FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid \
+             WHERE memories_fts MATCH ?1 AND m.archived = 0 AND (m.expires IS NULL OR m.expires > ?2) \
+             AND (?3 = '' OR instr(?3, ',' || m.type || ',') > 0) \
+             ORDER BY {BM25} LIMIT ?4"
+        ))?;
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows = stmt.query_map(params![fts, now, type_set(types), limit], |r| {
+            Ok((read_row(r)?, r.get::<_, f64>(12)?))
+        })?;
+        rows.collect()
+    }
+
+    /// Recallable memories of the given types by confidence, then recency.
+    pub fn top(&self, types: &[MemoryType], now: i64, limit: usize) -> rusqlite::Result<Vec<Row>> {
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM memories m WHERE m.archived = 0 AND (m.expires IS NULL OR m.expires > ?1) \
+             AND instr(?2, ',' || m.type || ',') > 0 \
+             ORDER BY m.confidence DESC, m.updated DESC, m.id LIMIT ?3"
+        ))?;
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows = stmt.query_map(params![now, type_set(types), limit], read_row)?;
+        rows.collect()
+    }
+
+    /// (type, active, archived) counts.
+    pub fn counts(&self) -> rusqlite::Result<Vec<(MemoryType, usize, usize)>> {
+        let mut out = Vec::new();
+        for t in MemoryType::ALL {
+            let (active, archived): (i64, i64) = self.conn.query_row(
+                "SELECT COALESCE(SUM(archived = 0), 0), COALESCE(SUM(archived = 1), 0) FROM memories WHERE type = ?1",
+                [t.as_str()],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?;
+            out.push((t, active as usize, archived as usize));
+        }
+        Ok(out)
+    }
+}
+
+/// `,a,b,` for the `instr` type filter; empty = every type.
+fn type_set(types: &[MemoryType]) -> String {
+    if types.is_empty() {
+        return String::new();
+    }
+    let names: Vec<&str> = types.iter().map(|t| t.as_str()).collect();
+    format!(",{},", names.join(","))
+}
+
+fn read_row(r: &SqlRow<'_>) -> rusqlite::Result<Row> {
+    let mtype: String = r.get(1)?;
+    Ok(Row {
+        id: r.get(0)?,
+        mtype: MemoryType::parse(&mtype).unwrap_or(MemoryType::ToolUse),
+        kind: r.get(2)?,
+        archived: r.get(3)?,
+        description: r.get(4)?,
+        summary: r.get(5)?,
+        tags: r.get(6)?,
+        action: r.get(7)?,
+        confidence: r.get(8)?,
+        updated: r.get(9)?,
+        expires: r.get(10)?,
+        path: r.get(11)?,
+    })
+}

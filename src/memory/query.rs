@@ -1,0 +1,93 @@
+//! Natural-language text → a safe FTS5 query.
+//!
+//! User text never reaches `MATCH` raw (a `?`, a `:` or an unbalanced quote is an FTS5
+//! syntax error, and a multi-word phrase rarely matches): the text is split into words,
+//! stopwords are dropped, each word is quoted (so FTS5 operators are plain words), longer
+//! words become prefix terms, and the terms are OR-ed. bm25 ranks documents matching
+//! more (and rarer) terms first.
+
+/// Words that carry no topic.
+const STOPWORDS: &[&str] = &[
+    "a", "about", "after", "again", "all", "also", "am", "an", "and", "any", "are", "as", "at",
+    "be", "because", "been", "before", "being", "but", "by", "can", "could", "did", "do", "does",
+    "doing", "done", "for", "from", "get", "got", "had", "has", "have", "having", "he", "her",
+    "here", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "just", "let", "me",
+    "might", "more", "most", "my", "no", "nor", "not", "now", "of", "off", "on", "once", "only",
+    "or", "other", "our", "out", "over", "please", "s", "same", "she", "should", "so", "some",
+    "such", "t", "than", "that", "the", "their", "them", "then", "there", "these", "they", "this",
+    "those", "to", "too", "up", "us", "very", "was", "we", "were", "what", "when", "where",
+    "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours", "ll",
+    "re", "ve", "d", "m", "tell", "know", "remember", "want", "need", "use", "using", "way",
+    "thing", "things", "there's", "what's",
+];
+
+/// Longest query kept, in terms (a pasted paragraph must not become a huge query).
+const MAX_TERMS: usize = 24;
+
+/// The topic words of `text`: lowercased, stopwords dropped, in order, deduplicated.
+pub fn terms(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for word in text.split(|c: char| !c.is_alphanumeric()) {
+        let w = word.to_lowercase();
+        let keep = !w.is_empty()
+            && (w.chars().count() > 1 || w.chars().all(|c| c.is_ascii_digit()))
+            && !STOPWORDS.contains(&w.as_str());
+        if keep && !out.contains(&w) {
+            out.push(w);
+        }
+        if out.len() == MAX_TERMS {
+            break;
+        }
+    }
+    out
+}
+
+/// The FTS5 query for `text`, or `None` when nothing searchable is left (then recall
+/// returns no relevance hits rather than an error).
+pub fn fts_query(text: &str) -> Option<String> {
+    let parts: Vec<String> = terms(text)
+        .into_iter()
+        .map(|t| {
+            // Terms are alphanumeric only, so quoting is enough to make them literal.
+            if t.chars().count() >= 4 {
+                format!("\"{t}\"*")
+            } else {
+                format!("\"{t}\"")
+            }
+        })
+        .collect();
+    (!parts.is_empty()).then(|| parts.join(" OR "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn punctuation_and_operators_become_plain_terms() {
+        assert_eq!(
+            fts_query("How do I fix git?").as_deref(),
+            Some("\"fix\" OR \"git\"")
+        );
+        assert_eq!(
+            fts_query("\"quoted\" (parens) AND OR NOT *").as_deref(),
+            Some("\"quoted\"* OR \"parens\"*")
+        );
+        assert_eq!(
+            fts_query("git: error").as_deref(),
+            Some("\"git\" OR \"error\"*")
+        );
+        assert_eq!(fts_query("what's the ?!"), None);
+        assert_eq!(fts_query(""), None);
+    }
+
+    #[test]
+    fn terms_are_deduplicated_and_capped() {
+        assert_eq!(terms("Git git GIT"), vec!["git"]);
+        let long = (0..100)
+            .map(|i| format!("w{i}"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert_eq!(terms(&long).len(), MAX_TERMS);
+    }
+}

@@ -1,0 +1,647 @@
+//! The memory store: files under `agents/memories/` (the truth), the SQLite index
+//! beside them, and `MEMORY.md` for humans.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use super::file::{self, FormatError, EXTENSIONS};
+use super::guard::{find_secret, relativize, MAX_BODY_BYTES};
+use super::index::{FileStamp, Index, Placement, Row};
+use super::types::{normalize_description, Draft, Memory, MemoryType, DEFAULT_CONFIDENCE};
+
+/// Confidence at or below which `/memory flag` archives a memory.
+pub const FLAG_ARCHIVE_AT: f64 = 0.2;
+/// How much one `/memory flag` lowers confidence.
+pub const FLAG_STEP: f64 = 0.1;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("memory index {path}: {source} (delete it or run `harvey memory rebuild`; the memory files are the truth)")]
+    Index {
+        path: PathBuf,
+        source: rusqlite::Error,
+    },
+    #[error("unknown memory type {0:?}: expected one of {choices}", choices = MemoryType::choices())]
+    BadType(String),
+    #[error("a memory needs a description (one line saying what it is about)")]
+    NoDescription,
+    #[error("the {field} looks like it contains {what}; memories are stored in plain text, so it was not saved — remove the secret and try again")]
+    Secret {
+        field: &'static str,
+        what: &'static str,
+    },
+    #[error("the body is {bytes} bytes; a memory is a fact, not a transcript (at most {MAX_BODY_BYTES} bytes) — shorten it")]
+    TooLong { bytes: usize },
+    #[error("confidence must be between 0 and 1, not {0}")]
+    BadConfidence(f64),
+    #[error("no memory with id {0:?} (`/memory list` shows the ids)")]
+    NotFound(String),
+    #[error("memory {id} is archived")]
+    Archived { id: String },
+    #[error("{path}: {problem}")]
+    Format { path: PathBuf, problem: FormatError },
+}
+
+/// A file that could not be indexed (it is skipped; the others load).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Warning {
+    pub path: PathBuf,
+    pub problem: String,
+}
+
+impl std::fmt::Display for Warning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "skipped {}: {}", self.path.display(), self.problem)
+    }
+}
+
+/// What a reconcile found.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Reconciled {
+    pub indexed: usize,
+    pub removed: usize,
+    pub unchanged: usize,
+    pub warnings: Vec<Warning>,
+}
+
+/// What a write did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum WriteOutcome {
+    Added {
+        id: String,
+        archived: Vec<String>,
+    },
+    /// An active memory had the same description: it was updated instead.
+    Updated {
+        id: String,
+        archived: Vec<String>,
+    },
+}
+
+impl WriteOutcome {
+    pub fn id(&self) -> &str {
+        match self {
+            WriteOutcome::Added { id, .. } | WriteOutcome::Updated { id, .. } => id,
+        }
+    }
+
+    pub fn describe(&self) -> String {
+        let (verb, id, archived) = match self {
+            WriteOutcome::Added { id, archived } => ("saved", id, archived),
+            WriteOutcome::Updated { id, archived } => (
+                "updated (same description as an existing memory)",
+                id,
+                archived,
+            ),
+        };
+        let mut s = format!("{verb} {id}");
+        if !archived.is_empty() {
+            s.push_str(&format!("; archived superseded {}", archived.join(", ")));
+        }
+        s
+    }
+}
+
+/// What `/memory flag` did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Flagged {
+    pub confidence: f64,
+    pub archived: bool,
+}
+
+pub struct MemoryStore {
+    dir: PathBuf,
+    workspace: PathBuf,
+    index: Index,
+    counter: u64,
+}
+
+impl MemoryStore {
+    /// Opens `agents/memories` under `agents_dir` and reconciles the index with the files.
+    pub fn open(agents_dir: &Path, workspace: &Path) -> Result<(Self, Reconciled), StoreError> {
+        let dir = agents_dir.join("memories");
+        std::fs::create_dir_all(&dir).map_err(|source| StoreError::Io {
+            path: dir.clone(),
+            source,
+        })?;
+        let db = dir.join("memories.db");
+        let index = Index::open(&db).map_err(|source| StoreError::Index { path: db, source })?;
+        let mut store = Self {
+            dir,
+            workspace: workspace.to_path_buf(),
+            index,
+            counter: 0,
+        };
+        let report = store.reconcile()?;
+        Ok((store, report))
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn index(&self) -> &Index {
+        &self.index
+    }
+
+    fn db_err(&self, source: rusqlite::Error) -> StoreError {
+        StoreError::Index {
+            path: self.dir.join("memories.db"),
+            source,
+        }
+    }
+
+    /// Brings the index in line with the files: new and changed files are (re)read,
+    /// rows of deleted files dropped. Unreadable files are skipped with a warning.
+    pub fn reconcile(&mut self) -> Result<Reconciled, StoreError> {
+        let files = scan(&self.dir);
+        let known: HashMap<String, (String, FileStamp)> = self
+            .index
+            .stamps()
+            .map_err(|e| self.db_err(e))?
+            .into_iter()
+            .map(|(path, id, stamp)| (path, (id, stamp)))
+            .collect();
+        let mut report = Reconciled::default();
+        let mut seen: HashSet<&str> = HashSet::new();
+        let mut ids: HashMap<String, String> = HashMap::new();
+        let dir = self.dir.clone();
+        let result = self.index.batch(|index| {
+            for f in &files {
+                seen.insert(&f.rel);
+                if let Some((id, stamp)) = known.get(&f.rel) {
+                    if *stamp == f.stamp {
+                        ids.insert(id.clone(), f.rel.clone());
+                        report.unchanged += 1;
+                        continue;
+                    }
+                }
+            }
+            for f in &files {
+                if known.get(&f.rel).is_some_and(|(_, s)| *s == f.stamp) {
+                    continue;
+                }
+                let path = dir.join(&f.rel);
+                let warn = |problem: String| Warning {
+                    path: path.clone(),
+                    problem,
+                };
+                let parsed = std::fs::read(&path)
+                    .map_err(|e| e.to_string())
+                    .and_then(|bytes| file::parse(&bytes, f.dir_type).map_err(|e| e.to_string()));
+                let memory = match parsed {
+                    Ok(m) => m,
+                    Err(problem) => {
+                        index.remove_path(&f.rel)?;
+                        report.warnings.push(warn(problem));
+                        continue;
+                    }
+                };
+                if let Some(other) = ids.get(&memory.id).filter(|p| **p != f.rel) {
+                    report.warnings.push(warn(format!(
+                        "duplicate id {} (already used by {})",
+                        memory.id,
+                        dir.join(other).display()
+                    )));
+                    continue;
+                }
+                ids.insert(memory.id.clone(), f.rel.clone());
+                index.upsert(&memory, &placement(&memory, &f.rel, f.stamp, f.archived))?;
+                report.indexed += 1;
+            }
+            for path in known.keys() {
+                if !seen.contains(path.as_str()) {
+                    index.remove_path(path)?;
+                    report.removed += 1;
+                }
+            }
+            Ok(())
+        });
+        result.map_err(|e| self.db_err(e))?;
+        if report.indexed > 0 || report.removed > 0 {
+            self.write_overview()?;
+        }
+        Ok(report)
+    }
+
+    /// Drops the index and reads every file again.
+    pub fn rebuild(&mut self) -> Result<Reconciled, StoreError> {
+        self.index.clear().map_err(|e| self.db_err(e))?;
+        self.reconcile()
+    }
+
+    /// Saves a memory. A description equal (after normalization) to an active memory's
+    /// updates that memory instead of adding a duplicate; `supersedes` archives the
+    /// listed memories.
+    pub fn write(&mut self, draft: &Draft) -> Result<WriteOutcome, StoreError> {
+        let outcome = self.write_one(draft)?;
+        self.write_overview()?;
+        Ok(outcome)
+    }
+
+    /// Saves many memories; each line gets its own result. `MEMORY.md` is written once.
+    pub fn write_many(&mut self, drafts: &[Draft]) -> Vec<Result<WriteOutcome, StoreError>> {
+        let results: Vec<_> = drafts.iter().map(|d| self.write_one(d)).collect();
+        if let Err(e) = self.write_overview() {
+            tracing::warn!("cannot write MEMORY.md: {e}");
+        }
+        results
+    }
+
+    fn write_one(&mut self, draft: &Draft) -> Result<WriteOutcome, StoreError> {
+        let mtype = MemoryType::parse(&draft.mtype)
+            .ok_or_else(|| StoreError::BadType(draft.mtype.clone()))?;
+        let clean = |t: &str| relativize(t.trim(), &self.workspace);
+        let description = clean(&draft.description).replace('\n', " ");
+        if description.trim().is_empty() {
+            return Err(StoreError::NoDescription);
+        }
+        let summary = clean(&draft.summary);
+        let body = clean(&draft.body);
+        let action = draft.action.as_deref().map(clean).filter(|a| !a.is_empty());
+        if body.len() > MAX_BODY_BYTES {
+            return Err(StoreError::TooLong { bytes: body.len() });
+        }
+        if let Some(c) = draft.confidence.filter(|c| !(0.0..=1.0).contains(c)) {
+            return Err(StoreError::BadConfidence(c));
+        }
+        let tags_text = draft.tags.join(" ");
+        for (field, text) in [
+            ("description", description.as_str()),
+            ("summary", summary.as_str()),
+            ("body", body.as_str()),
+            ("action", action.as_deref().unwrap_or("")),
+            ("tags", tags_text.as_str()),
+        ] {
+            if let Some(what) = find_secret(text) {
+                return Err(StoreError::Secret { field, what });
+            }
+        }
+        let now = now_rfc3339();
+        let norm = normalize_description(&description);
+        let existing = self
+            .index
+            .active_with_norm(&norm)
+            .map_err(|e| self.db_err(e))?;
+        let (memory, rel, updated) = match existing {
+            Some(row) => {
+                let mut m = self.read(&row)?;
+                m.mtype = mtype;
+                m.description = description;
+                if !summary.is_empty() {
+                    m.summary = summary;
+                }
+                if !body.is_empty() {
+                    m.body = body;
+                }
+                if !draft.tags.is_empty() {
+                    m.tags = draft.tags.clone();
+                }
+                m.kind = draft.kind.clone().or(m.kind);
+                m.action = action.or(m.action);
+                m.confidence = draft.confidence.unwrap_or(m.confidence);
+                m.expires_at = draft.expires_at.clone().or(m.expires_at);
+                for s in &draft.supersedes {
+                    if !m.supersedes.contains(s) {
+                        m.supersedes.push(s.clone());
+                    }
+                }
+                m.updated_at = now;
+                // A type change moves the file to its new type directory.
+                let rel = if row.mtype == mtype {
+                    row.path.clone()
+                } else {
+                    let _ = std::fs::remove_file(self.dir.join(&row.path));
+                    format!("{}/{}.spmd", mtype.as_str(), m.id)
+                };
+                (m, rel, true)
+            }
+            None => {
+                let id = self.new_id(mtype, &description)?;
+                let m = Memory {
+                    id: id.clone(),
+                    mtype,
+                    kind: draft.kind.clone().filter(|k| !k.is_empty()),
+                    created_at: now.clone(),
+                    updated_at: now,
+                    supersedes: draft.supersedes.clone(),
+                    tags: draft.tags.clone(),
+                    description,
+                    summary,
+                    action,
+                    confidence: draft.confidence.unwrap_or(DEFAULT_CONFIDENCE),
+                    source_session: draft.source_session.clone().filter(|s| !s.is_empty()),
+                    expires_at: draft.expires_at.clone().filter(|s| !s.is_empty()),
+                    body,
+                    extra: serde_yaml::Mapping::new(),
+                };
+                (m, format!("{}/{id}.spmd", mtype.as_str()), false)
+            }
+        };
+        self.save(&memory, &rel, false)?;
+        let mut archived = Vec::new();
+        for id in &draft.supersedes {
+            if id != &memory.id && self.archive(id).is_ok() {
+                archived.push(id.clone());
+            }
+        }
+        let id = memory.id;
+        Ok(if updated {
+            WriteOutcome::Updated { id, archived }
+        } else {
+            WriteOutcome::Added { id, archived }
+        })
+    }
+
+    /// Writes the file atomically and indexes it.
+    fn save(&self, m: &Memory, rel: &str, archived: bool) -> Result<(), StoreError> {
+        let path = self.dir.join(rel);
+        file::write_atomic(&path, file::render(m).as_bytes()).map_err(|source| StoreError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        let stamp = stamp_of(&path).map_err(|source| StoreError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        self.index
+            .upsert(m, &placement(m, rel, stamp, archived))
+            .map_err(|e| self.db_err(e))
+    }
+
+    fn new_id(&mut self, mtype: MemoryType, description: &str) -> Result<String, StoreError> {
+        loop {
+            self.counter += 1;
+            let mut h = Sha256::new();
+            h.update(description.as_bytes());
+            h.update(now_nanos().to_le_bytes());
+            h.update(self.counter.to_le_bytes());
+            h.update(std::process::id().to_le_bytes());
+            let hex: String = h
+                .finalize()
+                .iter()
+                .take(3)
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            let id = format!("{}_{hex}", mtype.as_str());
+            if self.index.get(&id).map_err(|e| self.db_err(e))?.is_none() {
+                return Ok(id);
+            }
+        }
+    }
+
+    /// The indexed row of `id`.
+    pub fn row(&self, id: &str) -> Result<Row, StoreError> {
+        self.index
+            .get(id)
+            .map_err(|e| self.db_err(e))?
+            .ok_or_else(|| StoreError::NotFound(id.to_string()))
+    }
+
+    /// The full memory of `id`, read from its file.
+    pub fn get(&self, id: &str) -> Result<Memory, StoreError> {
+        let row = self.row(id)?;
+        self.read(&row)
+    }
+
+    /// The file of `id`.
+    pub fn path_of(&self, id: &str) -> Result<PathBuf, StoreError> {
+        Ok(self.dir.join(self.row(id)?.path))
+    }
+
+    fn read(&self, row: &Row) -> Result<Memory, StoreError> {
+        let path = self.dir.join(&row.path);
+        let bytes = std::fs::read(&path).map_err(|source| StoreError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        file::parse(&bytes, Some(row.mtype)).map_err(|problem| StoreError::Format { path, problem })
+    }
+
+    /// Re-reads one memory's file after an edit (`/memory edit`).
+    pub fn reindex(&mut self, id: &str) -> Result<Row, StoreError> {
+        let row = self.row(id)?;
+        let memory = self.read(&row)?;
+        let path = self.dir.join(&row.path);
+        let stamp = stamp_of(&path).map_err(|source| StoreError::Io { path, source })?;
+        if memory.id != row.id {
+            self.index.remove_id(&row.id).map_err(|e| self.db_err(e))?;
+        }
+        self.index
+            .upsert(&memory, &placement(&memory, &row.path, stamp, row.archived))
+            .map_err(|e| self.db_err(e))?;
+        self.write_overview()?;
+        self.row(&memory.id)
+    }
+
+    /// Active memories, optionally of one type / kind.
+    pub fn list(
+        &self,
+        mtype: Option<MemoryType>,
+        kind: Option<&str>,
+    ) -> Result<Vec<Row>, StoreError> {
+        let rows = self.index.list(false).map_err(|e| self.db_err(e))?;
+        Ok(rows
+            .into_iter()
+            .filter(|r| mtype.is_none_or(|t| r.mtype == t))
+            .filter(|r| kind.is_none_or(|k| r.kind.as_deref() == Some(k)))
+            .collect())
+    }
+
+    /// Moves a memory to `archive/<type>/`: it is never recalled again.
+    pub fn forget(&mut self, id: &str) -> Result<(), StoreError> {
+        self.archive(id)?;
+        self.write_overview()
+    }
+
+    fn archive(&self, id: &str) -> Result<(), StoreError> {
+        let row = self.row(id)?;
+        if row.archived {
+            return Err(StoreError::Archived { id: id.to_string() });
+        }
+        let memory = self.read(&row)?;
+        let name = Path::new(&row.path)
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("memory.spmd")
+            .to_string();
+        let rel = format!("archive/{}/{name}", row.mtype.as_str());
+        let from = self.dir.join(&row.path);
+        let to = self.dir.join(&rel);
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| StoreError::Io { path, source }
+        };
+        std::fs::create_dir_all(to.parent().unwrap_or(&self.dir)).map_err(io(&to))?;
+        std::fs::rename(&from, &to).map_err(io(&from))?;
+        let stamp = stamp_of(&to).map_err(io(&to))?;
+        self.index
+            .upsert(&memory, &placement(&memory, &rel, stamp, true))
+            .map_err(|e| self.db_err(e))
+    }
+
+    /// Lowers confidence by [`FLAG_STEP`]; at or below [`FLAG_ARCHIVE_AT`] the memory is
+    /// archived.
+    pub fn flag(&mut self, id: &str) -> Result<Flagged, StoreError> {
+        let row = self.row(id)?;
+        if row.archived {
+            return Err(StoreError::Archived { id: id.to_string() });
+        }
+        let mut memory = self.read(&row)?;
+        memory.confidence = ((memory.confidence - FLAG_STEP) * 100.0).round() / 100.0;
+        memory.confidence = memory.confidence.max(0.0);
+        self.save(&memory, &row.path, false)?;
+        let archived = memory.confidence <= FLAG_ARCHIVE_AT + 1e-9;
+        if archived {
+            self.archive(id)?;
+        }
+        self.write_overview()?;
+        Ok(Flagged {
+            confidence: memory.confidence,
+            archived,
+        })
+    }
+
+    /// (type, active, archived) counts.
+    pub fn counts(&self) -> Result<Vec<(MemoryType, usize, usize)>, StoreError> {
+        self.index.counts().map_err(|e| self.db_err(e))
+    }
+
+    /// Regenerates `MEMORY.md`: one line per active memory, grouped by type.
+    fn write_overview(&self) -> Result<(), StoreError> {
+        let rows = self.index.list(false).map_err(|e| self.db_err(e))?;
+        let mut text = String::from(
+            "# Memories\n\nGenerated by harvey on every change; do not edit. The files under each \
+             type directory are the truth (`harvey memory` and `/memory` change them).\n",
+        );
+        for t in MemoryType::ALL {
+            let of_type: Vec<&Row> = rows.iter().filter(|r| r.mtype == t).collect();
+            if of_type.is_empty() {
+                continue;
+            }
+            text.push_str(&format!("\n## {t}\n\n"));
+            for r in of_type {
+                let kind = r
+                    .kind
+                    .as_deref()
+                    .map(|k| format!(" ({k})"))
+                    .unwrap_or_default();
+                text.push_str(&format!(
+                    "- `{}`{kind} {} — confidence {:.2}\n",
+                    r.id, r.description, r.confidence
+                ));
+            }
+        }
+        let path = self.dir.join("MEMORY.md");
+        file::write_atomic(&path, text.as_bytes()).map_err(|source| StoreError::Io { path, source })
+    }
+}
+
+struct Found {
+    rel: String,
+    stamp: FileStamp,
+    dir_type: Option<MemoryType>,
+    archived: bool,
+}
+
+/// Memory files under `<type>/` and `archive/<type>/`, sorted (first path wins an id).
+fn scan(dir: &Path) -> Vec<Found> {
+    let mut found = Vec::new();
+    for (prefix, archived) in [("", false), ("archive/", true)] {
+        for t in MemoryType::ALL {
+            let sub = format!("{prefix}{}", t.as_str());
+            let Ok(entries) = std::fs::read_dir(dir.join(&sub)) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let name = entry.file_name();
+                let Some(name) = name.to_str() else { continue };
+                let ext_ok = Path::new(name)
+                    .extension()
+                    .and_then(|e| e.to_str())
+                    .is_some_and(|e| EXTENSIONS.contains(&e));
+                if name.starts_with('.') || !ext_ok {
+                    continue;
+                }
+                if let Ok(stamp) = stamp_of(&entry.path()) {
+                    found.push(Found {
+                        rel: format!("{sub}/{name}"),
+                        stamp,
+                        dir_type: Some(t),
+                        archived,
+                    });
+                }
+            }
+        }
+    }
+    found.sort_by(|a, b| a.rel.cmp(&b.rel));
+    found
+}
+
+fn stamp_of(path: &Path) -> std::io::Result<FileStamp> {
+    let meta = std::fs::metadata(path)?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other("not a file"));
+    }
+    let mtime_ns = meta
+        .modified()?
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+        .unwrap_or(0);
+    Ok(FileStamp {
+        mtime_ns,
+        size: i64::try_from(meta.len()).unwrap_or(i64::MAX),
+    })
+}
+
+fn placement<'a>(m: &Memory, rel: &'a str, stamp: FileStamp, archived: bool) -> Placement<'a> {
+    let updated = parse_time(&m.updated_at)
+        .or_else(|| parse_time(&m.created_at))
+        .unwrap_or(stamp.mtime_ns / 1_000_000_000);
+    Placement {
+        path: rel,
+        stamp,
+        archived,
+        updated,
+        expires: m.expires_at.as_deref().and_then(parse_time),
+    }
+}
+
+/// Now, as the files write it: `2026-05-25T12:00:00Z`.
+pub fn now_rfc3339() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+/// Unix seconds now.
+pub fn now_unix() -> i64 {
+    chrono::Utc::now().timestamp()
+}
+
+fn now_nanos() -> i64 {
+    chrono::Utc::now().timestamp_nanos_opt().unwrap_or(0)
+}
+
+/// RFC 3339, `YYYY-MM-DD HH:MM:SS` (UTC) or `YYYY-MM-DD` → unix seconds.
+pub fn parse_time(text: &str) -> Option<i64> {
+    let t = text.trim();
+    if t.is_empty() {
+        return None;
+    }
+    if let Ok(dt) = chrono::DateTime::parse_from_rfc3339(t) {
+        return Some(dt.timestamp());
+    }
+    if let Ok(dt) = chrono::NaiveDateTime::parse_from_str(t, "%Y-%m-%d %H:%M:%S") {
+        return Some(dt.and_utc().timestamp());
+    }
+    chrono::NaiveDate::parse_from_str(t, "%Y-%m-%d")
+        .ok()
+        .and_then(|d| d.and_hms_opt(0, 0, 0))
+        .map(|dt| dt.and_utc().timestamp())
+}
