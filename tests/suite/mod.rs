@@ -2,5 +2,6 @@ mod cli;
 mod config;
 mod engine;
 mod long;
+mod memory;
 mod repl;
 mod tools;

@@ -1,0 +1,360 @@
+//! The memory store and recall: Go-format files, reconcile, dedupe, archive, the dev set.
+
+use std::path::Path;
+
+use harvey::memory::file::render;
+use harvey::memory::recall::{Limits, MemorySilo};
+use harvey::memory::{Draft, Memory, MemoryStore, MemoryType, Silo, WriteOutcome};
+use harvey::tokens::WordCounter;
+use serde::Deserialize;
+
+fn open(ws: &Path) -> (MemoryStore, harvey::memory::Reconciled) {
+    MemoryStore::open(&ws.join("agents"), ws).unwrap()
+}
+
+fn draft(t: &str, description: &str, summary: &str) -> Draft {
+    Draft {
+        mtype: t.into(),
+        description: description.into(),
+        summary: summary.into(),
+        ..Draft::default()
+    }
+}
+
+fn ids(store: &MemoryStore, query: &str) -> Vec<String> {
+    store
+        .search(query, &[], 10)
+        .unwrap()
+        .into_iter()
+        .map(|h| h.row.id)
+        .collect()
+}
+
+const GO_FOUNTAIN: &str = "---\nid: tool_use_a3f891\ntype: tool_use\nkind: pitfall\ncreated_at: \"2026-05-25T12:00:00Z\"\nupdated_at: \"2026-05-25T12:00:00Z\"\nsupersedes: []\ntags:\n    - git\ndescription: Run git init when git reports not a repository\nsummary: Running git init in the project root resolved the error immediately.\naction: Run `git init` in the project root, then retry.\nconfidence: 0.5\nsource_session: \"\"\nupstream_score: 3\n---\nEXT. TERMINAL - NIGHT\n\ngit status fails.\n\nThe agent runs git init.\n";
+
+fn put(ws: &Path, rel: &str, bytes: &[u8]) -> std::path::PathBuf {
+    let path = ws.join("agents/memories").join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+#[test]
+fn go_tool_files_load_and_keep_unknown_keys_on_rewrite() {
+    let ws = tempfile::tempdir().unwrap();
+    put(ws.path(), "tool_use/tool_use_a3f891.fountain", GO_FOUNTAIN.as_bytes());
+    put(
+        ws.path(),
+        "project_fact/project_fact_00aa11.spmd",
+        b"---\nid: project_fact_00aa11\ntype: project_fact\ndescription: The web server listens on port 8080\n---\n",
+    );
+    put(
+        ws.path(),
+        "workflow/workflow_77.md",
+        b"---\nid: workflow_77\ndescription: Release by tagging vX.Y.Z\ntags: release, git\n---\nbody\n",
+    );
+    let (mut store, report) = open(ws.path());
+    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+    assert_eq!(report.indexed, 3);
+    let m = store.get("tool_use_a3f891").unwrap();
+    assert_eq!(m.kind.as_deref(), Some("pitfall"));
+    assert!(m.body.contains("\n\nThe agent runs git init."), "{}", m.body);
+    assert_eq!(store.get("workflow_77").unwrap().tags, vec!["release", "git"]);
+    assert_eq!(ids(&store, "How do I fix git?")[0], "tool_use_a3f891");
+    // A rewrite (flag) keeps the key harvey does not know.
+    store.flag("tool_use_a3f891").unwrap();
+    let text = std::fs::read_to_string(store.path_of("tool_use_a3f891").unwrap()).unwrap();
+    assert!(text.contains("upstream_score: 3"), "{text}");
+    assert!(text.contains("confidence: 0.4"), "{text}");
+}
+
+#[test]
+fn hand_edited_files_are_reindexed_on_the_next_start() {
+    let ws = tempfile::tempdir().unwrap();
+    let (mut store, _) = open(ws.path());
+    let id = store
+        .write(&draft("project_fact", "Deploys go to the staging host", "via rsync"))
+        .unwrap()
+        .id()
+        .to_string();
+    let path = store.path_of(&id).unwrap();
+    drop(store);
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, text.replace("staging", "production")).unwrap();
+    let (store, report) = open(ws.path());
+    assert_eq!(report.indexed, 1, "{report:?}");
+    assert_eq!(ids(&store, "production host"), vec![id]);
+    assert!(ids(&store, "staging").is_empty());
+    // A deleted file leaves the index too.
+    drop(store);
+    std::fs::remove_file(&path).unwrap();
+    let (store, report) = open(ws.path());
+    assert_eq!(report.removed, 1);
+    assert!(ids(&store, "production").is_empty());
+}
+
+#[test]
+fn malformed_files_are_skipped_with_a_warning_naming_file_and_problem() {
+    let ws = tempfile::tempdir().unwrap();
+    put(
+        ws.path(),
+        "workflow/good.spmd",
+        b"---\nid: good\ntype: workflow\ndescription: Backups run nightly\n---\n",
+    );
+    put(ws.path(), "workflow/broken.spmd", b"---\nid: broken\ntags: [a, b\n---\n");
+    put(ws.path(), "workflow/noid.spmd", b"---\ntype: workflow\ndescription: x\n---\n");
+    put(ws.path(), "workflow/latin1.spmd", b"---\nid: l\ndescription: caf\xe9\n---\n");
+    put(ws.path(), "workflow/nofront.md", b"just some notes\n");
+    put(ws.path(), "workflow/zz_dup.spmd", b"---\nid: good\ndescription: another\n---\n");
+    let (store, report) = open(ws.path());
+    let warned: Vec<String> = report.warnings.iter().map(|w| w.to_string()).collect();
+    let expect = [
+        ("broken.spmd", "front matter line"),
+        ("noid.spmd", "missing `id`"),
+        ("latin1.spmd", "not valid UTF-8"),
+        ("nofront.md", "no front matter"),
+        ("zz_dup.spmd", "duplicate id good"),
+    ];
+    assert_eq!(warned.len(), expect.len(), "{warned:#?}");
+    for (file, problem) in expect {
+        assert!(
+            warned.iter().any(|w| w.contains(file) && w.contains(problem)),
+            "{file}: {warned:#?}"
+        );
+    }
+    assert_eq!(ids(&store, "backups nightly"), vec!["good"]);
+}
+
+#[test]
+fn superseded_archived_and_expired_memories_are_never_recalled() {
+    let ws = tempfile::tempdir().unwrap();
+    let (mut store, _) = open(ws.path());
+    let old = store
+        .write(&draft("tool_use", "Build the docs with mkdocs serve", "old way"))
+        .unwrap()
+        .id()
+        .to_string();
+    let new = Draft {
+        supersedes: vec![old.clone()],
+        ..draft("tool_use", "Build the docs with mdbook build", "new way, replaces mkdocs")
+    };
+    let outcome = store.write(&new).unwrap();
+    assert!(matches!(&outcome, WriteOutcome::Added { archived, .. } if archived == &vec![old.clone()]));
+    let forgotten = store
+        .write(&draft("workflow", "Docs are published by a cron job", ""))
+        .unwrap()
+        .id()
+        .to_string();
+    store.forget(&forgotten).unwrap();
+    let expired = Draft {
+        expires_at: Some("2001-01-01T00:00:00Z".into()),
+        ..draft("project_fact", "The docs server is docs.example.org", "")
+    };
+    let expired = store.write(&expired).unwrap().id().to_string();
+    for id in [&old, &forgotten] {
+        let path = store.path_of(id).unwrap();
+        assert!(path.to_string_lossy().contains("/archive/"), "{}", path.display());
+    }
+    let found = ids(&store, "docs mkdocs cron published server build");
+    assert_eq!(found, vec![outcome.id().to_string()]);
+    let silo = MemorySilo(&store);
+    let cands = silo.candidates("docs mkdocs cron server", 10).unwrap();
+    for id in [&old, &forgotten, &expired] {
+        assert!(cands.iter().all(|c| &c.id != id), "{id} recalled");
+    }
+    // Archived memories survive a rebuild as archived.
+    drop(silo);
+    store.rebuild().unwrap();
+    assert_eq!(ids(&store, "mkdocs cron docs"), vec![outcome.id().to_string()]);
+    let overview = std::fs::read_to_string(ws.path().join("agents/memories/MEMORY.md")).unwrap();
+    assert!(overview.contains("mdbook") && !overview.contains("mkdocs serve"), "{overview}");
+}
+
+#[test]
+fn duplicate_descriptions_update_instead_of_adding() {
+    let ws = tempfile::tempdir().unwrap();
+    let (mut store, _) = open(ws.path());
+    let first = store
+        .write(&draft("user_preference", "Prefer short answers", "no preamble"))
+        .unwrap();
+    let second = store
+        .write(&draft("user_preference", "  prefer SHORT answers! ", "get to the point"))
+        .unwrap();
+    assert!(matches!(first, WriteOutcome::Added { .. }));
+    assert!(matches!(second, WriteOutcome::Updated { .. }), "{second:?}");
+    assert_eq!(first.id(), second.id());
+    assert!(second.describe().contains("updated"));
+    let all = store.list(None, None).unwrap();
+    assert_eq!(all.len(), 1);
+    assert_eq!(store.get(first.id()).unwrap().summary, "get to the point");
+    let files = std::fs::read_dir(ws.path().join("agents/memories/user_preference"))
+        .unwrap()
+        .count();
+    assert_eq!(files, 1);
+}
+
+#[test]
+fn secrets_oversized_bodies_and_workspace_paths_are_handled_before_writing() {
+    let ws = tempfile::tempdir().unwrap();
+    let (mut store, _) = open(ws.path());
+    let secret = Draft {
+        body: "export GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789".into(),
+        ..draft("tool_use", "Set the token for the API", "")
+    };
+    let err = store.write(&secret).unwrap_err().to_string();
+    assert!(err.contains("body") && err.contains("GitHub token"), "{err}");
+    let big = Draft {
+        body: "x".repeat(5000),
+        ..draft("tool_use", "A transcript", "")
+    };
+    assert!(store.write(&big).unwrap_err().to_string().contains("5000 bytes"));
+    assert!(store.write(&draft("nonsense", "d", "")).unwrap_err().to_string().contains("project_fact"));
+    let root = ws.path().to_str().unwrap();
+    let with_path = draft("project_fact", "Config lives in the repo", &format!("see {root}/conf/app.toml"));
+    let id = store.write(&with_path).unwrap().id().to_string();
+    assert_eq!(store.get(&id).unwrap().summary, "see <workspace>/conf/app.toml");
+    assert!(store.list(None, None).unwrap().len() == 1, "refused writes left no file");
+}
+
+#[test]
+fn flag_lowers_confidence_and_archives_at_point_two() {
+    let ws = tempfile::tempdir().unwrap();
+    let (mut store, _) = open(ws.path());
+    let d = Draft {
+        confidence: Some(0.4),
+        ..draft("workflow", "Restart the router weekly", "")
+    };
+    let id = store.write(&d).unwrap().id().to_string();
+    let once = store.flag(&id).unwrap();
+    assert!((once.confidence - 0.3).abs() < 1e-9 && !once.archived);
+    let twice = store.flag(&id).unwrap();
+    assert!(twice.archived);
+    assert!(ids(&store, "router").is_empty());
+    assert!(store.flag(&id).is_err());
+}
+
+#[derive(Deserialize)]
+struct DevSet {
+    memories: Vec<DevMemory>,
+    queries: Vec<DevQuery>,
+}
+
+#[derive(Deserialize)]
+struct DevMemory {
+    id: String,
+    #[serde(rename = "type")]
+    mtype: String,
+    description: String,
+    summary: String,
+    #[serde(default)]
+    kind: Option<String>,
+    #[serde(default)]
+    action: Option<String>,
+    tags: Vec<String>,
+}
+
+#[derive(Deserialize)]
+struct DevQuery {
+    q: String,
+    expect: Vec<String>,
+}
+
+fn load_devset(ws: &Path) -> (MemoryStore, DevSet) {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/memory_devset.json"),
+    )
+    .unwrap();
+    let set: DevSet = serde_json::from_str(&text).unwrap();
+    for (i, d) in set.memories.iter().enumerate() {
+        let mtype = MemoryType::parse(&d.mtype).unwrap();
+        let m = Memory {
+            id: d.id.clone(),
+            mtype,
+            kind: d.kind.clone(),
+            created_at: "2026-10-01T12:00:00Z".into(),
+            updated_at: "2026-10-01T12:00:00Z".into(),
+            supersedes: Vec::new(),
+            tags: d.tags.clone(),
+            description: d.description.clone(),
+            summary: d.summary.clone(),
+            action: d.action.clone(),
+            confidence: 0.5,
+            source_session: None,
+            expires_at: None,
+            body: String::new(),
+            extra: Default::default(),
+        };
+        // The Go tool's extension and harvey's, alternately.
+        let ext = ["spmd", "fountain", "md"][i % 3];
+        put(ws, &format!("{mtype}/{}.{ext}", d.id), render(&m).as_bytes());
+    }
+    let (store, report) = open(ws);
+    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+    assert_eq!(report.indexed, set.memories.len());
+    (store, set)
+}
+
+#[test]
+fn dev_set_recall_at_5() {
+    let ws = tempfile::tempdir().unwrap();
+    let (store, set) = load_devset(ws.path());
+    assert!(set.memories.len() >= 40 && set.queries.len() >= 25);
+    let types: std::collections::HashSet<&str> =
+        set.memories.iter().map(|m| m.mtype.as_str()).collect();
+    assert_eq!(types.len(), 5);
+    let mut found = 0;
+    let mut expected = 0;
+    let mut misses = Vec::new();
+    for q in &set.queries {
+        let top: Vec<String> = store
+            .search(&q.q, &[], 5)
+            .unwrap_or_else(|e| panic!("query {:?} failed: {e}", q.q))
+            .into_iter()
+            .map(|h| h.row.id)
+            .collect();
+        for id in &q.expect {
+            expected += 1;
+            if top.contains(id) {
+                found += 1;
+            } else {
+                misses.push(format!("{:?} -> {top:?} (wanted {id})", q.q));
+            }
+        }
+    }
+    let recall = f64::from(found) / f64::from(expected);
+    eprintln!("dev set recall@5 = {found}/{expected} = {recall:.3}; misses: {misses:#?}");
+    assert!(recall >= 0.9, "recall@5 {recall:.3}: {misses:#?}");
+}
+
+#[test]
+fn hostile_queries_return_results_or_nothing_never_an_error() {
+    let ws = tempfile::tempdir().unwrap();
+    let (store, _) = load_devset(ws.path());
+    for q in [
+        "How do I fix git?",
+        "what's the error",
+        "git: error",
+        "\"quoted\" (parens) AND OR NOT *",
+        "NEAR(a b) ^col:x -y +z",
+        "'; DROP TABLE memories; --",
+        "\"unbalanced",
+        "???",
+        "",
+        "日本語のテキスト",
+        &"long ".repeat(500),
+    ] {
+        store.search(q, &[], 5).unwrap_or_else(|e| panic!("{q:?}: {e}"));
+        let silo = MemorySilo(&store);
+        harvey::memory::recall::recall(
+            &[&silo],
+            q,
+            Limits {
+                budget: 200,
+                factual_share: 0.5,
+                max_relevant: 5,
+            },
+            &WordCounter,
+        )
+        .unwrap_or_else(|e| panic!("{q:?}: {e}"));
+    }
+}
