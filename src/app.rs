@@ -14,6 +14,8 @@ use crate::engine::{
     AbortFlag, Completion, Engine, EngineError, EngineParams, GenerateOptions, LlamaEngine,
     SamplingParams, TurnStats,
 };
+use crate::memory::recall::{budget, recall, Injection, Limits};
+use crate::memory::{MemorySilo, MemoryStore};
 use crate::models::{ModelLookupError, ModelSources};
 use crate::project::read_guidance;
 use crate::tools::grammar::call_grammar;
@@ -58,6 +60,10 @@ pub struct App {
     /// Things the user should know at startup (guidance cut, …).
     pub notices: Vec<String>,
     pub abort: AbortFlag,
+    /// The memory store (`None` when memory is off or could not be opened).
+    pub memory: Option<MemoryStore>,
+    /// The `[memory context]` injected at session start (`None` until the first message).
+    pub injection: Option<Injection>,
 }
 
 impl App {
@@ -99,8 +105,16 @@ impl App {
         let guidance_budget = (engine.info().n_ctx as usize / 8).max(64);
         let guidance = read_guidance(&workspace, engine.as_ref(), guidance_budget);
         let system = system_prompt(&tools, tools_enabled, &guidance.text);
+        let mut notices = guidance.notices;
+        let memory = if config.memory.enabled {
+            open_memory(&workspace, &mut notices)
+        } else {
+            None
+        };
         Self {
-            notices: guidance.notices,
+            memory,
+            injection: None,
+            notices,
             tool_grammar: call_grammar(&tools.list()),
             tools,
             tools_enabled,
@@ -158,6 +172,11 @@ impl App {
         on_event: &mut dyn FnMut(TurnEvent),
     ) -> Result<AgentTurn, TurnError> {
         self.abort.clear();
+        if self.conversation.turn_count() == 0 && self.injection.is_none() {
+            if let Some(injection) = self.inject_memory(text) {
+                on_event(TurnEvent::Notice(injection.summary_line()));
+            }
+        }
         let opts = self.generate_options();
         let rolling = &self.config.memory.rolling_summary;
         let limits = TurnLimits {
@@ -184,6 +203,51 @@ impl App {
         }
         self.turns.push(turn.completion.stats.clone());
         Ok(turn)
+    }
+
+    /// Recalls memories for the session's first message and pins them as the
+    /// `[memory context]` block (once per session; it stays fixed so the KV cache
+    /// survives). `None` when memory or injection is off, or nothing could be recalled.
+    pub fn inject_memory(&mut self, query: &str) -> Option<&Injection> {
+        let m = &self.config.memory;
+        if !(m.enabled && m.inject_on_start) {
+            return None;
+        }
+        let store = self.memory.as_ref()?;
+        let injection = match self.recall(store, query, None) {
+            Ok(i) => i,
+            Err(e) => {
+                self.notices.push(format!("memory recall failed: {e}"));
+                return None;
+            }
+        };
+        self.conversation
+            .set_context(Some(injection.text.clone()).filter(|t| !t.is_empty()));
+        self.injection = Some(injection);
+        self.injection.as_ref().filter(|i| !i.items.is_empty())
+    }
+
+    /// The budgeted recall path: memory (and later RAG / knowledge) silos packed under
+    /// `budget` tokens (default: `floor(n_ctx × memory.budget_pct)` of the live context).
+    pub fn recall(
+        &self,
+        store: &MemoryStore,
+        query: &str,
+        budget_tokens: Option<usize>,
+    ) -> Result<Injection, crate::memory::StoreError> {
+        let m = &self.config.memory;
+        let limits = Limits {
+            budget: budget_tokens.unwrap_or_else(|| self.memory_budget()),
+            factual_share: m.factual_share,
+            max_relevant: m.top_k,
+        };
+        let silo = MemorySilo(store);
+        recall(&[&silo], query, limits, self.engine.as_ref())
+    }
+
+    /// `floor(n_ctx × memory.budget_pct)`, from the live context.
+    pub fn memory_budget(&self) -> usize {
+        budget(self.engine.info().n_ctx, self.config.memory.budget_pct)
     }
 
     /// Tokens kept free for a reply: `sampling.max_tokens`, at most a quarter of n_ctx.
@@ -252,6 +316,20 @@ impl App {
     /// `<workspace>/agents`, where all of harvey's files live.
     pub fn agents_dir(&self) -> PathBuf {
         self.workspace.join("agents")
+    }
+}
+
+/// Opens the workspace's memory store; problems become notices, never a failed start.
+fn open_memory(workspace: &Path, notices: &mut Vec<String>) -> Option<MemoryStore> {
+    match MemoryStore::open(&workspace.join("agents"), workspace) {
+        Ok((store, report)) => {
+            notices.extend(report.warnings.iter().map(|w| format!("memory: {w}")));
+            Some(store)
+        }
+        Err(e) => {
+            notices.push(format!("memory is off for this session: {e}"));
+            None
+        }
     }
 }
 

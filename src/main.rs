@@ -13,6 +13,8 @@ use harvey::chat::agent::TurnEvent;
 use harvey::chat::stop_note;
 use harvey::repl;
 
+mod memory_cli;
+
 /// A terminal agent that runs a local GGUF model in-process and remembers across sessions.
 ///
 /// Without a subcommand harvey starts an interactive chat in the workspace (the current
@@ -43,6 +45,10 @@ enum Command {
     /// Measure load time, prefill/decode speed against a raw llama.cpp loop, TTFT over
     /// the turns of a scripted chat (with and without KV prefix reuse) and peak memory.
     Bench(BenchArgs),
+    /// Typed memories for scripts: add, import, list, show, recall (also in batch),
+    /// forget, flag, rebuild, status. Files live in <workspace>/agents/memories/.
+    #[command(subcommand)]
+    Memory(memory_cli::MemoryCommand),
     /// Run one of the model's tools yourself, or list them (no model is loaded).
     #[command(subcommand)]
     Tool(ToolCommand),
@@ -139,6 +145,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         Some(Command::Run(args)) => run_once(&options, args),
         Some(Command::Bench(args)) => bench(&options, &args),
         Some(Command::Tool(cmd)) => tool(&options, cmd),
+        Some(Command::Memory(cmd)) => memory_cli::run(&options, cmd),
     }
 }
 
@@ -326,6 +333,12 @@ fn run_once(options: &AppOptions, args: RunArgs) -> Result<ExitCode> {
             "ttft_ms": s.ttft_ms,
             "stop": completion.stop,
             "prefix": app.prefix.describe(),
+            "memory": app.injection.as_ref().map(|i| serde_json::json!({
+                "items": i.items.iter().map(|p| &p.candidate.id).collect::<Vec<_>>(),
+                "tokens": i.tokens,
+                "budget": i.budget,
+                "text": i.text,
+            })),
             "prefix_from_cache": matches!(app.prefix, harvey::chat::prefix_cache::PrefixOutcome::Restored { .. }),
             "tool_calls": turn.calls.iter().map(|c| serde_json::json!({
                 "call": c.call.as_ref().map(|c| c.summary()),

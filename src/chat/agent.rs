@@ -21,6 +21,8 @@ const MAX_RESULT_CHARS: usize = 6000;
 #[derive(Debug, Clone, PartialEq)]
 pub enum TurnEvent {
     Text(String),
+    /// Something the user should see before the reply (e.g. the memory line).
+    Notice(String),
     ToolCall(String),
     ToolResult {
         is_error: bool,

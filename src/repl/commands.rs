@@ -10,6 +10,8 @@ pub enum CommandKind {
     Status,
     Clear,
     Tools,
+    Memory,
+    Context,
     Exit,
 }
 
@@ -51,6 +53,20 @@ pub const COMMANDS: &[CommandSpec] = &[
         aliases: &[],
         usage: "/tools [on|off]",
         help: "list the tools the model can call, or turn tool use on/off",
+    },
+    CommandSpec {
+        kind: CommandKind::Memory,
+        name: "memory",
+        aliases: &[],
+        usage: "/memory …",
+        help: "memories: list [--type T] [--kind K] | show ID | add TYPE TEXT | edit ID | forget ID | flag ID | recall QUERY | status",
+    },
+    CommandSpec {
+        kind: CommandKind::Context,
+        name: "context",
+        aliases: &[],
+        usage: "/context",
+        help: "the exact [memory context] injected this session and its token count",
     },
     CommandSpec {
         kind: CommandKind::Exit,

@@ -6,6 +6,7 @@
 
 pub mod commands;
 mod input;
+mod memory;
 pub mod render;
 
 use std::io::{self, Write};
@@ -120,6 +121,8 @@ fn dispatch(
             writeln!(out, "[conversation cleared]")?;
         }
         CommandKind::Tools => tools(app, args, out)?,
+        CommandKind::Memory => memory::command(app, args, out)?,
+        CommandKind::Context => memory::context(app, out)?,
         CommandKind::Exit => return Ok(Flow::Exit),
     }
     Ok(Flow::Continue)

@@ -113,6 +113,7 @@ pub fn tools(out: &mut impl Write, tools: &[ToolInfo], enabled: bool) -> io::Res
 pub fn turn_event(out: &mut impl Write, event: &TurnEvent) -> io::Result<()> {
     match event {
         TurnEvent::Text(t) => write!(out, "{t}"),
+        TurnEvent::Notice(n) => writeln!(out, "[{n}]"),
         TurnEvent::ToolCall(summary) => writeln!(out, "\n[tool call] {summary}"),
         TurnEvent::ToolResult { is_error, text, .. } => {
             let first = text.lines().next().unwrap_or("");

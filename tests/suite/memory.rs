@@ -42,7 +42,11 @@ fn put(ws: &Path, rel: &str, bytes: &[u8]) -> std::path::PathBuf {
 #[test]
 fn go_tool_files_load_and_keep_unknown_keys_on_rewrite() {
     let ws = tempfile::tempdir().unwrap();
-    put(ws.path(), "tool_use/tool_use_a3f891.fountain", GO_FOUNTAIN.as_bytes());
+    put(
+        ws.path(),
+        "tool_use/tool_use_a3f891.fountain",
+        GO_FOUNTAIN.as_bytes(),
+    );
     put(
         ws.path(),
         "project_fact/project_fact_00aa11.spmd",
@@ -58,8 +62,15 @@ fn go_tool_files_load_and_keep_unknown_keys_on_rewrite() {
     assert_eq!(report.indexed, 3);
     let m = store.get("tool_use_a3f891").unwrap();
     assert_eq!(m.kind.as_deref(), Some("pitfall"));
-    assert!(m.body.contains("\n\nThe agent runs git init."), "{}", m.body);
-    assert_eq!(store.get("workflow_77").unwrap().tags, vec!["release", "git"]);
+    assert!(
+        m.body.contains("\n\nThe agent runs git init."),
+        "{}",
+        m.body
+    );
+    assert_eq!(
+        store.get("workflow_77").unwrap().tags,
+        vec!["release", "git"]
+    );
     assert_eq!(ids(&store, "How do I fix git?")[0], "tool_use_a3f891");
     // A rewrite (flag) keeps the key harvey does not know.
     store.flag("tool_use_a3f891").unwrap();
@@ -73,7 +84,11 @@ fn hand_edited_files_are_reindexed_on_the_next_start() {
     let ws = tempfile::tempdir().unwrap();
     let (mut store, _) = open(ws.path());
     let id = store
-        .write(&draft("project_fact", "Deploys go to the staging host", "via rsync"))
+        .write(&draft(
+            "project_fact",
+            "Deploys go to the staging host",
+            "via rsync",
+        ))
         .unwrap()
         .id()
         .to_string();
@@ -101,11 +116,27 @@ fn malformed_files_are_skipped_with_a_warning_naming_file_and_problem() {
         "workflow/good.spmd",
         b"---\nid: good\ntype: workflow\ndescription: Backups run nightly\n---\n",
     );
-    put(ws.path(), "workflow/broken.spmd", b"---\nid: broken\ntags: [a, b\n---\n");
-    put(ws.path(), "workflow/noid.spmd", b"---\ntype: workflow\ndescription: x\n---\n");
-    put(ws.path(), "workflow/latin1.spmd", b"---\nid: l\ndescription: caf\xe9\n---\n");
+    put(
+        ws.path(),
+        "workflow/broken.spmd",
+        b"---\nid: broken\ntags: [a, b\n---\n",
+    );
+    put(
+        ws.path(),
+        "workflow/noid.spmd",
+        b"---\ntype: workflow\ndescription: x\n---\n",
+    );
+    put(
+        ws.path(),
+        "workflow/latin1.spmd",
+        b"---\nid: l\ndescription: caf\xe9\n---\n",
+    );
     put(ws.path(), "workflow/nofront.md", b"just some notes\n");
-    put(ws.path(), "workflow/zz_dup.spmd", b"---\nid: good\ndescription: another\n---\n");
+    put(
+        ws.path(),
+        "workflow/zz_dup.spmd",
+        b"---\nid: good\ndescription: another\n---\n",
+    );
     let (store, report) = open(ws.path());
     let warned: Vec<String> = report.warnings.iter().map(|w| w.to_string()).collect();
     let expect = [
@@ -118,7 +149,9 @@ fn malformed_files_are_skipped_with_a_warning_naming_file_and_problem() {
     assert_eq!(warned.len(), expect.len(), "{warned:#?}");
     for (file, problem) in expect {
         assert!(
-            warned.iter().any(|w| w.contains(file) && w.contains(problem)),
+            warned
+                .iter()
+                .any(|w| w.contains(file) && w.contains(problem)),
             "{file}: {warned:#?}"
         );
     }
@@ -130,16 +163,26 @@ fn superseded_archived_and_expired_memories_are_never_recalled() {
     let ws = tempfile::tempdir().unwrap();
     let (mut store, _) = open(ws.path());
     let old = store
-        .write(&draft("tool_use", "Build the docs with mkdocs serve", "old way"))
+        .write(&draft(
+            "tool_use",
+            "Build the docs with mkdocs serve",
+            "old way",
+        ))
         .unwrap()
         .id()
         .to_string();
     let new = Draft {
         supersedes: vec![old.clone()],
-        ..draft("tool_use", "Build the docs with mdbook build", "new way, replaces mkdocs")
+        ..draft(
+            "tool_use",
+            "Build the docs with mdbook build",
+            "new way, replaces mkdocs",
+        )
     };
     let outcome = store.write(&new).unwrap();
-    assert!(matches!(&outcome, WriteOutcome::Added { archived, .. } if archived == &vec![old.clone()]));
+    assert!(
+        matches!(&outcome, WriteOutcome::Added { archived, .. } if archived == &vec![old.clone()])
+    );
     let forgotten = store
         .write(&draft("workflow", "Docs are published by a cron job", ""))
         .unwrap()
@@ -153,7 +196,11 @@ fn superseded_archived_and_expired_memories_are_never_recalled() {
     let expired = store.write(&expired).unwrap().id().to_string();
     for id in [&old, &forgotten] {
         let path = store.path_of(id).unwrap();
-        assert!(path.to_string_lossy().contains("/archive/"), "{}", path.display());
+        assert!(
+            path.to_string_lossy().contains("/archive/"),
+            "{}",
+            path.display()
+        );
     }
     let found = ids(&store, "docs mkdocs cron published server build");
     assert_eq!(found, vec![outcome.id().to_string()]);
@@ -165,9 +212,15 @@ fn superseded_archived_and_expired_memories_are_never_recalled() {
     // Archived memories survive a rebuild as archived.
     drop(silo);
     store.rebuild().unwrap();
-    assert_eq!(ids(&store, "mkdocs cron docs"), vec![outcome.id().to_string()]);
+    assert_eq!(
+        ids(&store, "mkdocs cron docs"),
+        vec![outcome.id().to_string()]
+    );
     let overview = std::fs::read_to_string(ws.path().join("agents/memories/MEMORY.md")).unwrap();
-    assert!(overview.contains("mdbook") && !overview.contains("mkdocs serve"), "{overview}");
+    assert!(
+        overview.contains("mdbook") && !overview.contains("mkdocs serve"),
+        "{overview}"
+    );
 }
 
 #[test]
@@ -175,10 +228,18 @@ fn duplicate_descriptions_update_instead_of_adding() {
     let ws = tempfile::tempdir().unwrap();
     let (mut store, _) = open(ws.path());
     let first = store
-        .write(&draft("user_preference", "Prefer short answers", "no preamble"))
+        .write(&draft(
+            "user_preference",
+            "Prefer short answers",
+            "no preamble",
+        ))
         .unwrap();
     let second = store
-        .write(&draft("user_preference", "  prefer SHORT answers! ", "get to the point"))
+        .write(&draft(
+            "user_preference",
+            "  prefer SHORT answers! ",
+            "get to the point",
+        ))
         .unwrap();
     assert!(matches!(first, WriteOutcome::Added { .. }));
     assert!(matches!(second, WriteOutcome::Updated { .. }), "{second:?}");
@@ -202,18 +263,39 @@ fn secrets_oversized_bodies_and_workspace_paths_are_handled_before_writing() {
         ..draft("tool_use", "Set the token for the API", "")
     };
     let err = store.write(&secret).unwrap_err().to_string();
-    assert!(err.contains("body") && err.contains("GitHub token"), "{err}");
+    assert!(
+        err.contains("body") && err.contains("GitHub token"),
+        "{err}"
+    );
     let big = Draft {
         body: "x".repeat(5000),
         ..draft("tool_use", "A transcript", "")
     };
-    assert!(store.write(&big).unwrap_err().to_string().contains("5000 bytes"));
-    assert!(store.write(&draft("nonsense", "d", "")).unwrap_err().to_string().contains("project_fact"));
+    assert!(store
+        .write(&big)
+        .unwrap_err()
+        .to_string()
+        .contains("5000 bytes"));
+    assert!(store
+        .write(&draft("nonsense", "d", ""))
+        .unwrap_err()
+        .to_string()
+        .contains("project_fact"));
     let root = ws.path().to_str().unwrap();
-    let with_path = draft("project_fact", "Config lives in the repo", &format!("see {root}/conf/app.toml"));
+    let with_path = draft(
+        "project_fact",
+        "Config lives in the repo",
+        &format!("see {root}/conf/app.toml"),
+    );
     let id = store.write(&with_path).unwrap().id().to_string();
-    assert_eq!(store.get(&id).unwrap().summary, "see <workspace>/conf/app.toml");
-    assert!(store.list(None, None).unwrap().len() == 1, "refused writes left no file");
+    assert_eq!(
+        store.get(&id).unwrap().summary,
+        "see <workspace>/conf/app.toml"
+    );
+    assert!(
+        store.list(None, None).unwrap().len() == 1,
+        "refused writes left no file"
+    );
 }
 
 #[test]
@@ -286,7 +368,11 @@ fn load_devset(ws: &Path) -> (MemoryStore, DevSet) {
         };
         // The Go tool's extension and harvey's, alternately.
         let ext = ["spmd", "fountain", "md"][i % 3];
-        put(ws, &format!("{mtype}/{}.{ext}", d.id), render(&m).as_bytes());
+        put(
+            ws,
+            &format!("{mtype}/{}.{ext}", d.id),
+            render(&m).as_bytes(),
+        );
     }
     let (store, report) = open(ws);
     assert!(report.warnings.is_empty(), "{:?}", report.warnings);
@@ -343,7 +429,9 @@ fn hostile_queries_return_results_or_nothing_never_an_error() {
         "日本語のテキスト",
         &"long ".repeat(500),
     ] {
-        store.search(q, &[], 5).unwrap_or_else(|e| panic!("{q:?}: {e}"));
+        store
+            .search(q, &[], 5)
+            .unwrap_or_else(|e| panic!("{q:?}: {e}"));
         let silo = MemorySilo(&store);
         harvey::memory::recall::recall(
             &[&silo],

@@ -1,0 +1,542 @@
+//! `harvey memory …`: the memory store for scripts (no chat, no full model load).
+
+use std::io::{BufRead, IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, Subcommand};
+use harvey::app::{App, AppOptions};
+use harvey::config::Config;
+use harvey::engine::Vocabulary;
+use harvey::memory::recall::{memory_line, pack, Candidate, Limits, MemorySilo, Silo};
+use harvey::memory::types::split_tags;
+use harvey::memory::{Draft, MemoryStore, MemoryType};
+use harvey::tokens::TokenCounter;
+
+#[derive(Debug, Subcommand)]
+pub enum MemoryCommand {
+    /// Save one memory (a description equal to an existing one updates it instead).
+    Add(AddArgs),
+    /// Save memories from a JSON Lines file, one per line with the fields of `add`
+    /// ({"type": …, "description": …, "summary": …, "tags": [..], "body": …, "kind": …,
+    /// "action": …, "confidence": …, "supersedes": [..], "expires_at": …}). A bad line is
+    /// reported with its number and the rest go on. `-` reads stdin.
+    Import {
+        file: PathBuf,
+        /// One JSON result per line instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List active (or archived) memories.
+    List {
+        #[arg(long = "type", value_name = "TYPE")]
+        mtype: Option<String>,
+        #[arg(long)]
+        kind: Option<String>,
+        /// Archived (forgotten, superseded, flagged-out) memories instead.
+        #[arg(long)]
+        archived: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print one memory's file.
+    Show { id: String },
+    /// Ranked memories for a query, with scores and exact token costs (the model's
+    /// vocabulary is loaded, not its weights). With --budget: what the session-start
+    /// injection would pack under that many tokens. With --batch: one JSON query per
+    /// stdin line ({"query": …, "k": …, "budget": …} or a JSON string), one JSON result
+    /// per output line; a bad line reports its error and the batch goes on.
+    Recall(RecallArgs),
+    /// Archive a memory (it is never recalled again; the file moves to archive/).
+    Forget { id: String },
+    /// Lower a memory's confidence by 0.1; at 0.2 or below it is archived.
+    Flag { id: String },
+    /// Rebuild memories.db from the memory files (the files are the truth).
+    Rebuild,
+    /// Counts per type, the store path and the injection budget.
+    Status {
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct AddArgs {
+    /// workspace_profile | project_fact | tool_use | workflow | user_preference
+    #[arg(long = "type", value_name = "TYPE")]
+    mtype: String,
+    /// One line: what the memory is about (also the duplicate key).
+    #[arg(long)]
+    description: String,
+    #[arg(long, default_value = "")]
+    summary: String,
+    /// Comma-separated tags.
+    #[arg(long, default_value = "")]
+    tags: String,
+    /// pitfall | workaround | recommendation | pattern (free text).
+    #[arg(long)]
+    kind: Option<String>,
+    /// What to do next time.
+    #[arg(long)]
+    action: Option<String>,
+    /// 0–1 (default 0.5).
+    #[arg(long)]
+    confidence: Option<f64>,
+    /// Comma-separated ids this memory replaces (they are archived).
+    #[arg(long, default_value = "")]
+    supersedes: String,
+    /// Body text, or `-` to read it from stdin (at most 4 KB).
+    #[arg(long)]
+    body: Option<String>,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RecallArgs {
+    /// The query (not with --batch).
+    query: Option<String>,
+    /// How many results (default: memory.top_k).
+    #[arg(long)]
+    k: Option<usize>,
+    /// Pack under this many tokens as the session-start injection does.
+    #[arg(long, value_name = "TOKENS")]
+    budget: Option<usize>,
+    #[arg(long)]
+    json: bool,
+    /// Read one JSON query per line from stdin; write one JSON result per line.
+    #[arg(long)]
+    batch: bool,
+}
+
+pub fn run(options: &AppOptions, cmd: MemoryCommand) -> Result<ExitCode> {
+    let workspace = options.workspace.canonicalize().with_context(|| {
+        format!(
+            "workspace {} is not a directory",
+            options.workspace.display()
+        )
+    })?;
+    let config = harvey::config::load(&workspace)?;
+    let (mut store, report) = MemoryStore::open(&workspace.join("agents"), &workspace)?;
+    if !matches!(cmd, MemoryCommand::Rebuild) {
+        for w in &report.warnings {
+            eprintln!("warning: {w}");
+        }
+    }
+    match cmd {
+        MemoryCommand::Add(args) => add(&mut store, args),
+        MemoryCommand::Import { file, json } => import(&mut store, &file, json),
+        MemoryCommand::List {
+            mtype,
+            kind,
+            archived,
+            json,
+        } => list(&store, mtype.as_deref(), kind.as_deref(), archived, json),
+        MemoryCommand::Show { id } => {
+            let path = store.path_of(&id)?;
+            print!(
+                "{}",
+                std::fs::read_to_string(&path).with_context(|| path.display().to_string())?
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        MemoryCommand::Recall(args) => recall(options, &config, &store, args),
+        MemoryCommand::Forget { id } => {
+            store.forget(&id)?;
+            println!("archived {id}");
+            Ok(ExitCode::SUCCESS)
+        }
+        MemoryCommand::Flag { id } => {
+            let f = store.flag(&id)?;
+            let archived = if f.archived { " — archived" } else { "" };
+            println!("{id}: confidence {:.1}{archived}", f.confidence);
+            Ok(ExitCode::SUCCESS)
+        }
+        MemoryCommand::Rebuild => {
+            let r = store.rebuild()?;
+            for w in &r.warnings {
+                eprintln!("warning: {w}");
+            }
+            println!(
+                "rebuilt {}: {} memories indexed, {} files skipped",
+                store.dir().join("memories.db").display(),
+                r.indexed,
+                r.warnings.len()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        MemoryCommand::Status { json } => status(&store, &config, json),
+    }
+}
+
+fn add(store: &mut MemoryStore, args: AddArgs) -> Result<ExitCode> {
+    let body = match args.body.as_deref() {
+        Some("-") => {
+            let mut text = String::new();
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .context("cannot read the body from stdin")?;
+            text
+        }
+        Some(text) => text.to_string(),
+        None => String::new(),
+    };
+    let draft = Draft {
+        mtype: args.mtype,
+        description: args.description,
+        summary: args.summary,
+        tags: split_tags(&args.tags),
+        body,
+        kind: args.kind,
+        action: args.action,
+        confidence: args.confidence,
+        supersedes: split_tags(&args.supersedes),
+        source_session: None,
+        expires_at: None,
+    };
+    let outcome = store.write(&draft)?;
+    if args.json {
+        println!(
+            "{}",
+            serde_json::json!({"id": outcome.id(), "updated": matches!(outcome, harvey::memory::WriteOutcome::Updated { .. }), "message": outcome.describe()})
+        );
+    } else {
+        println!("{}", outcome.describe());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn import(store: &mut MemoryStore, file: &Path, json: bool) -> Result<ExitCode> {
+    let text = if file == Path::new("-") {
+        let mut t = String::new();
+        std::io::stdin()
+            .read_to_string(&mut t)
+            .context("cannot read stdin")?;
+        t
+    } else {
+        std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?
+    };
+    let name = file.display().to_string();
+    let mut drafts = Vec::new();
+    let mut lines = Vec::new();
+    let mut failed = 0usize;
+    let report = |line: usize, result: Result<String, String>| match (&result, json) {
+        (Ok(m), false) => println!("{name}:{line}: {m}"),
+        (Err(e), false) => eprintln!("{name}:{line}: error: {e}"),
+        (Ok(m), true) => println!(
+            "{}",
+            serde_json::json!({"line": line, "ok": true, "message": m})
+        ),
+        (Err(e), true) => println!(
+            "{}",
+            serde_json::json!({"line": line, "ok": false, "error": e})
+        ),
+    };
+    for (i, raw) in text.lines().enumerate() {
+        if raw.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<Draft>(raw) {
+            Ok(d) => {
+                drafts.push(d);
+                lines.push(i + 1);
+            }
+            Err(e) => {
+                failed += 1;
+                report(i + 1, Err(format!("not a memory: {e} (fields: type, description, summary, tags, body, kind, action, confidence, supersedes, source_session, expires_at)")));
+            }
+        }
+    }
+    let progress = std::io::stderr().is_terminal() && drafts.len() > 200;
+    let mut saved = 0usize;
+    for (chunk_i, chunk) in drafts.chunks(200).enumerate() {
+        let results = store.write_many(chunk);
+        for (j, r) in results.into_iter().enumerate() {
+            let line = lines[chunk_i * 200 + j];
+            match r {
+                Ok(o) => {
+                    saved += 1;
+                    report(line, Ok(o.describe()));
+                }
+                Err(e) => {
+                    failed += 1;
+                    report(line, Err(e.to_string()));
+                }
+            }
+        }
+        if progress {
+            eprint!(
+                "\rimported {}/{}",
+                chunk_i * 200 + chunk.len(),
+                drafts.len()
+            );
+        }
+    }
+    if progress {
+        eprintln!();
+    }
+    eprintln!("{saved} saved, {failed} failed");
+    Ok(if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn list(
+    store: &MemoryStore,
+    mtype: Option<&str>,
+    kind: Option<&str>,
+    archived: bool,
+    json: bool,
+) -> Result<ExitCode> {
+    let mtype = match mtype {
+        Some(t) => Some(
+            MemoryType::parse(t)
+                .with_context(|| format!("unknown type {t:?}: one of {}", MemoryType::choices()))?,
+        ),
+        None => None,
+    };
+    let rows = if archived {
+        store
+            .index()
+            .list(true)?
+            .into_iter()
+            .filter(|r| mtype.is_none_or(|t| r.mtype == t))
+            .filter(|r| kind.is_none_or(|k| r.kind.as_deref() == Some(k)))
+            .collect()
+    } else {
+        store.list(mtype, kind)?
+    };
+    if json {
+        let items: Vec<_> = rows.iter().map(row_json).collect();
+        println!("{}", serde_json::to_string_pretty(&items)?);
+    } else {
+        for r in &rows {
+            println!(
+                "{:<26} {:<18} {:.2}  {}",
+                r.id,
+                r.mtype.as_str(),
+                r.confidence,
+                r.description
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn row_json(r: &harvey::memory::index::Row) -> serde_json::Value {
+    serde_json::json!({
+        "id": r.id,
+        "type": r.mtype,
+        "kind": r.kind,
+        "description": r.description,
+        "summary": r.summary,
+        "action": r.action,
+        "tags": r.tags.split_whitespace().collect::<Vec<_>>(),
+        "confidence": r.confidence,
+        "archived": r.archived,
+        "path": r.path,
+    })
+}
+
+/// One query of `recall` (from the command line or a batch line).
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Query {
+    query: String,
+    #[serde(default)]
+    k: Option<usize>,
+    #[serde(default)]
+    budget: Option<usize>,
+}
+
+fn recall(
+    options: &AppOptions,
+    config: &Config,
+    store: &MemoryStore,
+    args: RecallArgs,
+) -> Result<ExitCode> {
+    let (_, _, model) = App::resolve(options).context(
+        "recall reports exact token costs, so it needs the model's tokenizer (pass --model or run scripts/fetch-models.sh)",
+    )?;
+    let vocab = Vocabulary::load(&model)?;
+    let default_k = config.memory.top_k;
+    if args.batch {
+        let stdin = std::io::stdin();
+        let mut out = std::io::stdout().lock();
+        for (i, line) in stdin.lock().lines().enumerate() {
+            let line = line.context("cannot read stdin")?;
+            if line.trim().is_empty() {
+                continue;
+            }
+            let value = match parse_query(&line) {
+                Ok(q) => answer(store, config, &vocab, &q, default_k)
+                    .unwrap_or_else(|e| serde_json::json!({"error": e.to_string()})),
+                Err(e) => serde_json::json!({"error": e}),
+            };
+            let mut value = value;
+            value["line"] = serde_json::json!(i + 1);
+            writeln!(out, "{value}")?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let Some(query) = args.query else {
+        bail!("no query: harvey memory recall QUERY, or --batch with queries on stdin");
+    };
+    let q = Query {
+        query,
+        k: args.k,
+        budget: args.budget,
+    };
+    let value = answer(store, config, &vocab, &q, default_k)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&value)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let empty = Vec::new();
+    let results = value["results"].as_array().unwrap_or(&empty);
+    if results.is_empty() {
+        println!("no memory matches {:?}", q.query);
+    }
+    for r in results {
+        println!(
+            "{:>3}. {:<26} score {:.3}  {:>4} tokens  {}",
+            r["rank"],
+            r["id"].as_str().unwrap_or(""),
+            r["score"].as_f64().unwrap_or(0.0),
+            r["tokens"],
+            r["text"].as_str().unwrap_or("")
+        );
+    }
+    if let Some(budget) = q.budget {
+        println!(
+            "packed {} of {budget} tokens:\n{}",
+            value["tokens"],
+            value["block"].as_str().unwrap_or("")
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn parse_query(line: &str) -> Result<Query, String> {
+    match serde_json::from_str::<serde_json::Value>(line) {
+        Ok(serde_json::Value::String(query)) => Ok(Query {
+            query,
+            k: None,
+            budget: None,
+        }),
+        Ok(v @ serde_json::Value::Object(_)) => serde_json::from_value(v)
+            .map_err(|e| format!("{e} (expected {{\"query\": …, \"k\": …, \"budget\": …}})")),
+        Ok(_) => Err("expected a JSON object {\"query\": …} or a JSON string".into()),
+        Err(e) => Err(format!("not JSON: {e}")),
+    }
+}
+
+fn answer(
+    store: &MemoryStore,
+    config: &Config,
+    vocab: &Vocabulary,
+    q: &Query,
+    default_k: usize,
+) -> Result<serde_json::Value> {
+    let k = q.k.unwrap_or(default_k).max(1);
+    let cost = |text: &str| vocab.count_tokens(&format!("{text}\n"));
+    match q.budget {
+        None => {
+            let hits = store.search(&q.query, &[], k)?;
+            let results: Vec<_> = hits
+                .iter()
+                .enumerate()
+                .map(|(i, h)| {
+                    let text = memory_line(&h.row);
+                    serde_json::json!({
+                        "rank": i + 1,
+                        "id": h.row.id,
+                        "type": h.row.mtype,
+                        "source": "memory",
+                        "score": h.score,
+                        "tokens": cost(&text),
+                        "text": text,
+                    })
+                })
+                .collect();
+            Ok(serde_json::json!({"query": q.query, "results": results}))
+        }
+        Some(budget) => {
+            let silo = MemorySilo(store);
+            let candidates: Vec<Candidate> = silo.candidates(&q.query, k)?;
+            let limits = Limits {
+                budget,
+                factual_share: config.memory.factual_share,
+                max_relevant: k,
+            };
+            let injection = pack(candidates, limits, vocab);
+            let results: Vec<_> = injection
+                .items
+                .iter()
+                .enumerate()
+                .map(|(i, p)| {
+                    serde_json::json!({
+                        "rank": i + 1,
+                        "id": p.candidate.id,
+                        "section": p.candidate.section,
+                        "source": p.candidate.source,
+                        "score": p.candidate.score,
+                        "tokens": p.tokens,
+                        "text": p.candidate.text,
+                    })
+                })
+                .collect();
+            Ok(serde_json::json!({
+                "query": q.query,
+                "results": results,
+                "tokens": injection.tokens,
+                "budget": budget,
+                "skipped": injection.skipped,
+                "block": injection.text,
+            }))
+        }
+    }
+}
+
+fn status(store: &MemoryStore, config: &Config, json: bool) -> Result<ExitCode> {
+    let counts = store.counts()?;
+    let n_ctx = config.engine.n_ctx;
+    let budget = harvey::memory::recall::budget(n_ctx, config.memory.budget_pct);
+    if json {
+        let per_type: serde_json::Map<String, serde_json::Value> = counts
+            .iter()
+            .map(|(t, a, r)| {
+                (
+                    t.as_str().to_string(),
+                    serde_json::json!({"active": a, "archived": r}),
+                )
+            })
+            .collect();
+        println!(
+            "{}",
+            serde_json::json!({
+                "store": store.dir(),
+                "types": per_type,
+                "n_ctx": n_ctx,
+                "budget_pct": config.memory.budget_pct,
+                "budget_tokens": budget,
+            })
+        );
+    } else {
+        println!("store  {}", store.dir().display());
+        for (t, active, archived) in counts {
+            println!(
+                "  {:<18} {active:>5} active  {archived:>5} archived",
+                t.as_str()
+            );
+        }
+        println!(
+            "budget n_ctx {n_ctx} (engine.n_ctx; the live context may be smaller if the model was trained on less) × budget_pct {} = {budget} tokens",
+            config.memory.budget_pct
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,262 @@
+//! `/memory …` and `/context`.
+
+use std::io::{self, Write};
+
+use crate::app::App;
+use crate::memory::index::Row;
+use crate::memory::{Draft, MemoryStore, MemoryType};
+
+const USAGE: &str = "usage: /memory list [--type T] [--kind K] | show ID | add TYPE TEXT | edit ID | forget ID | flag ID | recall QUERY | status";
+
+pub fn command(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()> {
+    let (sub, rest) = args.split_once(char::is_whitespace).unwrap_or((args, ""));
+    let rest = rest.trim();
+    if sub == "status" || sub.is_empty() {
+        return status(app, out);
+    }
+    let Some(store) = app.memory.as_mut() else {
+        return writeln!(
+            out,
+            "memory is off (memory.enabled is false, or the store could not be opened — see the notes at startup)"
+        );
+    };
+    match sub {
+        "list" => list(store, rest, out),
+        "show" => show(store, rest, out),
+        "add" => add(store, rest, out),
+        "edit" => edit(store, rest, out),
+        "forget" => match store.forget(rest) {
+            Ok(()) => writeln!(out, "archived {rest}: it will not be recalled again"),
+            Err(e) => writeln!(out, "error: {e}"),
+        },
+        "flag" => match store.flag(rest) {
+            Ok(f) if f.archived => writeln!(
+                out,
+                "{rest}: confidence {:.1} — archived (at or below 0.2)",
+                f.confidence
+            ),
+            Ok(f) => writeln!(out, "{rest}: confidence now {:.1}", f.confidence),
+            Err(e) => writeln!(out, "error: {e}"),
+        },
+        "recall" => recall(app, rest, out),
+        other => writeln!(out, "unknown /memory subcommand {other:?}\n{USAGE}"),
+    }
+}
+
+fn list(store: &MemoryStore, args: &str, out: &mut impl Write) -> io::Result<()> {
+    let mut mtype = None;
+    let mut kind = None;
+    let mut words = args.split_whitespace();
+    while let Some(w) = words.next() {
+        match (w, words.next()) {
+            ("--type", Some(t)) => match MemoryType::parse(t) {
+                Some(t) => mtype = Some(t),
+                None => {
+                    return writeln!(out, "unknown type {t:?}: one of {}", MemoryType::choices())
+                }
+            },
+            ("--kind", Some(k)) => kind = Some(k.to_string()),
+            _ => return writeln!(out, "usage: /memory list [--type T] [--kind K]"),
+        }
+    }
+    match store.list(mtype, kind.as_deref()) {
+        Ok(rows) if rows.is_empty() => {
+            writeln!(out, "no memories (add one with /memory add TYPE TEXT)")
+        }
+        Ok(rows) => {
+            for r in &rows {
+                writeln!(out, "{}", list_line(r))?;
+            }
+            writeln!(out, "{} memories", rows.len())
+        }
+        Err(e) => writeln!(out, "error: {e}"),
+    }
+}
+
+/// `id  type/kind  confidence  description`
+pub fn list_line(r: &Row) -> String {
+    let kind = r
+        .kind
+        .as_deref()
+        .map(|k| format!("/{k}"))
+        .unwrap_or_default();
+    format!(
+        "{:<26} {:<28} {:.2}  {}",
+        r.id,
+        format!("{}{kind}", r.mtype),
+        r.confidence,
+        r.description
+    )
+}
+
+fn show(store: &MemoryStore, id: &str, out: &mut impl Write) -> io::Result<()> {
+    match store.path_of(id).and_then(|p| {
+        std::fs::read_to_string(&p)
+            .map(|t| (p.clone(), t))
+            .map_err(|source| crate::memory::StoreError::Io { path: p, source })
+    }) {
+        Ok((path, text)) => {
+            writeln!(out, "{}", path.display())?;
+            write!(out, "{text}")
+        }
+        Err(e) => writeln!(out, "error: {e}"),
+    }
+}
+
+fn add(store: &mut MemoryStore, args: &str, out: &mut impl Write) -> io::Result<()> {
+    let Some((t, text)) = args.split_once(char::is_whitespace) else {
+        return writeln!(
+            out,
+            "usage: /memory add TYPE TEXT (TYPE: {})",
+            MemoryType::choices()
+        );
+    };
+    let draft = Draft {
+        mtype: t.to_string(),
+        description: text.trim().to_string(),
+        source_session: None,
+        ..Draft::default()
+    };
+    match store.write(&draft) {
+        Ok(outcome) => writeln!(out, "{}", outcome.describe()),
+        Err(e) => writeln!(out, "error: {e}"),
+    }
+}
+
+fn edit(store: &mut MemoryStore, id: &str, out: &mut impl Write) -> io::Result<()> {
+    let path = match store.path_of(id) {
+        Ok(p) => p,
+        Err(e) => return writeln!(out, "error: {e}"),
+    };
+    let editor = std::env::var("VISUAL")
+        .or_else(|_| std::env::var("EDITOR"))
+        .unwrap_or_else(|_| "vi".into());
+    let mut parts = editor.split_whitespace();
+    let Some(program) = parts.next() else {
+        return writeln!(out, "error: $EDITOR is empty");
+    };
+    let status = std::process::Command::new(program)
+        .args(parts)
+        .arg(&path)
+        .status();
+    match status {
+        Ok(s) if s.success() => {}
+        Ok(s) => {
+            return writeln!(
+                out,
+                "the editor exited with {s}; the memory was not re-indexed"
+            )
+        }
+        Err(e) => return writeln!(out, "error: cannot start {program:?} ($EDITOR): {e}"),
+    }
+    match store.reindex(id) {
+        Ok(row) => writeln!(out, "re-indexed {}: {}", row.id, row.description),
+        Err(e) => writeln!(
+            out,
+            "error: the edited file does not load: {e}\nfix it with /memory edit {id}; until then the index keeps the previous version"
+        ),
+    }
+}
+
+fn recall(app: &App, query: &str, out: &mut impl Write) -> io::Result<()> {
+    let Some(store) = app.memory.as_ref() else {
+        return Ok(());
+    };
+    if query.is_empty() {
+        return writeln!(out, "usage: /memory recall QUERY");
+    }
+    match store.search(query, &[], 10) {
+        Ok(hits) if hits.is_empty() => writeln!(out, "no memory matches {query:?}"),
+        Ok(hits) => {
+            writeln!(out, "rank  score  tokens  source  id / text")?;
+            for (i, h) in hits.iter().enumerate() {
+                let line = crate::memory::recall::memory_line(&h.row);
+                let tokens = app.engine.count_tokens(&format!("{line}\n"));
+                writeln!(
+                    out,
+                    "{:>4}  {:>5.2}  {:>6}  memory  {} ({})\n      {line}",
+                    i + 1,
+                    h.score,
+                    tokens,
+                    h.row.id,
+                    h.row.mtype
+                )?;
+            }
+            Ok(())
+        }
+        Err(e) => writeln!(out, "error: {e}"),
+    }
+}
+
+fn status(app: &App, out: &mut impl Write) -> io::Result<()> {
+    let m = &app.config.memory;
+    let n_ctx = app.engine.info().n_ctx;
+    let Some(store) = app.memory.as_ref() else {
+        return writeln!(out, "memory is off");
+    };
+    writeln!(out, "store     {}", store.dir().display())?;
+    match store.counts() {
+        Ok(counts) => {
+            for (t, active, archived) in counts {
+                writeln!(
+                    out,
+                    "  {:<18} {active:>5} active  {archived:>5} archived",
+                    t.as_str()
+                )?;
+            }
+        }
+        Err(e) => writeln!(out, "error: {e}")?,
+    }
+    writeln!(
+        out,
+        "budget    n_ctx {n_ctx} × budget_pct {} = {} tokens (factual share {:.0}%, up to {} relevant items)",
+        m.budget_pct,
+        app.memory_budget(),
+        m.factual_share * 100.0,
+        m.top_k
+    )?;
+    writeln!(
+        out,
+        "inject    {}",
+        if m.inject_on_start {
+            "at the first message of every session"
+        } else {
+            "off (memory.inject_on_start: false)"
+        }
+    )?;
+    match &app.injection {
+        Some(i) => writeln!(out, "this session: {}", i.summary_line()),
+        None => writeln!(
+            out,
+            "this session: not injected yet (it is built from your first message)"
+        ),
+    }
+}
+
+pub fn context(app: &App, out: &mut impl Write) -> io::Result<()> {
+    match &app.injection {
+        Some(i) if !i.text.is_empty() => {
+            writeln!(
+                out,
+                "[memory context: {} of {} tokens, {} items]",
+                i.tokens,
+                i.budget,
+                i.items.len()
+            )?;
+            write!(out, "{}", i.text)
+        }
+        Some(_) => writeln!(
+            out,
+            "no memory context this session: nothing matched the first message"
+        ),
+        None => writeln!(
+            out,
+            "no memory context yet: it is recalled from your first message{}",
+            if app.config.memory.enabled && app.config.memory.inject_on_start {
+                ""
+            } else {
+                " (injection is off in the config)"
+            }
+        ),
+    }
+}
