@@ -10,6 +10,7 @@ use crate::tools::ToolInfo;
 
 pub fn help(out: &mut impl Write) -> io::Result<()> {
     writeln!(out, "Commands:")?;
+    let width = COMMANDS.iter().map(|c| c.usage.len()).max().unwrap_or(10);
     for c in COMMANDS {
         let aliases = if c.aliases.is_empty() {
             String::new()
@@ -23,7 +24,7 @@ pub fn help(out: &mut impl Write) -> io::Result<()> {
                     .join(", ")
             )
         };
-        writeln!(out, "  {:<10} {}{}", c.usage, c.help, aliases)?;
+        writeln!(out, "  {:<width$}  {}{}", c.usage, c.help, aliases)?;
     }
     writeln!(out)?;
     writeln!(

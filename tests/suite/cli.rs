@@ -181,3 +181,115 @@ fn bad_config_names_file_line_and_column() {
         "{err}"
     );
 }
+
+#[test]
+fn memory_commands_for_scripts() {
+    let work = tempfile::tempdir().unwrap();
+    let model = model_path();
+    let m = model.to_str().unwrap();
+    let run = |args: &[&str], stdin: &str| harvey_in(work.path(), args, stdin);
+    let add = run(
+        &[
+            "memory",
+            "add",
+            "--type",
+            "project_fact",
+            "--description",
+            "The staging host is kestrel",
+            "--tags",
+            "staging,hosts",
+        ],
+        "",
+    );
+    assert!(add.status.success(), "{}", stderr(&add));
+    let again = run(
+        &[
+            "memory",
+            "add",
+            "--type",
+            "project_fact",
+            "--description",
+            "the staging HOST is kestrel.",
+            "--json",
+        ],
+        "",
+    );
+    let v: serde_json::Value = serde_json::from_slice(&again.stdout).unwrap();
+    assert_eq!(v["updated"], true, "{v}");
+    let jsonl = work.path().join("m.jsonl");
+    std::fs::write(
+        &jsonl,
+        "{\"type\":\"tool_use\",\"description\":\"Use rg to search\",\"tags\":[\"search\"]}\n{broken\n{\"type\":\"workflow\",\"description\":\"Deploy with scp then restart the unit\"}\n",
+    )
+    .unwrap();
+    let import = run(&["memory", "import", jsonl.to_str().unwrap()], "");
+    assert_eq!(
+        import.status.code(),
+        Some(1),
+        "one bad line fails the import"
+    );
+    assert!(
+        stderr(&import).contains("m.jsonl:2: error"),
+        "{}",
+        stderr(&import)
+    );
+    assert!(
+        stderr(&import).contains("2 saved, 1 failed"),
+        "{}",
+        stderr(&import)
+    );
+    let list = run(&["memory", "list", "--json"], "");
+    let items: Vec<serde_json::Value> = serde_json::from_slice(&list.stdout).unwrap();
+    assert_eq!(items.len(), 3);
+
+    let batch = run(
+        &["-m", m, "memory", "recall", "--batch"],
+        "\"how do I search?\"\nnot json\n{\"query\": \"deploy: restart?\", \"k\": 2, \"budget\": 40}\n",
+    );
+    assert!(batch.status.success(), "{}", stderr(&batch));
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&batch.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3);
+    assert_eq!(
+        lines[0]["results"][0]["id"]
+            .as_str()
+            .unwrap()
+            .split('_')
+            .next(),
+        Some("tool")
+    );
+    assert_eq!(lines[1]["line"], 2);
+    assert!(lines[1]["error"].as_str().unwrap().contains("not JSON"));
+    let packed = &lines[2];
+    let vocab = harvey::engine::Vocabulary::load(&model).unwrap();
+    use harvey::tokens::TokenCounter;
+    let block = packed["block"].as_str().unwrap();
+    assert!(block.contains("Deploy with scp"), "{packed}");
+    assert_eq!(
+        vocab.count_tokens(block) as u64,
+        packed["tokens"].as_u64().unwrap()
+    );
+    assert!(packed["tokens"].as_u64().unwrap() <= 40);
+
+    let out = run(
+        &[
+            "-m",
+            m,
+            "run",
+            "--json",
+            "--max-tokens",
+            "4",
+            "What is the staging host called?",
+        ],
+        "",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        v["memory"]["text"].as_str().unwrap().contains("kestrel"),
+        "{v}"
+    );
+    assert!(v["memory"]["tokens"].as_u64().unwrap() <= v["memory"]["budget"].as_u64().unwrap());
+}

@@ -446,3 +446,121 @@ fn hostile_queries_return_results_or_nothing_never_an_error() {
         .unwrap_or_else(|e| panic!("{q:?}: {e}"));
     }
 }
+
+mod injection {
+    use harvey::app::App;
+    use harvey::config::Config;
+    use harvey::engine::scripted::ScriptedEngine;
+    use harvey::repl::handle_line;
+
+    use crate::support;
+
+    fn say(app: &mut App, line: &str) -> String {
+        let mut out = Vec::new();
+        handle_line(app, line, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    fn config(n_ctx: u32) -> Config {
+        let mut c = Config::default();
+        c.engine.n_ctx = n_ctx;
+        c.sampling.max_tokens = 8;
+        c.sampling.temperature = 0.0;
+        c
+    }
+
+    #[test]
+    fn real_model_a_memory_saved_in_one_session_is_injected_in_the_next() {
+        let ws = tempfile::tempdir().unwrap();
+        let root = ws.path().to_path_buf();
+        {
+            let mut first = App::with_engine(
+                root.clone(),
+                config(2048),
+                Box::new(support::engine(2048, 512)),
+            );
+            let out = say(
+                &mut first,
+                "/memory add project_fact The staging server is called kestrel and runs Debian",
+            );
+            assert!(out.starts_with("saved project_fact_"), "{out}");
+            say(&mut first, "hello");
+        }
+        let mut second = App::with_engine(root, config(2048), Box::new(support::engine(2048, 512)));
+        let out = say(&mut second, "What is the staging server called?");
+        let inj = second
+            .injection
+            .clone()
+            .expect("injected at the first message");
+        assert!(inj.text.contains("kestrel"), "{}", inj.text);
+        assert!(
+            inj.text.starts_with("[memory context]\n[project facts]\n"),
+            "{}",
+            inj.text
+        );
+        assert_eq!(inj.budget, 512, "floor(2048 × 0.25) from the live context");
+        assert!(inj.tokens <= inj.budget);
+        // The reported number is the model's own count of the injected block.
+        assert_eq!(second.engine.count_tokens(&inj.text), inj.tokens);
+        assert!(
+            out.contains(&format!("[memory: 1 item, {}/512 tokens]", inj.tokens)),
+            "{out}"
+        );
+        // It is what the model saw: right after the system prompt, before the question.
+        let prompt = second
+            .engine
+            .render_prompt(&second.conversation.messages())
+            .unwrap();
+        let block = prompt.find("[memory context]").unwrap();
+        let system = prompt.find("You are Harvey").unwrap();
+        let question = prompt.find("What is the staging server called?").unwrap();
+        assert!(system < block && block < question, "{prompt}");
+        // /context shows the exact text and count; later turns leave it as it is.
+        let shown = say(&mut second, "/context");
+        assert!(
+            shown.contains(&format!("{} of 512 tokens", inj.tokens)),
+            "{shown}"
+        );
+        assert!(shown.contains(&inj.text), "{shown}");
+        say(&mut second, "and the other server?");
+        assert_eq!(second.conversation.context(), Some(inj.text.as_str()));
+    }
+
+    #[test]
+    fn injection_happens_once_and_respects_inject_on_start() {
+        let ws = tempfile::tempdir().unwrap();
+        let root = ws.path().to_path_buf();
+        let engine = ScriptedEngine::new(4096, ["one", "two", "three"]);
+        let mut app = App::with_engine(root.clone(), Config::default(), Box::new(engine));
+        say(
+            &mut app,
+            "/memory add user_preference Prefer short answers without preamble",
+        );
+        say(
+            &mut app,
+            "/memory add tool_use Use ripgrep to search the tree",
+        );
+        let out = say(&mut app, "how should answers look? short?");
+        assert!(out.contains("[memory: 1 item,"), "{out}");
+        let first = app.conversation.context().unwrap().to_string();
+        assert!(first.contains("Prefer short answers"), "{first}");
+        assert!(
+            !first.contains("ripgrep"),
+            "only relevant experience: {first}"
+        );
+        say(&mut app, "ripgrep?");
+        say(&mut app, "/clear");
+        say(&mut app, "ripgrep again?");
+        assert_eq!(app.conversation.context(), Some(first.as_str()));
+
+        let mut off = Config::default();
+        off.memory.inject_on_start = false;
+        let engine = ScriptedEngine::new(4096, ["one"]);
+        let mut app = App::with_engine(root, off, Box::new(engine));
+        let out = say(&mut app, "how should answers look?");
+        assert!(!out.contains("[memory:"), "{out}");
+        assert_eq!(app.conversation.context(), None);
+        assert!(say(&mut app, "/context").contains("injection is off"));
+        assert!(say(&mut app, "/memory status").contains("1024 tokens"));
+    }
+}
