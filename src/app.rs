@@ -14,7 +14,7 @@ use crate::engine::{
     AbortFlag, Completion, Engine, EngineError, EngineParams, GenerateOptions, LlamaEngine,
     SamplingParams, TurnStats,
 };
-use crate::memory::recall::{budget, recall, Injection, Limits};
+use crate::memory::recall::{budget, recall, CostCache, Injection, Limits};
 use crate::memory::{MemorySilo, MemoryStore};
 use crate::models::{ModelLookupError, ModelSources};
 use crate::project::read_guidance;
@@ -242,7 +242,10 @@ impl App {
             max_relevant: m.top_k,
         };
         let silo = MemorySilo(store);
-        recall(&[&silo], query, limits, self.engine.as_ref())
+        let costs = CostCache::new(self.engine.as_ref(), store, &self.engine.info().fingerprint);
+        let injection = recall(&[&silo], query, limits, &costs);
+        costs.save();
+        injection
     }
 
     /// `floor(n_ctx × memory.budget_pct)`, from the live context.

@@ -12,7 +12,7 @@ use rusqlite::{params, Connection, OptionalExtension, Row as SqlRow};
 use super::types::{Memory, MemoryType};
 
 /// Bumped when the schema changes; an index of another version is rebuilt.
-const SCHEMA_VERSION: &str = "1";
+const SCHEMA_VERSION: &str = "3";
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -34,7 +34,8 @@ CREATE TABLE IF NOT EXISTS memories(
     size INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS memories_norm ON memories(norm) WHERE archived = 0;
-CREATE INDEX IF NOT EXISTS memories_type ON memories(type, archived, confidence);
+CREATE INDEX IF NOT EXISTS memories_rank ON memories(type, archived, confidence DESC, updated DESC);
+CREATE TABLE IF NOT EXISTS token_costs(key TEXT PRIMARY KEY, tokens INTEGER NOT NULL);
 CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
     description, summary, tags, action, body, tokenize = 'porter unicode61'
 );
@@ -107,7 +108,9 @@ impl Index {
     }
 
     fn migrate(&self) -> rusqlite::Result<()> {
-        self.conn.execute_batch(SCHEMA)?;
+        self.conn.execute_batch(
+            "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);",
+        )?;
         let version: Option<String> = self
             .conn
             .query_row("SELECT value FROM meta WHERE key = 'schema'", [], |r| {
@@ -115,13 +118,17 @@ impl Index {
             })
             .optional()?;
         if version.as_deref() != Some(SCHEMA_VERSION) {
-            self.clear()?;
+            // Derived data only: drop it and let the reconcile read the files again.
+            self.conn.execute_batch(
+                "DROP TABLE IF EXISTS memories; DROP TABLE IF EXISTS memories_fts; DROP TABLE IF EXISTS token_costs;",
+            )?;
+            self.conn.execute_batch(SCHEMA)?;
             self.conn.execute(
                 "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema', ?1)",
                 [SCHEMA_VERSION],
             )?;
         }
-        Ok(())
+        self.conn.execute_batch(SCHEMA)
     }
 
     /// Drops every row (the files stay).
@@ -284,16 +291,64 @@ impl Index {
         rows.collect()
     }
 
-    /// Recallable memories of the given types by confidence, then recency.
+    /// Recallable memories of the given types by confidence, then recency (one indexed
+    /// scan per type that stops after `limit` rows).
     pub fn top(&self, types: &[MemoryType], now: i64, limit: usize) -> rusqlite::Result<Vec<Row>> {
         let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM memories m WHERE m.archived = 0 AND (m.expires IS NULL OR m.expires > ?1) \
-             AND instr(?2, ',' || m.type || ',') > 0 \
-             ORDER BY m.confidence DESC, m.updated DESC, m.id LIMIT ?3"
+            "SELECT {COLUMNS} FROM memories m WHERE m.type = ?1 AND m.archived = 0 \
+             AND (m.expires IS NULL OR m.expires > ?2) \
+             ORDER BY m.confidence DESC, m.updated DESC LIMIT ?3"
         ))?;
-        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let rows = stmt.query_map(params![now, type_set(types), limit], read_row)?;
-        rows.collect()
+        let n = i64::try_from(limit).unwrap_or(i64::MAX);
+        let mut rows = Vec::new();
+        for t in types {
+            let found = stmt.query_map(params![t.as_str(), now, n], read_row)?;
+            for row in found {
+                rows.push(row?);
+            }
+        }
+        rows.sort_by(|a, b| {
+            b.confidence
+                .total_cmp(&a.confidence)
+                .then(b.updated.cmp(&a.updated))
+                .then(a.id.cmp(&b.id))
+        });
+        rows.truncate(limit);
+        Ok(rows)
+    }
+
+    /// A cached token count (`key` names the tokenizer and the exact text).
+    pub fn cached_cost(&self, key: &str) -> rusqlite::Result<Option<usize>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT tokens FROM token_costs WHERE key = ?1")?;
+        stmt.query_row([key], |r| r.get::<_, i64>(0))
+            .optional()
+            .map(|n| n.map(|n| usize::try_from(n).unwrap_or(0)))
+    }
+
+    /// Remembers token counts (one transaction).
+    pub fn save_costs(&self, costs: &[(String, usize)]) -> rusqlite::Result<()> {
+        if costs.is_empty() {
+            return Ok(());
+        }
+        self.conn.execute_batch("BEGIN")?;
+        let result = (|| {
+            let mut stmt = self.conn.prepare_cached(
+                "INSERT OR REPLACE INTO token_costs(key, tokens) VALUES (?1, ?2)",
+            )?;
+            for (key, tokens) in costs {
+                stmt.execute(params![key, i64::try_from(*tokens).unwrap_or(i64::MAX)])?;
+            }
+            Ok(())
+        })();
+        match result {
+            Ok(()) => self.conn.execute_batch("COMMIT"),
+            Err(e) => {
+                let _ = self.conn.execute_batch("ROLLBACK");
+                Err(e)
+            }
+        }
     }
 
     /// (type, active, archived) counts.

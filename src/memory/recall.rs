@@ -272,7 +272,7 @@ pub struct Hit {
 }
 
 /// Most factual candidates considered per recall (the cap bounds the work at 100k memories).
-const FACTUAL_POOL: usize = 64;
+const FACTUAL_POOL: usize = 16;
 
 impl MemoryStore {
     /// Ranked full-text hits among recallable memories of `types` (all when empty).
@@ -306,6 +306,62 @@ impl MemoryStore {
         hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.row.id.cmp(&b.row.id)));
         hits.truncate(k);
         Ok(hits)
+    }
+}
+
+/// Token counts remembered in `memories.db`, keyed by the tokenizer's identity (the
+/// model file's fingerprint) and a hash of the exact text, so a count is never stale.
+/// Tokenizing every candidate line dominated session-start assembly (see
+/// `benches/memory_recall.rs`); with the cache, a returning session only tokenizes what
+/// is new. A cache failure only costs speed: the count is then computed.
+pub struct CostCache<'a, C: TokenCounter + ?Sized> {
+    counter: &'a C,
+    store: &'a MemoryStore,
+    model: String,
+    fresh: std::cell::RefCell<Vec<(String, usize)>>,
+}
+
+impl<'a, C: TokenCounter + ?Sized> CostCache<'a, C> {
+    pub fn new(counter: &'a C, store: &'a MemoryStore, model: &str) -> Self {
+        Self {
+            counter,
+            store,
+            model: model.to_string(),
+            fresh: std::cell::RefCell::new(Vec::new()),
+        }
+    }
+
+    fn key(&self, text: &str) -> String {
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        h.update(self.model.as_bytes());
+        h.update([0]);
+        h.update(text.as_bytes());
+        h.finalize()
+            .iter()
+            .take(16)
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
+
+    /// Writes the counts computed since the last save.
+    pub fn save(&self) {
+        let fresh = std::mem::take(&mut *self.fresh.borrow_mut());
+        if let Err(e) = self.store.index().save_costs(&fresh) {
+            tracing::warn!("cannot save token counts: {e}");
+        }
+    }
+}
+
+impl<C: TokenCounter + ?Sized> TokenCounter for CostCache<'_, C> {
+    fn count_tokens(&self, text: &str) -> usize {
+        let key = self.key(text);
+        if let Ok(Some(n)) = self.store.index().cached_cost(&key) {
+            return n;
+        }
+        let n = self.counter.count_tokens(text);
+        self.fresh.borrow_mut().push((key, n));
+        n
     }
 }
 

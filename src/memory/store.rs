@@ -151,6 +151,28 @@ impl MemoryStore {
         &self.index
     }
 
+    /// Indexes memories without writing their files: for benchmarks that need 100k
+    /// memories quickly. The files stay the truth, so the next reconcile drops these rows.
+    pub fn index_only(&mut self, memories: &[Memory]) -> Result<(), StoreError> {
+        let now = now_unix();
+        let result = self.index.batch(|index| {
+            for (i, m) in memories.iter().enumerate() {
+                let rel = format!("{}/{}.spmd", m.mtype.as_str(), m.id);
+                let stamp = FileStamp {
+                    mtime_ns: i as i64,
+                    size: 0,
+                };
+                let mut at = placement(m, &rel, stamp, false);
+                if at.updated == 0 {
+                    at.updated = now;
+                }
+                index.upsert(m, &at)?;
+            }
+            Ok(())
+        });
+        result.map_err(|e| self.db_err(e))
+    }
+
     fn db_err(&self, source: rusqlite::Error) -> StoreError {
         StoreError::Index {
             path: self.dir.join("memories.db"),

@@ -210,7 +210,6 @@ fn superseded_archived_and_expired_memories_are_never_recalled() {
         assert!(cands.iter().all(|c| &c.id != id), "{id} recalled");
     }
     // Archived memories survive a rebuild as archived.
-    drop(silo);
     store.rebuild().unwrap();
     assert_eq!(
         ids(&store, "mkdocs cron docs"),
