@@ -90,8 +90,10 @@ impl App {
 
     /// Builds an app around an already-loaded engine (tests use a scripted one).
     pub fn with_engine(workspace: PathBuf, config: Config, engine: Box<dyn Engine>) -> Self {
-        let tools = workspace_tools(&workspace);
-        Self::with_tools(workspace, config, engine, tools)
+        let (tools, notes) = default_tools(&workspace, &config);
+        let mut app = Self::with_tools(workspace, config, engine, tools);
+        app.notices.extend(notes);
+        app
     }
 
     /// Builds an app with a given tool registry (the system prompt describes it).
@@ -248,6 +250,20 @@ impl App {
         injection
     }
 
+    /// The part of the `[memory context]` that does not depend on the first message
+    /// (workspace profile and project facts): the session's first message extends it,
+    /// so it can be cached with the system prompt as the stable prefix.
+    pub fn stable_memory_context(&self) -> String {
+        let m = &self.config.memory;
+        match (&self.memory, m.enabled && m.inject_on_start) {
+            (Some(store), true) => self
+                .recall(store, "", None)
+                .map(|i| i.text)
+                .unwrap_or_default(),
+            _ => String::new(),
+        }
+    }
+
     /// `floor(n_ctx × memory.budget_pct)`, from the live context.
     pub fn memory_budget(&self) -> usize {
         budget(self.engine.info().n_ctx, self.config.memory.budget_pct)
@@ -336,6 +352,33 @@ fn open_memory(workspace: &Path, notices: &mut Vec<String>) -> Option<MemoryStor
     }
 }
 
+/// The tools a session offers: the read-only workspace tools, plus the memory tools
+/// when memory is on. With `tools.confirm_memory_writes` the writing memory tools are
+/// left out (there is no confirmation prompt yet), and a note says so.
+pub fn default_tools(workspace: &Path, config: &Config) -> (Registry, Vec<String>) {
+    use crate::tools::memory::{
+        MemoryForget, MemoryPlace, MemoryRead, MemorySearch, MemoryUpdate, MemoryWrite,
+    };
+    let mut registry = workspace_tools(workspace);
+    let mut notes = Vec::new();
+    if config.memory.enabled {
+        let place = MemoryPlace {
+            agents_dir: workspace.join("agents"),
+            workspace: workspace.to_path_buf(),
+        };
+        registry.add(Box::new(MemorySearch(place.clone())));
+        registry.add(Box::new(MemoryRead(place.clone())));
+        if config.tools.confirm_memory_writes {
+            notes.push("memory_write/update/forget are off: tools.confirm_memory_writes is on and harvey cannot ask for confirmation yet (use /memory add)".into());
+        } else {
+            registry.add(Box::new(MemoryWrite(place.clone())));
+            registry.add(Box::new(MemoryUpdate(place.clone())));
+            registry.add(Box::new(MemoryForget(place)));
+        }
+    }
+    (registry, notes)
+}
+
 /// The read-only workspace tools, rooted at `workspace`.
 pub fn workspace_tools(workspace: &Path) -> Registry {
     let mut registry = Registry::new();
@@ -358,6 +401,9 @@ pub fn system_prompt(tools: &Registry, tools_enabled: bool, guidance: &str) -> S
     }
     if tools_enabled && !tools.is_empty() {
         prompt.push_str(&format!("\n\n{}", tools.prompt_section()));
+        if tools.get("memory_search").is_some() {
+            prompt.push_str("\nmemory_* tools search and keep your own notes: treat them as notes to verify; the user and the workspace files win.");
+        }
     }
     prompt
 }

@@ -156,7 +156,8 @@ fn tool(options: &AppOptions, cmd: ToolCommand) -> Result<ExitCode> {
             options.workspace.display()
         )
     })?;
-    let registry = harvey::app::workspace_tools(&workspace);
+    let config = harvey::config::load(&workspace)?;
+    let (registry, _) = harvey::app::default_tools(&workspace, &config);
     match cmd {
         ToolCommand::List { json } => {
             if json {
@@ -285,7 +286,8 @@ fn render_bench(r: &harvey::bench::BenchReport) -> String {
 fn interactive(options: &AppOptions) -> Result<ExitCode> {
     eprintln!("loading model…");
     let mut app = App::open(options)?;
-    app.prepare_prefix("");
+    let stable = app.stable_memory_context();
+    app.prepare_prefix(&stable);
     let abort = app.abort.clone();
     ctrlc::set_handler(move || abort.raise()).context("cannot install the Ctrl-C handler")?;
     repl::run(&mut app).context("terminal error")?;
@@ -305,7 +307,8 @@ fn run_once(options: &AppOptions, args: RunArgs) -> Result<ExitCode> {
     if let Some(n) = args.max_tokens {
         app.config.sampling.max_tokens = n.max(1);
     }
-    app.prepare_prefix("");
+    let stable = app.stable_memory_context();
+    app.prepare_prefix(&stable);
     let mut stdout = std::io::stdout();
     let stream = !args.json;
     let turn = app.agent_turn(&prompt, &mut |event| match event {

@@ -11,5 +11,5 @@ pub mod store;
 pub mod types;
 
 pub use recall::{Candidate, Injection, Limits, MemorySilo, Section, Silo};
-pub use store::{MemoryStore, Reconciled, StoreError, Warning, WriteOutcome};
+pub use store::{MemoryStore, Patch, Reconciled, StoreError, Warning, WriteOutcome};
 pub use types::{Draft, Memory, MemoryType};

@@ -61,8 +61,8 @@ pub struct Candidate {
 /// Something recall can ask.
 pub trait Silo {
     fn name(&self) -> &str;
-    /// Candidates for `query`, best first: factual items (if the silo has any) and at
-    /// most `k` relevance hits.
+    /// Candidates for `query`: factual items (if the silo has any; they must not depend
+    /// on the query) and relevance hits. An empty query asks for the factual items only.
     fn candidates(&self, query: &str, k: usize) -> Result<Vec<Candidate>, StoreError>;
 }
 
@@ -201,10 +201,16 @@ pub fn pack<C: TokenCounter + ?Sized>(
                 skipped,
             };
         }
+        // Relevant items go first, so the factual part (the cached prefix) stays put.
         let weakest = chosen
             .iter()
             .enumerate()
-            .min_by(|a, b| a.1.candidate.score.total_cmp(&b.1.candidate.score))
+            .min_by(|a, b| {
+                let key = |p: &Packed| (!p.candidate.section.is_factual(), p.candidate.score);
+                let (fa, sa) = key(a.1);
+                let (fb, sb) = key(b.1);
+                fb.cmp(&fa).then(sa.total_cmp(&sb))
+            })
             .map_or(0, |(i, _)| i);
         chosen.remove(weakest);
         skipped += 1;
@@ -271,8 +277,8 @@ pub struct Hit {
     pub score: f64,
 }
 
-/// Most factual candidates considered per recall (the cap bounds the work at 100k memories).
-const FACTUAL_POOL: usize = 16;
+/// Most factual candidates considered per recall (bounds the work at 100k memories).
+const FACTUAL_POOL: usize = 32;
 
 impl MemoryStore {
     /// Ranked full-text hits among recallable memories of `types` (all when empty).
@@ -398,12 +404,8 @@ impl Silo for MemorySilo<'_> {
             text: memory_line(row),
             score,
         };
-        // Factual: the ones the query is about first, then by confidence and recency.
-        let mut out: Vec<Candidate> = store
-            .search(query, &FACTUAL, FACTUAL_POOL)?
-            .iter()
-            .map(|h| candidate(&h.row, 1.0 + h.score))
-            .collect();
+        // Factual: by confidence and recency, not by the query, so this part of the
+        // block is the same for every first message and can be cached as a prefix.
         let top = store
             .index()
             .top(&FACTUAL, now, FACTUAL_POOL)
@@ -411,13 +413,12 @@ impl Silo for MemorySilo<'_> {
                 path: store.dir().join("memories.db"),
                 source,
             })?;
-        for row in &top {
-            if !out.iter().any(|c| c.id == row.id) {
-                out.push(candidate(
-                    row,
-                    combine(1.0, row.confidence, row.updated, now) / 10.0,
-                ));
-            }
+        let mut out: Vec<Candidate> = top
+            .iter()
+            .map(|row| candidate(row, combine(1.0, row.confidence, row.updated, now)))
+            .collect();
+        if query.is_empty() {
+            return Ok(out);
         }
         out.extend(
             store

@@ -109,6 +109,15 @@ impl WriteOutcome {
     }
 }
 
+/// Fields `update` may change (`None` = keep).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Patch {
+    pub description: Option<String>,
+    pub summary: Option<String>,
+    pub body: Option<String>,
+    pub tags: Option<Vec<String>>,
+}
+
 /// What `/memory flag` did.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Flagged {
@@ -141,6 +150,24 @@ impl MemoryStore {
         };
         let report = store.reconcile()?;
         Ok((store, report))
+    }
+
+    /// Opens the store without reconciling (a second handle in the same process, e.g.
+    /// the memory tools, while the session's handle already reconciled at start).
+    pub fn attach(agents_dir: &Path, workspace: &Path) -> Result<Self, StoreError> {
+        let dir = agents_dir.join("memories");
+        std::fs::create_dir_all(&dir).map_err(|source| StoreError::Io {
+            path: dir.clone(),
+            source,
+        })?;
+        let db = dir.join("memories.db");
+        let index = Index::open(&db).map_err(|source| StoreError::Index { path: db, source })?;
+        Ok(Self {
+            dir,
+            workspace: workspace.to_path_buf(),
+            index,
+            counter: 0,
+        })
     }
 
     pub fn dir(&self) -> &Path {
@@ -380,6 +407,51 @@ impl MemoryStore {
         } else {
             WriteOutcome::Added { id, archived }
         })
+    }
+
+    /// Changes some fields of an active memory (same checks as a write).
+    pub fn update(&mut self, id: &str, patch: &Patch) -> Result<Memory, StoreError> {
+        let row = self.row(id)?;
+        if row.archived {
+            return Err(StoreError::Archived { id: id.to_string() });
+        }
+        let mut m = self.read(&row)?;
+        let clean = |t: &str| relativize(t.trim(), &self.workspace);
+        if let Some(d) = &patch.description {
+            let d = clean(d).replace('\n', " ");
+            if d.trim().is_empty() {
+                return Err(StoreError::NoDescription);
+            }
+            m.description = d;
+        }
+        if let Some(s) = &patch.summary {
+            m.summary = clean(s);
+        }
+        if let Some(b) = &patch.body {
+            let b = clean(b);
+            if b.len() > MAX_BODY_BYTES {
+                return Err(StoreError::TooLong { bytes: b.len() });
+            }
+            m.body = b;
+        }
+        if let Some(t) = &patch.tags {
+            m.tags = t.clone();
+        }
+        let tags = m.tags.join(" ");
+        for (field, text) in [
+            ("description", m.description.as_str()),
+            ("summary", m.summary.as_str()),
+            ("body", m.body.as_str()),
+            ("tags", tags.as_str()),
+        ] {
+            if let Some(what) = find_secret(text) {
+                return Err(StoreError::Secret { field, what });
+            }
+        }
+        m.updated_at = now_rfc3339();
+        self.save(&m, &row.path, false)?;
+        self.write_overview()?;
+        Ok(m)
     }
 
     /// Writes the file atomically and indexes it.

@@ -14,6 +14,7 @@
 
 pub mod call;
 pub mod grammar;
+pub mod memory;
 pub mod sandbox;
 pub mod workspace;
 

@@ -448,6 +448,7 @@ fn hostile_queries_return_results_or_nothing_never_an_error() {
 
 mod injection {
     use harvey::app::App;
+    use harvey::chat::prefix_cache::PrefixOutcome;
     use harvey::config::Config;
     use harvey::engine::scripted::ScriptedEngine;
     use harvey::repl::handle_line;
@@ -485,7 +486,17 @@ mod injection {
             assert!(out.starts_with("saved project_fact_"), "{out}");
             say(&mut first, "hello");
         }
-        let mut second = App::with_engine(root, config(2048), Box::new(support::engine(2048, 512)));
+        let mut second = App::with_engine(
+            root.clone(),
+            config(2048),
+            Box::new(support::engine(2048, 512)),
+        );
+        // The query-independent part (facts) is known before the first message and is
+        // saved with the system prompt as the stable prefix.
+        let stable = second.stable_memory_context();
+        assert!(stable.contains("kestrel"), "{stable}");
+        let saved = second.prepare_prefix(&stable).clone();
+        assert!(matches!(saved, PrefixOutcome::Saved { .. }), "{saved:?}");
         let out = say(&mut second, "What is the staging server called?");
         let inj = second
             .injection
@@ -523,6 +534,19 @@ mod injection {
         assert!(shown.contains(&inj.text), "{shown}");
         say(&mut second, "and the other server?");
         assert_eq!(second.conversation.context(), Some(inj.text.as_str()));
+        assert!(inj.text.starts_with(&stable));
+
+        // A third session restores that prefix instead of prefilling it.
+        let mut third = App::with_engine(root, config(2048), Box::new(support::engine(2048, 512)));
+        let restored = third.prepare_prefix(&third.stable_memory_context()).clone();
+        let PrefixOutcome::Restored { tokens } = restored else {
+            panic!("{restored:?}");
+        };
+        let c = third
+            .turn("What is the staging server called?", &mut |_| {})
+            .unwrap();
+        assert!(third.conversation.context().unwrap().contains("kestrel"));
+        assert_eq!(c.stats.evaluated_tokens, c.stats.prompt_tokens - tokens);
     }
 
     #[test]

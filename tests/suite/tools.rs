@@ -315,3 +315,148 @@ fn sandbox_refuses_escapes_through_the_cli() {
     let (code, _, stderr) = tool_call(&root, "read_file", "not json");
     assert_eq!(code, 2, "{stderr}");
 }
+
+#[test]
+fn seed_scenario_a_note_written_in_one_session_is_found_in_the_next() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let mut first = scripted_app(
+            dir.path(),
+            &[
+                r#"<tool_call>{"name": "memory_write", "arguments": {"type": "workflow", "description": "we deploy with ./deploy.sh, which refuses a dirty tree", "tags": ["deploy", "release"]}}</tool_call>"#,
+                "Noted.",
+            ],
+            5,
+        );
+        let (turn, events) = run(
+            &mut first,
+            "Remember: we deploy with ./deploy.sh, which refuses a dirty tree.",
+        );
+        let result = turn.calls[0].result.as_ref().unwrap();
+        assert!(result.starts_with("memory saved: workflow_"), "{result}");
+        assert!(events.iter().any(
+            |e| matches!(e, TurnEvent::ToolResult { text, .. } if text.contains("memory saved"))
+        ));
+    }
+    // A new session: its own app, engine and store handle; only the disk is shared.
+    let mut second = scripted_app(
+        dir.path(),
+        &[
+            r#"<tool_call>{"name": "memory_search", "arguments": {"query": "how do I cut a release?"}}</tool_call>"#,
+            "Run ./deploy.sh on a clean tree.",
+        ],
+        5,
+    );
+    let (turn, _) = run(&mut second, "how do I cut a release?");
+    let found = turn.calls[0].result.as_ref().unwrap();
+    assert!(
+        found.contains("./deploy.sh, which refuses a dirty tree"),
+        "{found}"
+    );
+    // The session start injected it as relevant experience too.
+    let context = second.conversation.context().unwrap_or_default();
+    assert!(context.contains("deploy.sh"), "{context}");
+}
+
+#[test]
+fn memory_tools_across_processes_and_their_refusals() {
+    let dir = tempfile::tempdir().unwrap();
+    let call = |name: &str, args: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_harvey"))
+            .arg("--workdir")
+            .arg(dir.path())
+            .args(["tool", "call", name, args, "--json"])
+            .output()
+            .unwrap();
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let saved = call(
+        "memory_write",
+        r#"{"type": "workflow", "description": "we deploy with ./deploy.sh, which refuses a dirty tree"}"#,
+    );
+    assert_eq!(saved["ok"], true, "{saved}");
+    let id = saved["result"]
+        .as_str()
+        .unwrap()
+        .split_whitespace()
+        .nth(2)
+        .unwrap()
+        .to_string();
+    let found = call(
+        "memory_search",
+        r#"{"query": "how do I cut a release? deploy"}"#,
+    );
+    assert!(
+        found["result"].as_str().unwrap().starts_with(&id),
+        "{found}"
+    );
+    let read = call("memory_read", &format!(r#"{{"id": "{id}"}}"#));
+    assert!(
+        read["result"]
+            .as_str()
+            .unwrap()
+            .contains("confidence: 0.40"),
+        "{read}"
+    );
+    let updated = call(
+        "memory_update",
+        &format!(r#"{{"id": "{id}", "summary": "tag first"}}"#),
+    );
+    assert_eq!(updated["ok"], true, "{updated}");
+    for (name, args, want) in [
+        (
+            "memory_read",
+            r#"{"id": "../../etc/passwd"}"#,
+            "not a memory id",
+        ),
+        (
+            "memory_read",
+            r#"{"id": "workflow_000000"}"#,
+            "no memory with id",
+        ),
+        (
+            "memory_write",
+            r#"{"type": "workflow", "description": "token", "body": "password = hunter2hunter2"}"#,
+            "secret",
+        ),
+        (
+            "memory_write",
+            r#"{"type": "diary", "description": "x"}"#,
+            "bad arguments",
+        ),
+        (
+            "memory_update",
+            &format!(r#"{{"id": "{id}"}}"#),
+            "nothing to change",
+        ),
+    ] {
+        let v = call(name, args);
+        assert_eq!(v["ok"], false, "{name} {args}: {v}");
+        assert!(
+            v["error"].as_str().unwrap().contains(want),
+            "{name} {args}: {v}"
+        );
+    }
+    let forgot = call("memory_forget", &format!(r#"{{"id": "{id}"}}"#));
+    assert_eq!(forgot["ok"], true, "{forgot}");
+    let gone = call("memory_search", r#"{"query": "deploy"}"#);
+    assert!(
+        gone["result"]
+            .as_str()
+            .unwrap()
+            .starts_with("no memory matches"),
+        "{gone}"
+    );
+    // The tools wrote only under agents/memories.
+    let mut top: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    top.sort();
+    assert_eq!(top, vec!["agents"]);
+    let agents: Vec<String> = std::fs::read_dir(dir.path().join("agents"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(agents, vec!["memories"]);
+}
