@@ -24,5 +24,6 @@ pub mod memory;
 pub mod models;
 pub mod project;
 pub mod repl;
+pub mod session;
 pub mod tokens;
 pub mod tools;

@@ -1,0 +1,205 @@
+//! The sessions index and the per-session `memory_stats`, in `memories.db` beside the
+//! memory index. The session files are the truth for the index: at startup rows whose
+//! file is gone are pruned.
+
+use std::path::{Path, PathBuf};
+
+use rusqlite::{params, Connection};
+use serde::Serialize;
+
+use crate::memory::query::terms;
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS sessions(
+    file TEXT PRIMARY KEY,
+    started TEXT NOT NULL,
+    duration_s INTEGER NOT NULL,
+    turns INTEGER NOT NULL,
+    summary TEXT NOT NULL,
+    tags TEXT NOT NULL,
+    name TEXT
+);
+CREATE TABLE IF NOT EXISTS memory_stats(
+    session_id TEXT NOT NULL,
+    budget_tokens INTEGER NOT NULL,
+    injected_tokens INTEGER NOT NULL,
+    compressed INTEGER NOT NULL,
+    avg_tokens_per_sec REAL NOT NULL,
+    recorded_at TEXT NOT NULL
+);
+";
+
+/// One row of the sessions index.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SessionEntry {
+    /// File name under `agents/sessions/` (also the session's id).
+    pub file: String,
+    pub started: String,
+    pub duration_s: i64,
+    pub turns: i64,
+    pub summary: String,
+    pub tags: Vec<String>,
+    pub name: Option<String>,
+}
+
+/// One `memory_stats` row.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SessionStats {
+    pub session_id: String,
+    pub budget_tokens: i64,
+    pub injected_tokens: i64,
+    pub compressed: bool,
+    pub avg_tokens_per_sec: f64,
+    pub recorded_at: String,
+}
+
+pub struct SessionIndex {
+    conn: Connection,
+    dir: PathBuf,
+}
+
+impl SessionIndex {
+    /// Opens the index in `<agents>/memories/memories.db`; sessions live in `<agents>/sessions`.
+    pub fn open(agents_dir: &Path) -> rusqlite::Result<Self> {
+        let db_dir = agents_dir.join("memories");
+        let _ = std::fs::create_dir_all(&db_dir);
+        let conn = Connection::open(db_dir.join("memories.db"))?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        conn.execute_batch(SCHEMA)?;
+        Ok(Self {
+            conn,
+            dir: agents_dir.join("sessions"),
+        })
+    }
+
+    pub fn sessions_dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Drops rows whose file no longer exists; returns how many.
+    pub fn prune(&self) -> rusqlite::Result<usize> {
+        let files: Vec<String> = {
+            let mut stmt = self.conn.prepare("SELECT file FROM sessions")?;
+            let rows = stmt.query_map([], |r| r.get(0))?;
+            rows.collect::<rusqlite::Result<_>>()?
+        };
+        let mut pruned = 0;
+        for f in files {
+            if !self.dir.join(&f).is_file() {
+                self.conn
+                    .execute("DELETE FROM sessions WHERE file = ?1", [&f])?;
+                pruned += 1;
+            }
+        }
+        Ok(pruned)
+    }
+
+    pub fn put(&self, e: &SessionEntry) -> rusqlite::Result<()> {
+        self.conn.execute(
+            "INSERT OR REPLACE INTO sessions(file, started, duration_s, turns, summary, tags, name) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![e.file, e.started, e.duration_s, e.turns, e.summary, e.tags.join(","), e.name],
+        )?;
+        Ok(())
+    }
+
+    pub fn rename(&self, file: &str, name: &str) -> rusqlite::Result<bool> {
+        Ok(self.conn.execute(
+            "UPDATE sessions SET name = ?2 WHERE file = ?1",
+            params![file, name],
+        )? > 0)
+    }
+
+    /// Newest first.
+    pub fn recent(&self, n: usize) -> rusqlite::Result<Vec<SessionEntry>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT file, started, duration_s, turns, summary, tags, name FROM sessions \
+             ORDER BY started DESC, file DESC LIMIT ?1",
+        )?;
+        let rows = stmt.query_map([i64::try_from(n).unwrap_or(i64::MAX)], read_entry)?;
+        rows.collect()
+    }
+
+    pub fn get(&self, file: &str) -> rusqlite::Result<Option<SessionEntry>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT file, started, duration_s, turns, summary, tags, name FROM sessions WHERE file = ?1",
+        )?;
+        let mut rows = stmt.query_map([file], read_entry)?;
+        rows.next().transpose()
+    }
+
+    /// Sessions whose summary, tags or name share words with `query`, best first.
+    pub fn search(&self, query: &str, k: usize) -> rusqlite::Result<Vec<(SessionEntry, usize)>> {
+        let wanted = terms(query);
+        let all = self.recent(10_000)?;
+        let mut scored: Vec<(SessionEntry, usize)> = all
+            .into_iter()
+            .map(|e| {
+                let have = terms(&format!(
+                    "{} {} {}",
+                    e.summary,
+                    e.tags.join(" "),
+                    e.name.clone().unwrap_or_default()
+                ));
+                let score = wanted
+                    .iter()
+                    .filter(|w| {
+                        have.iter()
+                            .any(|h| h.starts_with(w.as_str()) || w.starts_with(h.as_str()))
+                    })
+                    .count();
+                (e, score)
+            })
+            .filter(|(_, s)| *s > 0)
+            .collect();
+        scored.sort_by(|a, b| b.1.cmp(&a.1).then(b.0.started.cmp(&a.0.started)));
+        scored.truncate(k);
+        Ok(scored)
+    }
+
+    pub fn record_stats(&self, s: &SessionStats) -> rusqlite::Result<()> {
+        self.conn.execute(
+            "INSERT INTO memory_stats(session_id, budget_tokens, injected_tokens, compressed, avg_tokens_per_sec, recorded_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![s.session_id, s.budget_tokens, s.injected_tokens, s.compressed, s.avg_tokens_per_sec, s.recorded_at],
+        )?;
+        Ok(())
+    }
+
+    /// Every stats row, oldest first.
+    pub fn stats(&self) -> rusqlite::Result<Vec<SessionStats>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT session_id, budget_tokens, injected_tokens, compressed, avg_tokens_per_sec, recorded_at \
+             FROM memory_stats ORDER BY recorded_at, rowid",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            Ok(SessionStats {
+                session_id: r.get(0)?,
+                budget_tokens: r.get(1)?,
+                injected_tokens: r.get(2)?,
+                compressed: r.get(3)?,
+                avg_tokens_per_sec: r.get(4)?,
+                recorded_at: r.get(5)?,
+            })
+        })?;
+        rows.collect()
+    }
+}
+
+fn read_entry(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionEntry> {
+    let tags: String = r.get(5)?;
+    Ok(SessionEntry {
+        file: r.get(0)?,
+        started: r.get(1)?,
+        duration_s: r.get(2)?,
+        turns: r.get(3)?,
+        summary: r.get(4)?,
+        tags: tags
+            .split(',')
+            .filter(|t| !t.is_empty())
+            .map(str::to_string)
+            .collect(),
+        name: r.get(6)?,
+    })
+}

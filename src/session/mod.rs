@@ -1,0 +1,10 @@
+//! Sessions: the Fountain record written as the session happens, the sessions index and
+//! per-session stats, and the budget advice drawn from them.
+
+pub mod advice;
+pub mod fountain;
+pub mod index;
+pub mod recorder;
+
+pub use index::{SessionEntry, SessionIndex, SessionStats};
+pub use recorder::Recorder;
