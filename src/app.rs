@@ -18,6 +18,7 @@ use crate::memory::recall::{budget, recall, CostCache, Injection, Limits};
 use crate::memory::{MemorySilo, MemoryStore};
 use crate::models::{ModelLookupError, ModelSources};
 use crate::project::read_guidance;
+use crate::session::{Recorder, SessionEntry, SessionIndex, SessionSilo, SessionStats};
 use crate::tools::grammar::call_grammar;
 use crate::tools::workspace::{ListFiles, ReadFile, SearchFiles};
 use crate::tools::Registry;
@@ -64,6 +65,23 @@ pub struct App {
     pub memory: Option<MemoryStore>,
     /// The `[memory context]` injected at session start (`None` until the first message).
     pub injection: Option<Injection>,
+    /// The session record under `agents/sessions/`.
+    pub recorder: Recorder,
+    /// The sessions index and stats (`None` if it could not be opened).
+    pub sessions: Option<SessionIndex>,
+    /// Every exchange of this session (user, reply), uncompressed, for the summary.
+    pub transcript: Vec<(String, String)>,
+    closed: bool,
+}
+
+/// What closing a session did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CloseReport {
+    pub record: PathBuf,
+    pub summary: String,
+    pub tags: Vec<String>,
+    /// The optional model work (summary, tags) was skipped by a Ctrl-C.
+    pub skipped: bool,
 }
 
 impl App {
@@ -113,9 +131,25 @@ impl App {
         } else {
             None
         };
+        let agents = workspace.join("agents");
+        let sessions = match SessionIndex::open(&agents) {
+            Ok(index) => {
+                let _ = index.prune();
+                Some(index)
+            }
+            Err(e) => {
+                notices.push(format!("sessions index unavailable: {e}"));
+                None
+            }
+        };
+        let recorder = Recorder::new(&agents.join("sessions"), &engine.info().name);
         Self {
             memory,
             injection: None,
+            recorder,
+            sessions,
+            transcript: Vec::new(),
+            closed: false,
             notices,
             tool_grammar: call_grammar(&tools.list()),
             tools,
@@ -204,7 +238,154 @@ impl App {
             self.compressions.push(c.clone());
         }
         self.turns.push(turn.completion.stats.clone());
+        self.record(text, &turn);
         Ok(turn)
+    }
+
+    /// Appends the exchange to the session record. A failing disk loses the record, not
+    /// the session: the problem is noted once.
+    fn record(&mut self, text: &str, turn: &AgentTurn) {
+        let mut notes = Vec::new();
+        if self.transcript.is_empty() {
+            if let Some(i) = self.injection.as_ref().filter(|i| !i.items.is_empty()) {
+                let ids: Vec<String> = i
+                    .items
+                    .iter()
+                    .map(|p| format!("{} ({:.2})", p.candidate.id, p.candidate.score))
+                    .collect();
+                notes.push(format!("{}: {}", i.summary_line(), ids.join(", ")));
+            }
+        }
+        for c in &turn.calls {
+            let call = c
+                .call
+                .as_ref()
+                .map_or_else(|| "(unparsed call)".into(), |c| c.summary());
+            let outcome = if c.result.is_ok() { "ok" } else { "error" };
+            notes.push(format!("tool: {call} → {outcome}"));
+        }
+        if let Some(c) = &turn.compression {
+            notes.push(format!(
+                "rolling summary: {} turns folded, {} → {} tokens",
+                c.folded_turns, c.tokens_before, c.tokens_after
+            ));
+        }
+        let s = &turn.completion.stats;
+        notes.push(format!(
+            "stats: {} prompt tokens ({} evaluated), {} generated at {:.1} tok/s, ttft {:.0} ms",
+            s.prompt_tokens, s.evaluated_tokens, s.completion_tokens, s.decode_tps, s.ttft_ms
+        ));
+        self.transcript
+            .push((text.to_string(), turn.completion.text.clone()));
+        if let Err(e) = self.recorder.exchange(text, &turn.completion.text, notes) {
+            if self.transcript.len() == 1 {
+                self.notices
+                    .push(format!("cannot write the session record: {e}"));
+            }
+        }
+    }
+
+    /// The end-of-session sequence, run once whichever way the session ends: summary and
+    /// tags from the model (skipped when the abort flag is raised, e.g. a second Ctrl-C),
+    /// the closing notes and `THE END.` in the record, the sessions index entry and the
+    /// `memory_stats` row. A session without exchanges leaves nothing behind.
+    pub fn close_session(&mut self, progress: &mut dyn FnMut(&str)) -> Option<CloseReport> {
+        if self.closed {
+            return None;
+        }
+        self.closed = true;
+        if self.transcript.is_empty() {
+            return None;
+        }
+        self.abort.clear();
+        progress("summarizing session… (Ctrl-C to skip)");
+        let (summary, tags, skipped) = self.summarize_session();
+        let duration = (chrono::Local::now() - self.recorder.started()).num_seconds();
+        let tps = average_decode_rate(&self.turns);
+        let mut notes = vec![format!("Summary: {summary}")];
+        if !tags.is_empty() {
+            notes.push(format!("Tags: {}", tags.join(", ")));
+        }
+        notes.push(format!(
+            "Session stats: {} turns, {duration} s, {tps:.1} tok/s, {} compressions",
+            self.transcript.len(),
+            self.compressions.len()
+        ));
+        if let Err(e) = self.recorder.close(&notes) {
+            progress(&format!("cannot finish the session record: {e}"));
+        }
+        let record = self.recorder.path()?.to_path_buf();
+        let file = record.file_name()?.to_string_lossy().into_owned();
+        if let Some(index) = &self.sessions {
+            let entry = SessionEntry {
+                file: file.clone(),
+                started: self
+                    .recorder
+                    .started()
+                    .format("%Y-%m-%d %H:%M:%S")
+                    .to_string(),
+                duration_s: duration,
+                turns: self.transcript.len() as i64,
+                summary: summary.clone(),
+                tags: tags.clone(),
+                name: None,
+            };
+            let stats = SessionStats {
+                session_id: file,
+                budget_tokens: self.memory_budget() as i64,
+                injected_tokens: self.injection.as_ref().map_or(0, |i| i.tokens as i64),
+                compressed: !self.compressions.is_empty(),
+                avg_tokens_per_sec: tps,
+                recorded_at: crate::memory::store::now_rfc3339(),
+            };
+            if let Err(e) = index.put(&entry).and_then(|()| index.record_stats(&stats)) {
+                progress(&format!("cannot update the sessions index: {e}"));
+            }
+        }
+        Some(CloseReport {
+            record,
+            summary,
+            tags,
+            skipped,
+        })
+    }
+
+    /// A paragraph and 3–5 tags for the whole session (chunked when it does not fit).
+    fn summarize_session(&mut self) -> (String, Vec<String>, bool) {
+        let messages: Vec<crate::engine::Message> = self
+            .transcript
+            .iter()
+            .flat_map(|(u, r)| {
+                [
+                    crate::engine::Message::new(crate::engine::Role::User, u.clone()),
+                    crate::engine::Message::new(crate::engine::Role::Assistant, r.clone()),
+                ]
+            })
+            .collect();
+        let fallback_tags = keyword_tags(&self.transcript);
+        let summary =
+            crate::chat::rolling::summarize(self.engine.as_mut(), None, &messages, &self.abort);
+        let skipped = self.abort.is_raised();
+        let summary = match summary {
+            Ok(s) if !skipped => s.split_whitespace().collect::<Vec<_>>().join(" "),
+            _ => {
+                let first = self.transcript[0]
+                    .0
+                    .split_whitespace()
+                    .take(20)
+                    .collect::<Vec<_>>();
+                format!("(no summary) Began with: {}", first.join(" "))
+            }
+        };
+        let tags = if skipped {
+            fallback_tags
+        } else {
+            crate::chat::rolling::tags(self.engine.as_mut(), &summary, &self.abort)
+                .ok()
+                .filter(|t| t.len() >= 3)
+                .unwrap_or(fallback_tags)
+        };
+        (summary, tags, skipped)
     }
 
     /// Recalls memories for the session's first message and pins them as the
@@ -245,7 +426,16 @@ impl App {
         };
         let silo = MemorySilo(store);
         let costs = CostCache::new(self.engine.as_ref(), store, &self.engine.info().fingerprint);
-        let injection = recall(&[&silo], query, limits, &costs);
+        let injection = match &self.sessions {
+            Some(index) => {
+                let recent = SessionSilo {
+                    index,
+                    recent: m.recent_sessions,
+                };
+                recall(&[&silo, &recent], query, limits, &costs)
+            }
+            None => recall(&[&silo], query, limits, &costs),
+        };
         costs.save();
         injection
     }
@@ -336,6 +526,39 @@ impl App {
     pub fn agents_dir(&self) -> PathBuf {
         self.workspace.join("agents")
     }
+}
+
+/// Decode tok/s over the whole session (tokens / decode time), not a mean of turn rates.
+pub fn average_decode_rate(turns: &[TurnStats]) -> f64 {
+    let tokens: usize = turns.iter().map(|t| t.completion_tokens).sum();
+    let seconds: f64 = turns
+        .iter()
+        .filter(|t| t.decode_tps > 0.0)
+        .map(|t| t.completion_tokens as f64 / t.decode_tps)
+        .sum();
+    if seconds > 0.0 {
+        tokens as f64 / seconds
+    } else {
+        0.0
+    }
+}
+
+/// The most frequent topic words of the session, when the model gives no tags.
+fn keyword_tags(transcript: &[(String, String)]) -> Vec<String> {
+    let mut counts: Vec<(String, usize)> = Vec::new();
+    for (u, r) in transcript {
+        for t in crate::memory::query::terms(&format!("{u} {r}")) {
+            if t.len() < 3 || t.chars().all(|c| c.is_ascii_digit()) {
+                continue;
+            }
+            match counts.iter_mut().find(|(w, _)| *w == t) {
+                Some((_, n)) => *n += 1,
+                None => counts.push((t, 1)),
+            }
+        }
+    }
+    counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    counts.into_iter().take(4).map(|(w, _)| w).collect()
 }
 
 /// Opens the workspace's memory store; problems become notices, never a failed start.

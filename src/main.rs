@@ -290,8 +290,17 @@ fn interactive(options: &AppOptions) -> Result<ExitCode> {
     app.prepare_prefix(&stable);
     let abort = app.abort.clone();
     ctrlc::set_handler(move || abort.raise()).context("cannot install the Ctrl-C handler")?;
-    repl::run(&mut app).context("terminal error")?;
-    Ok(ExitCode::SUCCESS)
+    // SIGTERM and SIGHUP run the same end-of-session sequence as /exit.
+    let signals = signal_hook::iterator::Signals::new([
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGHUP,
+    ])
+    .context("cannot install the SIGTERM/SIGHUP handler")?;
+    let ended_by = repl::run(&mut app, Some(signals)).context("terminal error")?;
+    Ok(match ended_by {
+        Some(signal) => ExitCode::from(u8::try_from(128 + signal).unwrap_or(1)),
+        None => ExitCode::SUCCESS,
+    })
 }
 
 fn run_once(options: &AppOptions, args: RunArgs) -> Result<ExitCode> {
@@ -324,6 +333,7 @@ fn run_once(options: &AppOptions, args: RunArgs) -> Result<ExitCode> {
         }
     })?;
     let completion = turn.completion;
+    repl::close(&mut app, &mut std::io::stderr());
     if args.json {
         let s = &completion.stats;
         let value = serde_json::json!({

@@ -180,6 +180,44 @@ pub fn summarize(
     Ok(summary.unwrap_or_else(|| "(earlier turns omitted)".into()))
 }
 
+/// 3–5 short lowercase tags for a summary, from the model under a JSON grammar (so the
+/// output always parses; each tag is bounded).
+pub fn tags(
+    engine: &mut dyn Engine,
+    summary: &str,
+    abort: &AbortFlag,
+) -> Result<Vec<String>, EngineError> {
+    const GRAMMAR: &str = r#"root ::= "[" tag ", " tag ", " tag (", " tag)? (", " tag)? "]"
+tag ::= """ [a-z] [a-z0-9-]? [a-z0-9-]? [a-z0-9-]? [a-z0-9-]? [a-z0-9-]? [a-z0-9-]? [a-z0-9-]? [a-z0-9-]? [a-z0-9-]? [a-z0-9-]? [a-z0-9-]? [a-z0-9-]? [a-z0-9-]? [a-z0-9-]? [a-z0-9-]? [a-z0-9-]? [a-z0-9-]? [a-z0-9-]? [a-z0-9-]? """
+"#;
+    let prompt = vec![
+        Message::new(
+            Role::System,
+            "You label conversations with short topic tags.",
+        ),
+        Message::new(
+            Role::User,
+            format!(
+                "Summary: {summary}
+
+Give 3 to 5 short lowercase topic tags as a JSON list."
+            ),
+        ),
+    ];
+    let mut opts = summary_options(abort);
+    opts.max_tokens = Some(80);
+    opts.grammar = Some(GRAMMAR.to_string());
+    let done = engine.generate_aside(&prompt, &opts, &mut |_| {})?;
+    let tags: Vec<String> = serde_json::from_str(done.text.trim()).unwrap_or_default();
+    let mut unique: Vec<String> = Vec::new();
+    for t in tags {
+        if !unique.contains(&t) {
+            unique.push(t);
+        }
+    }
+    Ok(unique)
+}
+
 fn speaker(role: Role) -> &'static str {
     match role {
         Role::User => "User",

@@ -22,6 +22,8 @@ use crate::tokens::TokenCounter;
 pub enum Section {
     Profile,
     Facts,
+    /// Summaries of the last sessions (query-independent, like the facts).
+    Sessions,
     Experience,
     Knowledge,
 }
@@ -31,14 +33,15 @@ impl Section {
         match self {
             Section::Profile => "[workspace profile]",
             Section::Facts => "[project facts]",
+            Section::Sessions => "[recent sessions]",
             Section::Experience => "[relevant experience]",
             Section::Knowledge => "[knowledge]",
         }
     }
 
-    /// Factual sections share the factual cap and come first.
+    /// Factual sections share the factual cap, come first and do not depend on the query.
     pub fn is_factual(self) -> bool {
-        matches!(self, Section::Profile | Section::Facts)
+        matches!(self, Section::Profile | Section::Facts | Section::Sessions)
     }
 }
 
@@ -226,6 +229,7 @@ pub fn render(items: &[Packed]) -> String {
     for section in [
         Section::Profile,
         Section::Facts,
+        Section::Sessions,
         Section::Experience,
         Section::Knowledge,
     ] {

@@ -11,6 +11,7 @@ pub mod render;
 
 use std::io::{self, Write};
 use std::path::PathBuf;
+use std::sync::mpsc;
 
 use rustyline::error::ReadlineError;
 use rustyline::history::FileHistory;
@@ -28,33 +29,96 @@ pub enum Flow {
     Exit,
 }
 
-/// Runs the REPL until `/exit` or Ctrl-D.
-pub fn run(app: &mut App) -> io::Result<()> {
+/// What the input side reports to the loop.
+enum Event {
+    Line(String),
+    Eof,
+    Failed(io::Error),
+    /// SIGTERM / SIGHUP (the number).
+    Signal(i32),
+}
+
+/// Runs the REPL until `/exit`, Ctrl-D or a termination signal, then the end-of-session
+/// sequence. The line editor runs on its own thread and hands over one line at a time, so
+/// a signal reaches the loop even while the prompt waits for input. Returns the signal
+/// that ended the session, if one did.
+pub fn run(
+    app: &mut App,
+    signals: Option<signal_hook::iterator::Signals>,
+) -> io::Result<Option<i32>> {
     let history = app.agents_dir().join("history");
     let mut editor = editor()?;
+    let mut out = io::stdout();
     if crate::project::ensure_agents_gitignore(&app.agents_dir())? {
         app.notices.push(
             "wrote agents/.gitignore (sessions, cache, databases and history stay private)".into(),
         );
     }
+    banner(&mut out, app)?;
     // A missing history file is normal on the first run.
     let _ = editor.load_history(&history);
-    let mut out = io::stdout();
-    banner(&mut out, app)?;
-    loop {
-        match editor.readline("you> ") {
+    let (events, inbox) = mpsc::channel::<Event>();
+    let (ready, next) = mpsc::sync_channel::<()>(0);
+    let lines = events.clone();
+    std::thread::spawn(move || loop {
+        let event = match editor.readline("you> ") {
             Ok(line) => {
                 remember(&mut editor, &line, &history);
-                if handle_line(app, &join_multiline(&line), &mut out)? == Flow::Exit {
-                    break;
-                }
+                Event::Line(line)
             }
             Err(ReadlineError::Interrupted) => continue,
-            Err(ReadlineError::Eof) => break,
-            Err(e) => return Err(io::Error::other(e)),
+            Err(ReadlineError::Eof) => Event::Eof,
+            Err(e) => Event::Failed(io::Error::other(e)),
+        };
+        let last = !matches!(event, Event::Line(_));
+        // Wait until the loop has handled the line before showing the next prompt.
+        if lines.send(event).is_err() || last || next.recv().is_err() {
+            break;
         }
+    });
+    if let Some(mut signals) = signals {
+        let abort = app.abort.clone();
+        std::thread::spawn(move || {
+            if let Some(signal) = signals.forever().next() {
+                // Stop a reply in progress so the loop gets to the signal.
+                abort.raise();
+                let _ = events.send(Event::Signal(signal));
+            }
+        });
     }
-    Ok(())
+    let mut ended_by = None;
+    let result = loop {
+        match inbox.recv() {
+            Ok(Event::Line(line)) => match handle_line(app, &join_multiline(&line), &mut out) {
+                Ok(Flow::Exit) => break Ok(()),
+                Ok(Flow::Continue) => {
+                    let _ = ready.send(());
+                }
+                Err(e) => break Err(e),
+            },
+            Ok(Event::Eof) | Err(_) => break Ok(()),
+            Ok(Event::Failed(e)) => break Err(e),
+            Ok(Event::Signal(signal)) => {
+                ended_by = Some(signal);
+                break Ok(());
+            }
+        }
+    };
+    close(app, &mut out);
+    result.map(|()| ended_by)
+}
+
+/// The end-of-session sequence with its progress on `out` (errors writing are ignored:
+/// the terminal may be gone).
+pub fn close(app: &mut App, out: &mut impl Write) {
+    let report = app.close_session(&mut |line| {
+        let _ = writeln!(out, "[{line}]");
+        let _ = out.flush();
+    });
+    if let Some(r) = report {
+        let skipped = if r.skipped { " (summary skipped)" } else { "" };
+        let _ = writeln!(out, "[session saved to {}{skipped}]", r.record.display());
+    }
 }
 
 fn editor() -> io::Result<Editor<InputHelper, FileHistory>> {

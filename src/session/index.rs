@@ -203,3 +203,60 @@ fn read_entry(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionEntry> {
         name: r.get(6)?,
     })
 }
+
+/// The last sessions' summaries as a recall silo (`[recent sessions]`, query-independent).
+pub struct SessionSilo<'a> {
+    pub index: &'a SessionIndex,
+    pub recent: usize,
+}
+
+impl crate::memory::Silo for SessionSilo<'_> {
+    fn name(&self) -> &str {
+        "sessions"
+    }
+
+    fn candidates(
+        &self,
+        _query: &str,
+        _k: usize,
+    ) -> Result<Vec<crate::memory::Candidate>, crate::memory::StoreError> {
+        if self.recent == 0 {
+            return Ok(Vec::new());
+        }
+        let rows =
+            self.index
+                .recent(self.recent)
+                .map_err(|source| crate::memory::StoreError::Index {
+                    path: self
+                        .index
+                        .dir
+                        .with_file_name("memories")
+                        .join("memories.db"),
+                    source,
+                })?;
+        let n = rows.len();
+        Ok(rows
+            .into_iter()
+            .enumerate()
+            .map(|(i, e)| crate::memory::Candidate {
+                id: e.file.clone(),
+                source: "sessions".into(),
+                section: crate::memory::Section::Sessions,
+                text: format!(
+                    "- {}: {}",
+                    e.started.get(..10).unwrap_or(&e.started),
+                    first_sentence(&e.summary)
+                ),
+                // Newest first; below every fact (facts score ≥ 0.5 × 0.8).
+                score: 0.1 * (n - i) as f64 / n as f64,
+            })
+            .collect())
+    }
+}
+
+/// The summary's first sentence, at most 200 characters.
+fn first_sentence(text: &str) -> String {
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let end = flat.find(". ").map(|i| i + 1).unwrap_or(flat.len());
+    flat.chars().take(end.min(200)).collect()
+}

@@ -6,5 +6,5 @@ pub mod fountain;
 pub mod index;
 pub mod recorder;
 
-pub use index::{SessionEntry, SessionIndex, SessionStats};
+pub use index::{SessionEntry, SessionIndex, SessionSilo, SessionStats};
 pub use recorder::Recorder;

@@ -4,4 +4,5 @@ mod engine;
 mod long;
 mod memory;
 mod repl;
+mod sessions;
 mod tools;

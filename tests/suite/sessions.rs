@@ -1,0 +1,200 @@
+//! Session records and the end-of-session sequence on every exit path.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use harvey::app::App;
+use harvey::config::Config;
+use harvey::session::fountain::parse;
+use harvey::session::SessionIndex;
+
+use crate::support::{engine, model_path};
+
+fn workspace() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("agents")).unwrap();
+    std::fs::write(
+        dir.path().join("agents/harvey.yaml"),
+        "sampling:\n  max_tokens: 12\n  temperature: 0\nengine:\n  n_ctx: 1024\n",
+    )
+    .unwrap();
+    dir
+}
+
+fn records(ws: &Path) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(ws.join("agents/sessions"))
+        .map(|d| d.map(|e| e.unwrap().path()).collect())
+        .unwrap_or_default()
+}
+
+enum Ending {
+    Exit,
+    Eof,
+    Term,
+}
+
+fn session_ending(ending: Ending) -> tempfile::TempDir {
+    let ws = workspace();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_harvey"))
+        .arg("--workdir")
+        .arg(ws.path())
+        .arg("-m")
+        .arg(model_path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"Name one colour of the sky.\n").unwrap();
+    match ending {
+        Ending::Exit => stdin.write_all(b"/exit\n").unwrap(),
+        Ending::Eof => drop(stdin),
+        Ending::Term => {
+            // Wait for the exchange to be on disk, then terminate while the prompt waits.
+            let started = Instant::now();
+            loop {
+                let done = records(ws.path())
+                    .first()
+                    .map(|p| parse(&std::fs::read_to_string(p).unwrap()).exchanges.len())
+                    == Some(1);
+                if done {
+                    break;
+                }
+                assert!(
+                    started.elapsed() < Duration::from_secs(120),
+                    "no exchange recorded"
+                );
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            let status = Command::new("kill")
+                .args(["-TERM", &child.id().to_string()])
+                .status()
+                .unwrap();
+            assert!(status.success());
+            // Keep stdin open: the session must end because of the signal.
+            std::mem::forget(stdin);
+        }
+    }
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stdout.contains("[session saved to") || stderr.contains("[session saved to"),
+        "stdout: {stdout}\nstderr: {stderr}"
+    );
+    ws
+}
+
+fn assert_closed(ws: &Path) {
+    let files = records(ws);
+    assert_eq!(files.len(), 1, "{files:?}");
+    let record = parse(&std::fs::read_to_string(&files[0]).unwrap());
+    assert!(record.ended, "THE END. written");
+    assert_eq!(record.exchanges.len(), 1);
+    assert_eq!(record.exchanges[0].user, "Name one colour of the sky.");
+    assert!(
+        record
+            .closing_notes
+            .iter()
+            .any(|n| n.starts_with("Summary: ")),
+        "{:?}",
+        record.closing_notes
+    );
+    let index = SessionIndex::open(&ws.join("agents")).unwrap();
+    let sessions = index.recent(10).unwrap();
+    assert_eq!(sessions.len(), 1);
+    assert!(!sessions[0].summary.is_empty());
+    assert_eq!(sessions[0].turns, 1);
+    let stats = index.stats().unwrap();
+    assert_eq!(stats.len(), 1);
+    assert_eq!(stats[0].budget_tokens, 256, "floor(1024 × 0.25)");
+    assert!(stats[0].avg_tokens_per_sec > 0.0);
+}
+
+#[test]
+fn exit_command_closes_the_session() {
+    assert_closed(session_ending(Ending::Exit).path());
+}
+
+#[test]
+fn end_of_input_closes_the_session() {
+    assert_closed(session_ending(Ending::Eof).path());
+}
+
+#[test]
+fn sigterm_closes_the_session() {
+    assert_closed(session_ending(Ending::Term).path());
+}
+
+#[test]
+fn a_session_without_exchanges_leaves_nothing_behind() {
+    let ws = workspace();
+    let out = Command::new(env!("CARGO_BIN_EXE_harvey"))
+        .arg("--workdir")
+        .arg(ws.path())
+        .arg("-m")
+        .arg(model_path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(records(ws.path()).is_empty());
+    let index = SessionIndex::open(&ws.path().join("agents")).unwrap();
+    assert!(index.recent(10).unwrap().is_empty());
+    assert!(index.stats().unwrap().is_empty());
+}
+
+#[test]
+fn real_model_summarizes_a_transcript_three_times_the_context() {
+    let ws = tempfile::tempdir().unwrap();
+    let mut config = Config::default();
+    config.engine.n_ctx = 512;
+    let mut app = App::with_engine(ws.path().to_path_buf(), config, Box::new(engine(512, 256)));
+    let topics = [
+        "sailing",
+        "baking bread",
+        "rust lifetimes",
+        "mountain hiking",
+        "chess openings",
+    ];
+    let mut tokens = 0;
+    let mut i = 0;
+    while tokens < 3 * 512 {
+        let user = format!(
+            "Tell me about {} in detail, part {i}.",
+            topics[i % topics.len()]
+        );
+        let reply = format!(
+            "Here is part {i} about {}: it takes practice, patience and the right tools; \
+             start small, learn the basics well, then build on them step by step.",
+            topics[i % topics.len()]
+        );
+        tokens += harvey::tokens::TokenCounter::count_tokens(
+            app.engine.as_ref(),
+            &format!("{user}\n{reply}"),
+        );
+        app.recorder.exchange(&user, &reply, Vec::new()).unwrap();
+        app.transcript.push((user, reply));
+        i += 1;
+    }
+    let report = app.close_session(&mut |_| {}).expect("closed");
+    assert!(!report.skipped);
+    assert!(
+        report.summary.split_whitespace().count() >= 5,
+        "{}",
+        report.summary
+    );
+    assert!(report.tags.len() >= 3, "{:?}", report.tags);
+    let record = parse(&std::fs::read_to_string(&report.record).unwrap());
+    assert_eq!(record.exchanges.len(), i);
+    assert!(record.ended);
+    // Closing twice does nothing.
+    assert!(app.close_session(&mut |_| {}).is_none());
+}
