@@ -71,6 +71,10 @@ pub struct App {
     pub sessions: Option<SessionIndex>,
     /// Every exchange of this session (user, reply), uncompressed, for the summary.
     pub transcript: Vec<(String, String)>,
+    /// `/rename NAME`: the session's name in the index.
+    pub session_name: Option<String>,
+    /// A note for the next recorded exchange (e.g. where a continued session came from).
+    pending_note: Option<String>,
     closed: bool,
 }
 
@@ -149,6 +153,8 @@ impl App {
             recorder,
             sessions,
             transcript: Vec::new(),
+            session_name: None,
+            pending_note: None,
             closed: false,
             notices,
             tool_grammar: call_grammar(&tools.list()),
@@ -245,7 +251,7 @@ impl App {
     /// Appends the exchange to the session record. A failing disk loses the record, not
     /// the session: the problem is noted once.
     fn record(&mut self, text: &str, turn: &AgentTurn) {
-        let mut notes = Vec::new();
+        let mut notes: Vec<String> = self.pending_note.take().into_iter().collect();
         if self.transcript.is_empty() {
             if let Some(i) = self.injection.as_ref().filter(|i| !i.items.is_empty()) {
                 let ids: Vec<String> = i
@@ -328,7 +334,7 @@ impl App {
                 turns: self.transcript.len() as i64,
                 summary: summary.clone(),
                 tags: tags.clone(),
-                name: None,
+                name: self.session_name.clone(),
             };
             let stats = SessionStats {
                 session_id: file,
@@ -348,6 +354,58 @@ impl App {
             tags,
             skipped,
         })
+    }
+
+    /// A session record by file name (under `agents/sessions/`) or path inside it;
+    /// `None` = the newest.
+    pub fn find_session(&self, name: Option<&str>) -> Result<PathBuf, String> {
+        let dir = self.agents_dir().join("sessions");
+        let Some(name) = name.map(str::trim).filter(|n| !n.is_empty()) else {
+            let mut all: Vec<PathBuf> = std::fs::read_dir(&dir)
+                .map_err(|_| "no sessions recorded yet".to_string())?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|e| e == "spmd"))
+                .filter(|p| Some(p.as_path()) != self.recorder.path())
+                .collect();
+            all.sort();
+            return all
+                .pop()
+                .ok_or_else(|| "no sessions recorded yet".to_string());
+        };
+        let file = std::path::Path::new(name)
+            .file_name()
+            .ok_or_else(|| format!("{name:?} is not a session file"))?;
+        let path = dir.join(file);
+        if path.is_file() {
+            Ok(path)
+        } else {
+            Err(format!(
+                "no session {name:?} in {} (/session list shows them)",
+                dir.display()
+            ))
+        }
+    }
+
+    /// Rebuilds the conversation from a session record (`/session continue`, `--continue`,
+    /// `--resume`); this session's own record notes where it continues from. Returns the
+    /// number of exchanges restored.
+    pub fn continue_session(&mut self, path: &Path) -> Result<usize, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let record = crate::session::fountain::parse(&text);
+        self.conversation.clear();
+        for ex in &record.exchanges {
+            self.conversation.push_user(&ex.user);
+            self.conversation.push_assistant(&ex.reply);
+        }
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        self.pending_note = Some(format!(
+            "continued from {name} ({} exchanges)",
+            record.exchanges.len()
+        ));
+        Ok(record.exchanges.len())
     }
 
     /// A paragraph and 3–5 tags for the whole session (chunked when it does not fit).
@@ -591,6 +649,12 @@ pub fn default_tools(workspace: &Path, config: &Config) -> (Registry, Vec<String
         };
         registry.add(Box::new(MemorySearch(place.clone())));
         registry.add(Box::new(MemoryRead(place.clone())));
+        registry.add(Box::new(crate::tools::sessions::SessionSearch(
+            place.agents_dir.clone(),
+        )));
+        registry.add(Box::new(crate::tools::sessions::SessionRead(
+            place.agents_dir.clone(),
+        )));
         if config.tools.confirm_memory_writes {
             notes.push("memory_write/update/forget are off: tools.confirm_memory_writes is on and harvey cannot ask for confirmation yet (use /memory add)".into());
         } else {

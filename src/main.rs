@@ -34,6 +34,12 @@ struct Cli {
     /// Show llama.cpp's and harvey's logs on stderr (RUST_LOG also works).
     #[arg(short = 'v', long, global = true)]
     verbose: bool,
+    /// Start by continuing the newest recorded session (its exchanges are restored).
+    #[arg(long, conflicts_with = "continue_session")]
+    resume: bool,
+    /// Start by continuing a recorded session (a file in agents/sessions/).
+    #[arg(long = "continue", value_name = "FILE")]
+    continue_session: Option<String>,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -140,8 +146,13 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         },
         model: cli.model,
     };
+    let resume = match (cli.resume, cli.continue_session) {
+        (true, _) => Some(None),
+        (false, Some(file)) => Some(Some(file)),
+        (false, None) => None,
+    };
     match cli.command {
-        None => interactive(&options),
+        None => interactive(&options, resume),
         Some(Command::Run(args)) => run_once(&options, args),
         Some(Command::Bench(args)) => bench(&options, &args),
         Some(Command::Tool(cmd)) => tool(&options, cmd),
@@ -283,9 +294,16 @@ fn render_bench(r: &harvey::bench::BenchReport) -> String {
     s
 }
 
-fn interactive(options: &AppOptions) -> Result<ExitCode> {
+fn interactive(options: &AppOptions, resume: Option<Option<String>>) -> Result<ExitCode> {
     eprintln!("loading model…");
     let mut app = App::open(options)?;
+    if let Some(which) = resume {
+        let path = app
+            .find_session(which.as_deref())
+            .map_err(anyhow::Error::msg)?;
+        let n = app.continue_session(&path).map_err(anyhow::Error::msg)?;
+        eprintln!("continuing {} ({n} exchanges)", path.display());
+    }
     let stable = app.stable_memory_context();
     app.prepare_prefix(&stable);
     let abort = app.abort.clone();

@@ -12,6 +12,8 @@ pub enum CommandKind {
     Tools,
     Memory,
     Context,
+    Session,
+    Rename,
     Exit,
 }
 
@@ -67,6 +69,20 @@ pub const COMMANDS: &[CommandSpec] = &[
         aliases: &[],
         usage: "/context",
         help: "the exact [memory context] injected this session and its token count",
+    },
+    CommandSpec {
+        kind: CommandKind::Session,
+        name: "session",
+        aliases: &[],
+        usage: "/session …",
+        help: "past sessions: list | show [FILE] | continue FILE",
+    },
+    CommandSpec {
+        kind: CommandKind::Rename,
+        name: "rename",
+        aliases: &[],
+        usage: "/rename NAME",
+        help: "name this session (shown by /session list)",
     },
     CommandSpec {
         kind: CommandKind::Exit,

@@ -187,6 +187,15 @@ fn dispatch(
         CommandKind::Tools => tools(app, args, out)?,
         CommandKind::Memory => memory::command(app, args, out)?,
         CommandKind::Context => memory::context(app, out)?,
+        CommandKind::Session => session(app, args, out)?,
+        CommandKind::Rename => {
+            if args.is_empty() {
+                writeln!(out, "usage: /rename NAME")?;
+            } else {
+                app.session_name = Some(args.to_string());
+                writeln!(out, "[this session is now called {args:?}]")?;
+            }
+        }
         CommandKind::Exit => return Ok(Flow::Exit),
     }
     Ok(Flow::Continue)
@@ -203,6 +212,66 @@ fn status(app: &App, out: &mut impl Write) -> io::Result<()> {
         compressions: app.compressions.len(),
     };
     render::status(out, &view)
+}
+
+fn session(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()> {
+    let (sub, rest) = args.split_once(char::is_whitespace).unwrap_or((args, ""));
+    match sub {
+        "" | "list" => {
+            let Some(index) = &app.sessions else {
+                return writeln!(out, "the sessions index is unavailable");
+            };
+            match index.recent(20) {
+                Ok(list) if list.is_empty() => writeln!(out, "no finished sessions yet"),
+                Ok(list) => {
+                    for e in list {
+                        let name = e.name.map(|n| format!(" \"{n}\"")).unwrap_or_default();
+                        writeln!(
+                            out,
+                            "{}{name}  {}  {} turns  [{}]\n    {}",
+                            e.file,
+                            e.started,
+                            e.turns,
+                            e.tags.join(", "),
+                            crate::tools::call::clip(&e.summary, 160)
+                        )?;
+                    }
+                    Ok(())
+                }
+                Err(e) => writeln!(out, "error: {e}"),
+            }
+        }
+        "show" => {
+            let path = if rest.trim().is_empty() {
+                app.recorder.path().map(PathBuf::from).ok_or_else(|| {
+                    "this session has no exchanges yet; /session show FILE shows another"
+                        .to_string()
+                })
+            } else {
+                app.find_session(Some(rest))
+            };
+            match path.and_then(|p| {
+                std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))
+            }) {
+                Ok(text) => write!(out, "{text}"),
+                Err(e) => writeln!(out, "error: {e}"),
+            }
+        }
+        "continue" => match app
+            .find_session(Some(rest))
+            .and_then(|p| app.continue_session(&p))
+        {
+            Ok(n) => writeln!(
+                out,
+                "[continued: {n} exchanges restored into the conversation]"
+            ),
+            Err(e) => writeln!(out, "error: {e}"),
+        },
+        other => writeln!(
+            out,
+            "unknown /session subcommand {other:?}: list | show [FILE] | continue FILE"
+        ),
+    }
 }
 
 fn tools(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()> {

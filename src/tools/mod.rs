@@ -16,6 +16,7 @@ pub mod call;
 pub mod grammar;
 pub mod memory;
 pub mod sandbox;
+pub mod sessions;
 pub mod workspace;
 
 use serde::Serialize;

@@ -198,3 +198,93 @@ fn real_model_summarizes_a_transcript_three_times_the_context() {
     // Closing twice does nothing.
     assert!(app.close_session(&mut |_| {}).is_none());
 }
+
+mod scripted {
+    use harvey::app::App;
+    use harvey::config::Config;
+    use harvey::engine::scripted::ScriptedEngine;
+    use harvey::repl::handle_line;
+
+    fn say(app: &mut App, line: &str) -> String {
+        let mut out = Vec::new();
+        handle_line(app, line, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    fn app(dir: &std::path::Path, replies: &[&str]) -> App {
+        let mut config = Config::default();
+        config.tools.enabled = false;
+        App::with_engine(
+            dir.to_path_buf(),
+            config,
+            Box::new(ScriptedEngine::new(4096, replies.iter().copied())),
+        )
+    }
+
+    #[test]
+    fn list_show_continue_rename_and_session_tools() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let mut first = app(
+                dir.path(),
+                &[
+                    "A jib is the small sail at the front.\n\nIt helps steering.",
+                    "The user asked about sailing rigs: jibs and mainsails.",
+                    r#"["sailing", "jib", "rigging"]"#,
+                ],
+            );
+            say(&mut first, "What is a jib on a sailing boat?");
+            assert!(say(&mut first, "/rename sailing questions").contains("sailing questions"));
+            let report = first.close_session(&mut |_| {}).unwrap();
+            assert_eq!(report.tags, vec!["sailing", "jib", "rigging"]);
+        }
+        let mut second = app(dir.path(), &["Yes, as I said: the front sail."]);
+        let listed = say(&mut second, "/session list");
+        assert!(listed.contains("\"sailing questions\""), "{listed}");
+        assert!(listed.contains("[sailing, jib, rigging]"), "{listed}");
+        let file = listed.split_whitespace().next().unwrap().to_string();
+        let shown = say(&mut second, &format!("/session show {file}"));
+        assert!(shown.contains("It helps steering."), "{shown}");
+        assert!(say(&mut second, "/session show ../../etc/passwd").starts_with("error: no session"));
+        let cont = say(&mut second, &format!("/session continue {file}"));
+        assert!(cont.contains("1 exchanges restored"), "{cont}");
+        let turns = second.conversation.turns();
+        assert_eq!(turns.len(), 2);
+        assert_eq!(
+            turns[1].content,
+            "A jib is the small sail at the front.\n\nIt helps steering."
+        );
+        // The model's session tools find and read it.
+        let found = second
+            .tools
+            .call(
+                "session_search",
+                &serde_json::from_str(r#"{"query": "jib sailing"}"#).unwrap(),
+            )
+            .unwrap();
+        assert!(found.starts_with(&file), "{found}");
+        let read = second
+            .tools
+            .call(
+                "session_read",
+                &serde_json::from_str(&format!(r#"{{"id": "{file}"}}"#)).unwrap(),
+            )
+            .unwrap();
+        assert!(read.contains("Harvey: A jib is the small sail"), "{read}");
+        let refused = second
+            .tools
+            .call(
+                "session_read",
+                &serde_json::from_str(r#"{"id": "../memories/memories.db"}"#).unwrap(),
+            )
+            .unwrap_err();
+        assert!(refused.to_string().contains("no session"), "{refused}");
+        // The new session's record notes where it continued from.
+        say(&mut second, "So the jib is at the front?");
+        let record = std::fs::read_to_string(second.recorder.path().unwrap()).unwrap();
+        assert!(
+            record.contains(&format!("[[continued from {file} (1 exchanges)]]")),
+            "{record}"
+        );
+    }
+}
