@@ -16,7 +16,7 @@ const READ_CAP: usize = 6000;
 pub struct SessionSearch(pub PathBuf);
 pub struct SessionRead(pub PathBuf);
 
-fn open(agents: &PathBuf) -> Result<SessionIndex, ToolError> {
+fn open(agents: &std::path::Path) -> Result<SessionIndex, ToolError> {
     SessionIndex::open(agents).map_err(|e| ToolError::Failed(format!("sessions index: {e}")))
 }
 
