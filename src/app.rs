@@ -551,6 +551,11 @@ impl App {
         )?;
         if let Some(c) = &done {
             self.compressions.push(c.clone());
+            // The record keeps the original turns; it only notes the compression.
+            let _ = self.recorder.note(&format!(
+                "rolling summary: {} turns folded, {} → {} tokens",
+                c.folded_turns, c.tokens_before, c.tokens_after
+            ));
         }
         Ok(done)
     }

@@ -225,11 +225,80 @@ fn status(app: &App, out: &mut impl Write) -> io::Result<()> {
         }
     )?;
     match &app.injection {
-        Some(i) => writeln!(out, "this session: {}", i.summary_line()),
+        Some(i) => writeln!(out, "this session: {}", i.summary_line())?,
         None => writeln!(
             out,
             "this session: not injected yet (it is built from your first message)"
+        )?,
+    }
+    let stats = app
+        .sessions
+        .as_ref()
+        .and_then(|s| s.stats().ok())
+        .unwrap_or_default();
+    budget_advice(out, &stats, m.budget_pct)
+}
+
+/// The advice block of `/memory status` (numbers first, then what they suggest).
+pub fn budget_advice(
+    out: &mut impl Write,
+    stats: &[crate::session::SessionStats],
+    budget_pct: f64,
+) -> io::Result<()> {
+    use crate::session::advice::{advise, MIN_SESSIONS};
+    match advise(stats, budget_pct) {
+        None => writeln!(
+            out,
+            "advice    after {MIN_SESSIONS} sessions ({} so far): how full the memory context gets and how fast replies are",
+            stats.len()
         ),
+        Some(a) => {
+            writeln!(
+                out,
+                "advice    over {} sessions: memory context {:.0}% full on average, {:.1} tok/s, rolling summary in {:.0}% of sessions",
+                a.sessions,
+                a.saturation * 100.0,
+                a.avg_tokens_per_sec,
+                a.compressed_share * 100.0
+            )?;
+            for line in a.lines {
+                writeln!(out, "          {line}")?;
+            }
+            Ok(())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::SessionStats;
+
+    fn rows(n: usize, injected: i64, tps: f64, compressed: bool) -> Vec<SessionStats> {
+        (0..n)
+            .map(|i| SessionStats {
+                session_id: format!("s{i}"),
+                budget_tokens: 1024,
+                injected_tokens: injected,
+                compressed,
+                avg_tokens_per_sec: tps,
+                recorded_at: String::new(),
+            })
+            .collect()
+    }
+
+    fn render(stats: &[SessionStats]) -> String {
+        let mut out = Vec::new();
+        budget_advice(&mut out, stats, 0.25).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn advice_snapshots() {
+        insta::assert_snapshot!("advice_too_few", render(&rows(3, 1000, 5.0, false)));
+        insta::assert_snapshot!("advice_full", render(&rows(12, 1000, 5.0, true)));
+        insta::assert_snapshot!("advice_slow", render(&rows(10, 800, 1.2, false)));
+        insta::assert_snapshot!("advice_fine", render(&rows(10, 400, 9.0, false)));
     }
 }
 

@@ -288,3 +288,62 @@ mod scripted {
         );
     }
 }
+
+#[test]
+fn compression_follows_the_memory_context_and_the_record_keeps_the_originals() {
+    use harvey::engine::scripted::ScriptedEngine;
+    use harvey::engine::Role;
+    use harvey::repl::handle_line;
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = Config::default();
+    config.tools.enabled = false;
+    config.memory.rolling_summary.keep_turns = 2;
+    config.sampling.max_tokens = 20;
+    let reply = "a reply of about twenty words that fills the small context quickly so that older turns must be folded away soon";
+    let replies: Vec<String> = (0..40).map(|i| format!("{reply} {i}")).collect();
+    let mut app = App::with_engine(
+        dir.path().to_path_buf(),
+        config,
+        Box::new(ScriptedEngine::new(700, replies)),
+    );
+    let mut out = Vec::new();
+    handle_line(
+        &mut app,
+        "/memory add project_fact The boat is called Kestrel",
+        &mut out,
+    )
+    .unwrap();
+    let mut said = Vec::new();
+    for i in 0..20 {
+        let line =
+            format!("question number {i} about the boat and its rigging and sails and ropes");
+        handle_line(&mut app, &line, &mut out).unwrap();
+        said.push(line);
+    }
+    assert!(
+        !app.compressions.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out)
+    );
+    let messages = app.conversation.messages();
+    assert_eq!(messages[0].role, Role::System);
+    assert!(
+        messages[1].content.starts_with("[memory context]"),
+        "{}",
+        messages[1].content
+    );
+    assert!(messages[1].content.contains("Kestrel"));
+    assert!(messages[2]
+        .content
+        .starts_with("[Session history compressed — summary: "));
+    // The record has every original exchange, and notes the compression.
+    let record = parse(&std::fs::read_to_string(app.recorder.path().unwrap()).unwrap());
+    let users: Vec<&str> = record.exchanges.iter().map(|e| e.user.as_str()).collect();
+    assert_eq!(users, said.iter().map(String::as_str).collect::<Vec<_>>());
+    let text = std::fs::read_to_string(app.recorder.path().unwrap()).unwrap();
+    assert!(text.contains("[[rolling summary:"), "{text}");
+    let report = app.close_session(&mut |_| {}).unwrap();
+    let index = SessionIndex::open(&dir.path().join("agents")).unwrap();
+    assert!(index.stats().unwrap()[0].compressed);
+    assert!(report.record.is_file());
+}
