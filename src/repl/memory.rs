@@ -269,6 +269,34 @@ pub fn budget_advice(
     }
 }
 
+pub fn context(app: &App, out: &mut impl Write) -> io::Result<()> {
+    match &app.injection {
+        Some(i) if !i.text.is_empty() => {
+            writeln!(
+                out,
+                "[memory context: {} of {} tokens, {} items]",
+                i.tokens,
+                i.budget,
+                i.items.len()
+            )?;
+            write!(out, "{}", i.text)
+        }
+        Some(_) => writeln!(
+            out,
+            "no memory context this session: nothing matched the first message"
+        ),
+        None => writeln!(
+            out,
+            "no memory context yet: it is recalled from your first message{}",
+            if app.config.memory.enabled && app.config.memory.inject_on_start {
+                ""
+            } else {
+                " (injection is off in the config)"
+            }
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -299,33 +327,5 @@ mod tests {
         insta::assert_snapshot!("advice_full", render(&rows(12, 1000, 5.0, true)));
         insta::assert_snapshot!("advice_slow", render(&rows(10, 800, 1.2, false)));
         insta::assert_snapshot!("advice_fine", render(&rows(10, 400, 9.0, false)));
-    }
-}
-
-pub fn context(app: &App, out: &mut impl Write) -> io::Result<()> {
-    match &app.injection {
-        Some(i) if !i.text.is_empty() => {
-            writeln!(
-                out,
-                "[memory context: {} of {} tokens, {} items]",
-                i.tokens,
-                i.budget,
-                i.items.len()
-            )?;
-            write!(out, "{}", i.text)
-        }
-        Some(_) => writeln!(
-            out,
-            "no memory context this session: nothing matched the first message"
-        ),
-        None => writeln!(
-            out,
-            "no memory context yet: it is recalled from your first message{}",
-            if app.config.memory.enabled && app.config.memory.inject_on_start {
-                ""
-            } else {
-                " (injection is off in the config)"
-            }
-        ),
     }
 }
