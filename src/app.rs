@@ -130,11 +130,22 @@ impl App {
         let guidance = read_guidance(&workspace, engine.as_ref(), guidance_budget);
         let system = system_prompt(&tools, tools_enabled, &guidance.text);
         let mut notices = guidance.notices;
-        let memory = if config.memory.enabled {
+        let mut memory = if config.memory.enabled {
             open_memory(&workspace, &mut notices)
         } else {
             None
         };
+        if let Some(store) = memory.as_mut() {
+            match crate::onboarding::save_manifest_facts(store, &workspace) {
+                Ok(ids) if !ids.is_empty() => notices.push(format!(
+                    "memory: saved {} project fact(s) from the workspace's manifests ({})",
+                    ids.len(),
+                    ids.join(", ")
+                )),
+                Ok(_) => {}
+                Err(e) => notices.push(format!("memory: cannot save manifest facts: {e}")),
+            }
+        }
         let agents = workspace.join("agents");
         let sessions = match SessionIndex::open(&agents) {
             Ok(index) => {
@@ -500,14 +511,30 @@ impl App {
 
     /// The part of the `[memory context]` that does not depend on the first message
     /// (workspace profile and project facts): the session's first message extends it,
-    /// so it can be cached with the system prompt as the stable prefix.
+    /// so it can be cached with the system prompt as the stable prefix. Recent session
+    /// summaries come right after it: they change whenever a session ends, so caching
+    /// them would invalidate the saved prefix every time.
     pub fn stable_memory_context(&self) -> String {
         let m = &self.config.memory;
         match (&self.memory, m.enabled && m.inject_on_start) {
-            (Some(store), true) => self
-                .recall(store, "", None)
-                .map(|i| i.text)
-                .unwrap_or_default(),
+            (Some(store), true) => {
+                let text = self
+                    .recall(store, "", None)
+                    .map(|i| i.text)
+                    .unwrap_or_default();
+                // Recent sessions change at every session end: they follow the cached part.
+                let header = format!("{}\n", crate::memory::Section::Sessions.header());
+                let stable = match text.find(&header) {
+                    Some(at) => &text[..at],
+                    None => &text,
+                };
+                // A header alone is not worth a different cache key.
+                if stable.trim() == crate::memory::recall::BLOCK_HEADER {
+                    String::new()
+                } else {
+                    stable.to_string()
+                }
+            }
             _ => String::new(),
         }
     }

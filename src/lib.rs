@@ -22,6 +22,7 @@ pub mod config;
 pub mod engine;
 pub mod memory;
 pub mod models;
+pub mod onboarding;
 pub mod project;
 pub mod repl;
 pub mod session;

@@ -351,7 +351,8 @@ fn run_once(options: &AppOptions, args: RunArgs) -> Result<ExitCode> {
         }
     })?;
     let completion = turn.completion;
-    repl::close(&mut app, &mut std::io::stderr());
+    // The same close sequence as the REPL's, quietly: scripts read stdout and stderr.
+    let closed = app.close_session(&mut |_| {});
     if args.json {
         let s = &completion.stats;
         let value = serde_json::json!({
@@ -364,6 +365,7 @@ fn run_once(options: &AppOptions, args: RunArgs) -> Result<ExitCode> {
             "ttft_ms": s.ttft_ms,
             "stop": completion.stop,
             "prefix": app.prefix.describe(),
+            "session": closed.as_ref().map(|c| c.record.display().to_string()),
             "memory": app.injection.as_ref().map(|i| serde_json::json!({
                 "items": i.items.iter().map(|p| &p.candidate.id).collect::<Vec<_>>(),
                 "tokens": i.tokens,

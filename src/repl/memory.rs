@@ -6,7 +6,7 @@ use crate::app::App;
 use crate::memory::index::Row;
 use crate::memory::{Draft, MemoryStore, MemoryType};
 
-const USAGE: &str = "usage: /memory list [--type T] [--kind K] | show ID | add TYPE TEXT | edit ID | forget ID | flag ID | recall QUERY | status";
+const USAGE: &str = "usage: /memory list [--type T] [--kind K] | show ID | add TYPE TEXT | edit ID | forget ID | flag ID | recall QUERY | profile show|edit | status";
 
 pub fn command(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()> {
     let (sub, rest) = args.split_once(char::is_whitespace).unwrap_or((args, ""));
@@ -39,7 +39,47 @@ pub fn command(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()
             Err(e) => writeln!(out, "error: {e}"),
         },
         "recall" => recall(app, rest, out),
+        "profile" => profile(store, rest, out),
         other => writeln!(out, "unknown /memory subcommand {other:?}\n{USAGE}"),
+    }
+}
+
+/// `/memory profile show|edit`: the workspace profile memories.
+fn profile(store: &mut MemoryStore, args: &str, out: &mut impl Write) -> io::Result<()> {
+    let rows = match store.list(Some(MemoryType::WorkspaceProfile), None) {
+        Ok(r) => r,
+        Err(e) => return writeln!(out, "error: {e}"),
+    };
+    match args {
+        "" | "show" if rows.is_empty() => writeln!(
+            out,
+            "no workspace profile yet: /memory add workspace_profile TEXT, or /memory profile edit"
+        ),
+        "" | "show" => {
+            for r in &rows {
+                writeln!(out, "{}  {}", r.id, crate::memory::recall::memory_line(r))?;
+            }
+            Ok(())
+        }
+        "edit" => {
+            let id = match rows.first() {
+                Some(r) => r.id.clone(),
+                None => {
+                    let draft = Draft {
+                        mtype: MemoryType::WorkspaceProfile.as_str().into(),
+                        description: "User profile".into(),
+                        summary: "name: ; role: ; tools: ; notes: ".into(),
+                        ..Draft::default()
+                    };
+                    match store.write(&draft) {
+                        Ok(o) => o.id().to_string(),
+                        Err(e) => return writeln!(out, "error: {e}"),
+                    }
+                }
+            };
+            edit(store, &id, out)
+        }
+        other => writeln!(out, "usage: /memory profile show|edit (not {other:?})"),
     }
 }
 

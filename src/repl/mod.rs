@@ -57,6 +57,9 @@ pub fn run(
     banner(&mut out, app)?;
     // A missing history file is normal on the first run.
     let _ = editor.load_history(&history);
+    if io::IsTerminal::is_terminal(&io::stdin()) {
+        onboard(app, &mut editor, &mut out)?;
+    }
     let (events, inbox) = mpsc::channel::<Event>();
     let (ready, next) = mpsc::sync_channel::<()>(0);
     let lines = events.clone();
@@ -106,6 +109,38 @@ pub fn run(
     };
     close(app, &mut out);
     result.map(|()| ended_by)
+}
+
+/// First interactive session without a workspace profile: a few questions (Enter skips,
+/// Ctrl-D stops) saved as one profile memory.
+fn onboard(
+    app: &mut App,
+    editor: &mut Editor<InputHelper, FileHistory>,
+    out: &mut impl Write,
+) -> io::Result<()> {
+    let Some(store) = app.memory.as_mut() else {
+        return Ok(());
+    };
+    if !crate::onboarding::needs_profile(store) {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "First time here: a few questions so I remember who you are (Enter skips)."
+    )?;
+    let draft = crate::onboarding::ask_profile(&mut |q| editor.readline(&format!("{q} ")).ok());
+    match draft.map(|d| store.write(&d)) {
+        Some(Ok(outcome)) => writeln!(
+            out,
+            "[profile {}; /memory profile edit changes it]",
+            outcome.describe()
+        ),
+        Some(Err(e)) => writeln!(out, "error: the profile was not saved: {e}"),
+        None => writeln!(
+            out,
+            "[no profile saved; /memory profile edit adds one later]"
+        ),
+    }
 }
 
 /// The end-of-session sequence with its progress on `out` (errors writing are ignored:

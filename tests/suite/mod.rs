@@ -3,6 +3,7 @@ mod config;
 mod engine;
 mod long;
 mod memory;
+mod onboarding;
 mod repl;
 mod sessions;
 mod tools;

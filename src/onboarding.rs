@@ -1,0 +1,245 @@
+//! First-run onboarding: a few questions that become one `workspace_profile` memory, and
+//! `project_fact`s read from the manifests the workspace already has.
+
+use std::path::Path;
+
+use crate::memory::types::normalize_description;
+use crate::memory::{Draft, MemoryStore, MemoryType, StoreError};
+
+/// The onboarding questions, in order (Enter skips one).
+pub const QUESTIONS: [(&str, &str); 4] = [
+    ("name", "What should I call you?"),
+    (
+        "role",
+        "What is your role (e.g. backend developer, student)?",
+    ),
+    ("tools", "Which languages and tools do you mainly use here?"),
+    ("notes", "Anything else I should always keep in mind?"),
+];
+
+/// Asks the questions through `ask` (which returns `None` when input ends) and turns the
+/// answers into one profile memory; `None` when every answer was skipped.
+pub fn ask_profile(ask: &mut dyn FnMut(&str) -> Option<String>) -> Option<Draft> {
+    let mut answers = Vec::new();
+    for (key, question) in QUESTIONS {
+        let Some(answer) = ask(question) else { break };
+        let answer = answer.trim().to_string();
+        if !answer.is_empty() {
+            answers.push((key, answer));
+        }
+    }
+    if answers.is_empty() {
+        return None;
+    }
+    let get = |k: &str| {
+        answers
+            .iter()
+            .find(|(key, _)| *key == k)
+            .map(|(_, a)| a.as_str())
+    };
+    let who = match (get("name"), get("role")) {
+        (Some(n), Some(r)) => format!("{n}, {r}"),
+        (Some(n), None) => n.to_string(),
+        (None, Some(r)) => r.to_string(),
+        (None, None) => "the user".to_string(),
+    };
+    // Every answer goes into the summary, which is what the memory context shows.
+    let summary = answers
+        .iter()
+        .map(|(k, a)| format!("{k}: {a}"))
+        .collect::<Vec<_>>()
+        .join("; ");
+    Some(Draft {
+        mtype: MemoryType::WorkspaceProfile.as_str().into(),
+        description: format!("User profile: {who}"),
+        summary,
+        tags: vec!["profile".into()],
+        confidence: Some(0.9),
+        ..Draft::default()
+    })
+}
+
+/// Whether the store has no workspace profile yet (onboarding is due).
+pub fn needs_profile(store: &MemoryStore) -> bool {
+    store
+        .list(Some(MemoryType::WorkspaceProfile), None)
+        .map(|rows| rows.is_empty())
+        .unwrap_or(false)
+}
+
+/// One `project_fact` per manifest found at the workspace root.
+pub fn manifest_facts(workspace: &Path) -> Vec<Draft> {
+    let read = |name: &str| std::fs::read_to_string(workspace.join(name)).ok();
+    let mut facts = Vec::new();
+    if let Some(text) = read("Cargo.toml") {
+        if let Ok(v) = text.parse::<toml::Table>() {
+            let pkg = v.get("package");
+            let name = pkg.and_then(|p| p.get("name")).and_then(|n| n.as_str());
+            let mut entry = Vec::new();
+            if let Some(bins) = v.get("bin").and_then(|b| b.as_array()) {
+                entry.extend(bins.iter().filter_map(|b| {
+                    b.get("path")
+                        .or_else(|| b.get("name"))
+                        .and_then(|p| p.as_str())
+                        .map(str::to_string)
+                }));
+            }
+            for f in ["src/main.rs", "src/lib.rs"] {
+                if workspace.join(f).is_file() && !entry.iter().any(|e| e == f) {
+                    entry.push(f.into());
+                }
+            }
+            facts.push(fact(
+                "Cargo.toml",
+                name,
+                "Rust",
+                pkg.and_then(|p| p.get("description"))
+                    .and_then(|d| d.as_str()),
+                &entry,
+            ));
+        }
+    }
+    if let Some(text) = read("pyproject.toml") {
+        if let Ok(v) = text.parse::<toml::Table>() {
+            let project = v.get("project");
+            let scripts: Vec<String> = project
+                .and_then(|p| p.get("scripts"))
+                .and_then(|s| s.as_table())
+                .map(|t| t.keys().cloned().collect())
+                .unwrap_or_default();
+            facts.push(fact(
+                "pyproject.toml",
+                project.and_then(|p| p.get("name")).and_then(|n| n.as_str()),
+                "Python",
+                project
+                    .and_then(|p| p.get("description"))
+                    .and_then(|d| d.as_str()),
+                &scripts,
+            ));
+        }
+    }
+    if let Some(text) = read("package.json") {
+        if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) {
+            let mut entry: Vec<String> =
+                v["main"].as_str().map(str::to_string).into_iter().collect();
+            if let Some(scripts) = v["scripts"].as_object() {
+                entry.extend(scripts.keys().map(|k| format!("npm run {k}")));
+            }
+            facts.push(fact(
+                "package.json",
+                v["name"].as_str(),
+                "JavaScript/TypeScript",
+                v["description"].as_str(),
+                &entry,
+            ));
+        }
+    }
+    if let Some(text) = read("go.mod") {
+        let module = text
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("module "))
+            .map(str::trim);
+        let entry: Vec<String> = ["main.go", "cmd"]
+            .iter()
+            .filter(|f| workspace.join(f).exists())
+            .map(|f| f.to_string())
+            .collect();
+        facts.push(fact("go.mod", module, "Go", None, &entry));
+    }
+    if let Some(text) = read("codemeta.json") {
+        if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) {
+            let language = match &v["programmingLanguage"] {
+                serde_json::Value::String(s) => s.clone(),
+                serde_json::Value::Array(items) => items
+                    .iter()
+                    .filter_map(|i| i.as_str().or_else(|| i["name"].as_str()))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                other => other["name"].as_str().unwrap_or("").to_string(),
+            };
+            facts.push(fact(
+                "codemeta.json",
+                v["name"].as_str(),
+                &language,
+                v["description"].as_str(),
+                &[],
+            ));
+        }
+    }
+    if let Some(url) = read(".git/config").and_then(|t| origin_url(&t)) {
+        facts.push(Draft {
+            mtype: MemoryType::ProjectFact.as_str().into(),
+            description: "The git remote origin of this workspace".into(),
+            summary: format!("origin is {url}"),
+            tags: vec!["git".into(), "manifest".into()],
+            confidence: Some(0.8),
+            ..Draft::default()
+        });
+    }
+    facts
+}
+
+fn fact(
+    source: &str,
+    name: Option<&str>,
+    language: &str,
+    description: Option<&str>,
+    entry: &[String],
+) -> Draft {
+    let name = name.filter(|n| !n.trim().is_empty()).unwrap_or("(unnamed)");
+    let mut summary = format!("{name} is a {language} project ({source})");
+    if let Some(d) = description.filter(|d| !d.trim().is_empty()) {
+        summary.push_str(&format!(": {}", d.trim()));
+    }
+    if !entry.is_empty() {
+        summary.push_str(&format!(". Entry points: {}", entry.join(", ")));
+    }
+    Draft {
+        mtype: MemoryType::ProjectFact.as_str().into(),
+        description: format!("Project {name} as described by {source}"),
+        summary,
+        tags: vec!["project".into(), "manifest".into()],
+        confidence: Some(0.8),
+        ..Draft::default()
+    }
+}
+
+/// `url` of `[remote "origin"]` in a git config.
+fn origin_url(config: &str) -> Option<String> {
+    let mut in_origin = false;
+    for line in config.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_origin = line == "[remote \"origin\"]";
+        } else if in_origin {
+            if let Some(url) = line
+                .strip_prefix("url")
+                .map(str::trim)
+                .and_then(|l| l.strip_prefix('='))
+            {
+                return Some(url.trim().to_string());
+            }
+        }
+    }
+    None
+}
+
+/// Saves manifest facts that are not in the store yet (an unchanged manifest writes
+/// nothing; a changed one updates its fact). Returns the ids written.
+pub fn save_manifest_facts(
+    store: &mut MemoryStore,
+    workspace: &Path,
+) -> Result<Vec<String>, StoreError> {
+    let mut written = Vec::new();
+    for draft in manifest_facts(workspace) {
+        let norm = normalize_description(&draft.description);
+        let current = store
+            .list(Some(MemoryType::ProjectFact), None)?
+            .into_iter()
+            .find(|r| normalize_description(&r.description) == norm);
+        if current.is_some_and(|r| r.summary == draft.summary) {
+            continue;
+        }
+        written.push(store.write(&draft)?.id().to_string());
+    }
+    Ok(written)
+}
