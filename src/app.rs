@@ -73,6 +73,9 @@ pub struct App {
     pub transcript: Vec<(String, String)>,
     /// `/rename NAME`: the session's name in the index.
     pub session_name: Option<String>,
+    /// Asks the user whether a writing tool call may run (installed by the REPL; used
+    /// when `tools.confirm_memory_writes` is on).
+    pub confirm_writes: Option<Box<crate::chat::agent::Confirm>>,
     /// A note for the next recorded exchange (e.g. where a continued session came from).
     pending_note: Option<String>,
     closed: bool,
@@ -166,6 +169,7 @@ impl App {
             transcript: Vec::new(),
             session_name: None,
             pending_note: None,
+            confirm_writes: None,
             closed: false,
             notices,
             tool_grammar: call_grammar(&tools.list()),
@@ -236,10 +240,16 @@ impl App {
             reply_reserve: self.reply_reserve(),
             keep_turns: rolling.enabled.then_some(rolling.keep_turns),
         };
+        let confirm = self
+            .config
+            .tools
+            .confirm_memory_writes
+            .then_some(self.confirm_writes.as_deref());
         let tool_set = ToolSet {
             registry: &self.tools,
             grammar: &self.tool_grammar,
             max_rounds: self.config.tools.max_rounds_per_turn,
+            confirm,
         };
         let tools = (self.tools_enabled && !self.tools.is_empty()).then_some(&tool_set);
         let turn = run_agent_turn(
@@ -665,15 +675,14 @@ fn open_memory(workspace: &Path, notices: &mut Vec<String>) -> Option<MemoryStor
     }
 }
 
-/// The tools a session offers: the read-only workspace tools, plus the memory tools
-/// when memory is on. With `tools.confirm_memory_writes` the writing memory tools are
-/// left out (there is no confirmation prompt yet), and a note says so.
+/// The tools a session offers: the read-only workspace tools, plus the memory and
+/// session tools when memory is on.
 pub fn default_tools(workspace: &Path, config: &Config) -> (Registry, Vec<String>) {
     use crate::tools::memory::{
         MemoryForget, MemoryPlace, MemoryRead, MemorySearch, MemoryUpdate, MemoryWrite,
     };
     let mut registry = workspace_tools(workspace);
-    let mut notes = Vec::new();
+    let notes = Vec::new();
     if config.memory.enabled {
         let place = MemoryPlace {
             agents_dir: workspace.join("agents"),
@@ -687,13 +696,9 @@ pub fn default_tools(workspace: &Path, config: &Config) -> (Registry, Vec<String
         registry.add(Box::new(crate::tools::sessions::SessionRead(
             place.agents_dir.clone(),
         )));
-        if config.tools.confirm_memory_writes {
-            notes.push("memory_write/update/forget are off: tools.confirm_memory_writes is on and harvey cannot ask for confirmation yet (use /memory add)".into());
-        } else {
-            registry.add(Box::new(MemoryWrite(place.clone())));
-            registry.add(Box::new(MemoryUpdate(place.clone())));
-            registry.add(Box::new(MemoryForget(place)));
-        }
+        registry.add(Box::new(MemoryWrite(place.clone())));
+        registry.add(Box::new(MemoryUpdate(place.clone())));
+        registry.add(Box::new(MemoryForget(place)));
     }
     (registry, notes)
 }

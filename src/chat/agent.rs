@@ -31,12 +31,19 @@ pub enum TurnEvent {
     },
 }
 
+/// Asks the user whether a writing call (given as its one-line summary) may run.
+pub type Confirm = dyn Fn(&str) -> bool;
+
 /// Tools available to a turn.
 pub struct ToolSet<'a> {
     pub registry: &'a Registry,
     /// The call grammar (see `tools::grammar::call_grammar`).
     pub grammar: &'a str,
     pub max_rounds: usize,
+    /// Asked before a tool that writes runs (`tools.confirm_memory_writes`): `Some` =
+    /// confirmation is required; the function returns whether the user allowed it, and
+    /// `None` inside means this session cannot ask (the write is refused).
+    pub confirm: Option<Option<&'a Confirm>>,
 }
 
 /// One call made during a turn.
@@ -162,9 +169,16 @@ fn one_call(
             on_event(TurnEvent::ToolCall(call.summary()));
             let key = call.key();
             let reused = seen.contains_key(&key);
-            let result = match seen.get(&key) {
-                Some(r) => r.clone(),
-                None => set.registry.call(&call.name, &call.arguments),
+            let writes = set.registry.get(&call.name).is_some_and(|t| t.writes());
+            let result = match (seen.get(&key), set.confirm, writes) {
+                (Some(r), _, _) => r.clone(),
+                (None, Some(None), true) => Err(ToolError::Refused(
+                    "memory writes need the user's confirmation (tools.confirm_memory_writes) and this session cannot ask; tell the user what you would save".into(),
+                )),
+                (None, Some(Some(ask)), true) if !ask(&call.summary()) => Err(ToolError::Refused(
+                    "the user declined this write; do not retry it".into(),
+                )),
+                _ => set.registry.call(&call.name, &call.arguments),
             };
             seen.entry(key).or_insert_with(|| result.clone());
             (Some(call), result, reused)

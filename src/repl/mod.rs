@@ -29,6 +29,14 @@ pub enum Flow {
     Exit,
 }
 
+/// What the loop asks of the input thread.
+enum Control {
+    /// Show the prompt for the next line.
+    Next,
+    /// Ask a question (a confirmation) and send the answer back.
+    Ask(String),
+}
+
 /// What the input side reports to the loop.
 enum Event {
     Line(String),
@@ -61,7 +69,8 @@ pub fn run(
         onboard(app, &mut editor, &mut out)?;
     }
     let (events, inbox) = mpsc::channel::<Event>();
-    let (ready, next) = mpsc::sync_channel::<()>(0);
+    let (control, requests) = mpsc::sync_channel::<Control>(0);
+    let (answer, answers) = mpsc::channel::<String>();
     let lines = events.clone();
     std::thread::spawn(move || loop {
         let event = match editor.readline("you> ") {
@@ -74,11 +83,41 @@ pub fn run(
             Err(e) => Event::Failed(io::Error::other(e)),
         };
         let last = !matches!(event, Event::Line(_));
-        // Wait until the loop has handled the line before showing the next prompt.
-        if lines.send(event).is_err() || last || next.recv().is_err() {
+        if lines.send(event).is_err() || last {
             break;
         }
+        // While the loop handles the line it may ask a question; then the next prompt.
+        loop {
+            match requests.recv() {
+                Ok(Control::Next) => break,
+                Ok(Control::Ask(question)) => {
+                    let reply = editor.readline(&question).unwrap_or_default();
+                    if answer.send(reply).is_err() {
+                        return;
+                    }
+                }
+                Err(_) => return,
+            }
+        }
     });
+    if app.config.tools.confirm_memory_writes {
+        let ask = control.clone();
+        let answers = std::sync::Mutex::new(answers);
+        app.confirm_writes = Some(Box::new(move |what: &str| {
+            if ask
+                .send(Control::Ask(format!("allow {what}? [y/N] ")))
+                .is_err()
+            {
+                return false;
+            }
+            let reply = answers
+                .lock()
+                .ok()
+                .and_then(|rx| rx.recv().ok())
+                .unwrap_or_default();
+            matches!(reply.trim().to_lowercase().as_str(), "y" | "yes")
+        }));
+    }
     if let Some(mut signals) = signals {
         let abort = app.abort.clone();
         std::thread::spawn(move || {
@@ -95,7 +134,7 @@ pub fn run(
             Ok(Event::Line(line)) => match handle_line(app, &join_multiline(&line), &mut out) {
                 Ok(Flow::Exit) => break Ok(()),
                 Ok(Flow::Continue) => {
-                    let _ = ready.send(());
+                    let _ = control.send(Control::Next);
                 }
                 Err(e) => break Err(e),
             },

@@ -460,3 +460,63 @@ fn memory_tools_across_processes_and_their_refusals() {
         .collect();
     assert_eq!(agents, vec!["memories"]);
 }
+
+#[test]
+fn confirm_memory_writes_asks_first() {
+    let write = r#"<tool_call>{"name": "memory_write", "arguments": {"type": "workflow", "description": "Deploy on Fridays"}}</tool_call>"#;
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = Config::default();
+    config.tools.confirm_memory_writes = true;
+    let make = |answer: Option<bool>| {
+        let mut app = App::with_engine(
+            dir.path().to_path_buf(),
+            config.clone(),
+            Box::new(ScriptedEngine::new(8192, [write, "ok"])),
+        );
+        if let Some(a) = answer {
+            app.confirm_writes = Some(Box::new(move |what: &str| {
+                assert!(what.starts_with("memory_write("), "{what}");
+                a
+            }));
+        }
+        app
+    };
+    let (turn, _) = run(&mut make(None), "remember that we deploy on Fridays");
+    let err = turn.calls[0].result.as_ref().unwrap_err().to_string();
+    assert!(err.contains("cannot ask"), "{err}");
+    let (turn, _) = run(&mut make(Some(false)), "remember that we deploy on Fridays");
+    let err = turn.calls[0].result.as_ref().unwrap_err().to_string();
+    assert!(err.contains("declined"), "{err}");
+    let mut app = make(Some(true));
+    assert!(app
+        .memory
+        .as_ref()
+        .unwrap()
+        .list(None, None)
+        .unwrap()
+        .is_empty());
+    let (turn, _) = run(&mut app, "remember that we deploy on Fridays");
+    assert!(turn.calls[0]
+        .result
+        .as_ref()
+        .unwrap()
+        .starts_with("memory saved"));
+    assert_eq!(
+        app.memory.as_ref().unwrap().list(None, None).unwrap().len(),
+        1
+    );
+    // Reads never ask.
+    let search =
+        r#"<tool_call>{"name": "memory_search", "arguments": {"query": "deploy"}}</tool_call>"#;
+    let mut app = App::with_engine(
+        dir.path().to_path_buf(),
+        config.clone(),
+        Box::new(ScriptedEngine::new(8192, [search, "ok"])),
+    );
+    let (turn, _) = run(&mut app, "when do we deploy?");
+    assert!(turn.calls[0]
+        .result
+        .as_ref()
+        .unwrap()
+        .contains("Deploy on Fridays"));
+}
