@@ -333,6 +333,11 @@ impl App {
         if !tags.is_empty() {
             notes.push(format!("Tags: {}", tags.join(", ")));
         }
+        if !skipped {
+            if let Some(line) = self.mine_session(progress) {
+                notes.push(line);
+            }
+        }
         notes.push(format!(
             "Session stats: {} turns, {duration} s, {tps:.1} tok/s, {} compressions",
             self.transcript.len(),
@@ -427,6 +432,71 @@ impl App {
             record.exchanges.len()
         ));
         Ok(record.exchanges.len())
+    }
+
+    /// Whether end-of-session mining runs for this model (`memory.mining.on_exit`).
+    pub fn mining_enabled(&self) -> bool {
+        use crate::config::MineOnExit;
+        let m = &self.config.memory.mining;
+        self.config.memory.enabled
+            && match m.on_exit {
+                MineOnExit::On => true,
+                MineOnExit::Off => false,
+                MineOnExit::Auto => self.engine.info().n_params >= m.min_params,
+            }
+    }
+
+    /// Mines the session for memory proposals and saves the ones that pass the screen,
+    /// with confidence 0.5 and this session as their source. Returns the record's note.
+    fn mine_session(&mut self, progress: &mut dyn FnMut(&str)) -> Option<String> {
+        if !self.mining_enabled() {
+            if self.config.memory.mining.on_exit == crate::config::MineOnExit::Auto {
+                progress(&format!(
+                    "memory mining skipped: the model has {:.0}M parameters, below memory.mining.min_params (small models invent details; set memory.mining.on_exit: on to mine anyway)",
+                    self.engine.info().n_params as f64 / 1e6
+                ));
+            }
+            return None;
+        }
+        progress("mining memories from this session… (Ctrl-C to skip)");
+        let source = self
+            .recorder
+            .path()
+            .and_then(|p| p.file_name())
+            .map(|n| n.to_string_lossy().into_owned());
+        let drafts =
+            match crate::session::mining::mine(self.engine.as_mut(), &self.transcript, &self.abort)
+            {
+                Ok(d) => d,
+                Err(e) => {
+                    progress(&format!("mining failed: {e}"));
+                    return Some(format!("Mining failed: {e}"));
+                }
+            };
+        let store = self.memory.as_mut()?;
+        let (kept, dropped) = crate::session::mining::screen(store, drafts);
+        let mut saved = Vec::new();
+        for mut d in kept {
+            d.source_session = source.clone();
+            match store.write(&d) {
+                Ok(o) => {
+                    progress(&format!(
+                        "memory saved: {} — {} (undo: /memory forget {})",
+                        o.id(),
+                        d.description,
+                        o.id()
+                    ));
+                    saved.push(o.id().to_string());
+                }
+                Err(e) => progress(&format!("proposal not saved: {e}")),
+            }
+        }
+        Some(format!(
+            "Mined: {} saved ({}), {} dropped",
+            saved.len(),
+            saved.join(", "),
+            dropped.len()
+        ))
     }
 
     /// A paragraph and 3–5 tags for the whole session (chunked when it does not fit).

@@ -96,6 +96,7 @@ pub struct MemoryConfig {
     pub recent_sessions: usize,
     pub embedder: Embedder,
     pub rolling_summary: RollingSummaryConfig,
+    pub mining: MiningConfig,
     pub rag: RagConfig,
     pub knowledge_base: KnowledgeBaseConfig,
 }
@@ -106,6 +107,21 @@ pub enum Embedder {
     Auto,
     None,
     Path(PathBuf),
+}
+
+/// `memory.mining`: end-of-session memory proposals from the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MiningConfig {
+    /// `auto` (only models with at least `min_params` parameters), `on` or `off`.
+    pub on_exit: MineOnExit,
+    pub min_params: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MineOnExit {
+    Auto,
+    On,
+    Off,
 }
 
 #[derive(Debug, Clone, PartialEq)]

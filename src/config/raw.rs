@@ -102,6 +102,7 @@ pub struct RawMemory {
     pub recent_sessions: usize,
     pub embedder: String,
     pub rolling_summary: RawRollingSummary,
+    pub mining: RawMining,
     pub rag: RawRag,
     pub knowledge_base: RawKnowledgeBase,
 }
@@ -117,6 +118,7 @@ impl Default for RawMemory {
             recent_sessions: DEFAULT_RECENT_SESSIONS,
             embedder: DEFAULT_EMBEDDER.into(),
             rolling_summary: RawRollingSummary::default(),
+            mining: RawMining::default(),
             rag: RawRag::default(),
             knowledge_base: RawKnowledgeBase::default(),
         }
@@ -137,6 +139,22 @@ impl Default for RawRollingSummary {
             enabled: true,
             warn_at_pct: DEFAULT_WARN_AT_PCT,
             keep_turns: DEFAULT_KEEP_TURNS,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RawMining {
+    pub on_exit: String,
+    pub min_params: u64,
+}
+
+impl Default for RawMining {
+    fn default() -> Self {
+        Self {
+            on_exit: "auto".into(),
+            min_params: 1_000_000_000,
         }
     }
 }

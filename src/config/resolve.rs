@@ -113,6 +113,14 @@ fn check_memory(m: &RawMemory) -> Check {
         "must be in (0, 1]",
     )?;
     require(
+        matches!(
+            m.mining.on_exit.trim(),
+            "auto" | "on" | "off" | "true" | "false"
+        ),
+        "memory.mining.on_exit",
+        "must be auto, on or off",
+    )?;
+    require(
         !m.embedder.trim().is_empty(),
         "memory.embedder",
         "must be auto, none or a path",
@@ -181,6 +189,14 @@ fn memory(m: RawMemory) -> MemoryConfig {
             enabled: m.rolling_summary.enabled,
             warn_at_pct: m.rolling_summary.warn_at_pct,
             keep_turns: m.rolling_summary.keep_turns,
+        },
+        mining: MiningConfig {
+            on_exit: match m.mining.on_exit.trim() {
+                "on" | "true" => MineOnExit::On,
+                "off" | "false" => MineOnExit::Off,
+                _ => MineOnExit::Auto,
+            },
+            min_params: m.mining.min_params,
         },
         rag: RagConfig {
             enabled: m.rag.enabled,

@@ -214,7 +214,13 @@ pub fn parse(text: &str) -> Record {
 }
 
 /// Notes written by the close sequence, not by an exchange.
-pub const CLOSING_PREFIXES: &[&str] = &["Summary: ", "Tags: ", "Session stats: "];
+pub const CLOSING_PREFIXES: &[&str] = &[
+    "Summary: ",
+    "Tags: ",
+    "Mined: ",
+    "Mining failed: ",
+    "Session stats: ",
+];
 
 /// `CHARACTER` at `start`, then lines up to a blank line: the unescaped speech and the
 /// index after the blank line. `None` when the file ends before the speech is closed.

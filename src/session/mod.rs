@@ -4,6 +4,7 @@
 pub mod advice;
 pub mod fountain;
 pub mod index;
+pub mod mining;
 pub mod recorder;
 
 pub use index::{SessionEntry, SessionIndex, SessionSilo, SessionStats};

@@ -347,3 +347,125 @@ fn compression_follows_the_memory_context_and_the_record_keeps_the_originals() {
     assert!(index.stats().unwrap()[0].compressed);
     assert!(report.record.is_file());
 }
+
+#[test]
+fn real_model_mining_output_always_parses() {
+    use harvey::engine::{AbortFlag, Engine};
+    use harvey::memory::MemoryStore;
+    use harvey::session::mining::{mine, screen, MAX_PROPOSALS};
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sessions");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    assert!(files.len() >= 5);
+    let mut engine = engine(2048, 512);
+    let ws = tempfile::tempdir().unwrap();
+    let (store, _) = MemoryStore::open(&ws.path().join("agents"), ws.path()).unwrap();
+    let mut proposals = 0;
+    for f in &files {
+        let record = parse(&std::fs::read_to_string(f).unwrap());
+        assert!(record.exchanges.len() >= 2, "{}", f.display());
+        let exchanges: Vec<(String, String)> = record
+            .exchanges
+            .iter()
+            .map(|e| (e.user.clone(), e.reply.clone()))
+            .collect();
+        let drafts = mine(
+            &mut engine as &mut dyn Engine,
+            &exchanges,
+            &AbortFlag::new(),
+        )
+        .unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        assert!(drafts.len() <= MAX_PROPOSALS);
+        for d in &drafts {
+            assert!(
+                harvey::memory::MemoryType::parse(&d.mtype).is_some(),
+                "{d:?}"
+            );
+            assert!(!d.description.trim().is_empty());
+        }
+        proposals += drafts.len();
+        let (kept, _) = screen(&store, drafts);
+        assert!(kept.len() <= MAX_PROPOSALS);
+    }
+    eprintln!(
+        "{} sessions mined, {proposals} proposals, every output parsed",
+        files.len()
+    );
+}
+
+#[test]
+fn mining_is_gated_by_model_size_and_saves_screened_proposals() {
+    use harvey::config::MineOnExit;
+    use harvey::engine::scripted::ScriptedEngine;
+    let mined = r#"{"memories": [{"type": "workflow", "kind": "pattern", "description": "Deploy with ./deploy.sh on a clean tree", "summary": "deploy.sh refuses a dirty tree", "action": "git stash first", "tags": ["deploy"]}, {"type": "tool_use", "kind": "pitfall", "description": "Token for the API", "summary": "password = hunter2hunter2", "action": "", "tags": ["api"]}]}"#;
+    let replies = [
+        "Commit or stash first.",
+        "We talked about deploying.",
+        r#"["deploy", "git", "stash"]"#,
+        mined,
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let run = |on_exit: MineOnExit| {
+        let mut config = Config::default();
+        config.tools.enabled = false;
+        config.memory.mining.on_exit = on_exit;
+        let mut app = App::with_engine(
+            dir.path().to_path_buf(),
+            config,
+            Box::new(ScriptedEngine::new(4096, replies)),
+        );
+        app.turn(
+            "We deploy with ./deploy.sh, which refuses a dirty tree.",
+            &mut |_| {},
+        )
+        .unwrap();
+        let mut lines = Vec::new();
+        let report = app
+            .close_session(&mut |l| lines.push(l.to_string()))
+            .unwrap();
+        (app, report, lines)
+    };
+    // The scripted model reports 0 parameters: auto does not mine, and says why.
+    let (app, _, lines) = run(MineOnExit::Auto);
+    assert!(
+        lines.iter().any(|l| l.contains("memory mining skipped")),
+        "{lines:?}"
+    );
+    assert!(app
+        .memory
+        .as_ref()
+        .unwrap()
+        .list(None, None)
+        .unwrap()
+        .is_empty());
+    drop(app);
+    let (app, report, lines) = run(MineOnExit::On);
+    let store = app.memory.as_ref().unwrap();
+    let saved = store.list(None, None).unwrap();
+    assert_eq!(
+        saved.len(),
+        1,
+        "the secret-looking proposal is dropped: {lines:?}"
+    );
+    let m = store.get(&saved[0].id).unwrap();
+    assert_eq!(m.confidence, 0.5);
+    let file = report
+        .record
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    assert_eq!(m.source_session.as_deref(), Some(file.as_str()));
+    let record = parse(&std::fs::read_to_string(&report.record).unwrap());
+    assert!(
+        record
+            .closing_notes
+            .iter()
+            .any(|n| n.starts_with("Mined: 1 saved")),
+        "{:?}",
+        record.closing_notes
+    );
+}
