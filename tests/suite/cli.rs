@@ -76,6 +76,14 @@ fn run_json_prints_the_reply_and_counters() {
 fn second_run_restores_the_saved_prefix() {
     let model = model_path();
     let work = tempfile::tempdir().unwrap();
+    // The first run's session summary would otherwise appear in the second run's memory
+    // context (after the cached part) and change its prompt.
+    std::fs::create_dir_all(work.path().join("agents")).unwrap();
+    std::fs::write(
+        work.path().join("agents/harvey.yaml"),
+        "memory:\n  recent_sessions: 0\n",
+    )
+    .unwrap();
     let args = [
         "-m",
         model.to_str().unwrap(),
