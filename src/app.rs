@@ -76,10 +76,16 @@ pub struct App {
     /// Asks the user whether a writing tool call may run (installed by the REPL; used
     /// when `tools.confirm_memory_writes` is on).
     pub confirm_writes: Option<Box<crate::chat::agent::Confirm>>,
+    /// Asks the user a question and returns the answer (installed by the REPL; `None`
+    /// when nobody can answer, e.g. `harvey run`).
+    pub ask: Option<std::rc::Rc<Ask>>,
     /// A note for the next recorded exchange (e.g. where a continued session came from).
     pending_note: Option<String>,
     closed: bool,
 }
+
+/// A question to the user and the answer (`None`: input ended).
+pub type Ask = dyn Fn(&str) -> Option<String>;
 
 /// What closing a session did.
 #[derive(Debug, Clone, PartialEq)]
@@ -170,6 +176,7 @@ impl App {
             session_name: None,
             pending_note: None,
             confirm_writes: None,
+            ask: None,
             closed: false,
             notices,
             tool_grammar: call_grammar(&tools.list()),
@@ -473,6 +480,9 @@ impl App {
                     return Some(format!("Mining failed: {e}"));
                 }
             };
+        if let (Some(index), Some(file)) = (&self.sessions, &source) {
+            let _ = index.mark_mined(file);
+        }
         let store = self.memory.as_mut()?;
         let (kept, dropped) = crate::session::mining::screen(store, drafts);
         let mut saved = Vec::new();

@@ -75,7 +75,7 @@ pub const COMMANDS: &[CommandSpec] = &[
         name: "session",
         aliases: &[],
         usage: "/session …",
-        help: "past sessions: list | show [FILE] | continue FILE",
+        help: "past sessions: list | show [FILE] | continue FILE | replay FILE",
     },
     CommandSpec {
         kind: CommandKind::Rename,

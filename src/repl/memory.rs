@@ -6,7 +6,7 @@ use crate::app::App;
 use crate::memory::index::Row;
 use crate::memory::{Draft, MemoryStore, MemoryType};
 
-const USAGE: &str = "usage: /memory list [--type T] [--kind K] | show ID | add TYPE TEXT | edit ID | forget ID | flag ID | recall QUERY | profile show|edit | status";
+const USAGE: &str = "usage: /memory list [--type T] [--kind K] | show ID | add TYPE TEXT | edit ID | forget ID | flag ID | recall QUERY | mine [FILE] [--force] | profile show|edit | status";
 
 pub fn command(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()> {
     let (sub, rest) = args.split_once(char::is_whitespace).unwrap_or((args, ""));
@@ -39,9 +39,124 @@ pub fn command(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()
             Err(e) => writeln!(out, "error: {e}"),
         },
         "recall" => recall(app, rest, out),
+        "mine" => mine(app, rest, out),
         "profile" => profile(store, rest, out),
         other => writeln!(out, "unknown /memory subcommand {other:?}\n{USAGE}"),
     }
+}
+
+/// `/memory mine [FILE] [--force]`: proposals from a recorded session (the newest one not
+/// mined yet by default), reviewed one by one: accept, edit, skip or replace an id.
+fn mine(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()> {
+    let force = args.split_whitespace().any(|w| w == "--force");
+    let name = args.split_whitespace().find(|w| *w != "--force");
+    let Some(index) = app.sessions.as_ref() else {
+        return writeln!(out, "the sessions index is unavailable");
+    };
+    let file = match name {
+        Some(n) => match app.find_session(Some(n)) {
+            Ok(p) => p
+                .file_name()
+                .map(|f| f.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            Err(e) => return writeln!(out, "error: {e}"),
+        },
+        None => {
+            let recent = index.recent(100).unwrap_or_default();
+            match recent.into_iter().find(|e| !index.is_mined(&e.file).unwrap_or(true)) {
+                Some(e) => e.file,
+                None => return writeln!(out, "every recorded session has been mined (/memory mine FILE --force mines one again)"),
+            }
+        }
+    };
+    if !force && index.is_mined(&file).unwrap_or(false) {
+        return writeln!(
+            out,
+            "{file} was mined already; add --force to mine it again"
+        );
+    }
+    let path = index.sessions_dir().join(&file);
+    let record = match std::fs::read_to_string(&path) {
+        Ok(t) => crate::session::fountain::parse(&t),
+        Err(e) => return writeln!(out, "error: {}: {e}", path.display()),
+    };
+    let exchanges: Vec<(String, String)> = record
+        .exchanges
+        .iter()
+        .map(|e| (e.user.clone(), e.reply.clone()))
+        .collect();
+    writeln!(
+        out,
+        "[mining {file}: {} exchanges… (Ctrl-C to stop)]",
+        exchanges.len()
+    )?;
+    app.abort.clear();
+    let drafts = match crate::session::mining::mine(app.engine.as_mut(), &exchanges, &app.abort) {
+        Ok(d) => d,
+        Err(e) => return writeln!(out, "error: {e}"),
+    };
+    if let Some(index) = app.sessions.as_ref() {
+        let _ = index.mark_mined(&file);
+    }
+    let ask = app.ask.clone();
+    let Some(store) = app.memory.as_mut() else {
+        return Ok(());
+    };
+    let (kept, dropped) = crate::session::mining::screen(store, drafts);
+    for reason in &dropped {
+        writeln!(out, "  dropped: {reason}")?;
+    }
+    if kept.is_empty() {
+        return writeln!(out, "no new memories proposed");
+    }
+    for (i, mut d) in kept.into_iter().enumerate() {
+        writeln!(
+            out,
+            "{}. [{}] {}: {}",
+            i + 1,
+            d.mtype,
+            d.description,
+            d.summary
+        )?;
+        let Some(ask) = ask.as_ref() else {
+            writeln!(
+                out,
+                "   (not saved: reviewing needs an interactive session)"
+            )?;
+            continue;
+        };
+        let answer = ask("   accept / edit / skip / replace ID? [a/e/s/r ID] ").unwrap_or_default();
+        let mut words = answer.split_whitespace();
+        match words.next().map(str::to_lowercase).as_deref() {
+            Some("a") | Some("accept") => {}
+            Some("e") | Some("edit") => {
+                match ask("   description: ").filter(|t| !t.trim().is_empty()) {
+                    Some(text) => d.description = text.trim().to_string(),
+                    None => {
+                        writeln!(out, "   skipped")?;
+                        continue;
+                    }
+                }
+            }
+            Some("r") | Some("replace") => match words.next() {
+                Some(id) => d.supersedes = vec![id.to_string()],
+                None => {
+                    writeln!(out, "   skipped (replace needs an id)")?;
+                    continue;
+                }
+            },
+            _ => {
+                writeln!(out, "   skipped")?;
+                continue;
+            }
+        }
+        d.source_session = Some(file.clone());
+        match store.write(&d) {
+            Ok(o) => writeln!(out, "   {}", o.describe())?,
+            Err(e) => writeln!(out, "   error: {e}")?,
+        }
+    }
+    Ok(())
 }
 
 /// `/memory profile show|edit`: the workspace profile memories.

@@ -100,23 +100,21 @@ pub fn run(
             }
         }
     });
-    if app.config.tools.confirm_memory_writes {
-        let ask = control.clone();
+    {
+        let ask_line = control.clone();
         let answers = std::sync::Mutex::new(answers);
-        app.confirm_writes = Some(Box::new(move |what: &str| {
-            if ask
-                .send(Control::Ask(format!("allow {what}? [y/N] ")))
-                .is_err()
-            {
-                return false;
-            }
-            let reply = answers
-                .lock()
-                .ok()
-                .and_then(|rx| rx.recv().ok())
-                .unwrap_or_default();
-            matches!(reply.trim().to_lowercase().as_str(), "y" | "yes")
-        }));
+        let ask: std::rc::Rc<crate::app::Ask> = std::rc::Rc::new(move |question: &str| {
+            ask_line.send(Control::Ask(question.to_string())).ok()?;
+            answers.lock().ok()?.recv().ok()
+        });
+        if app.config.tools.confirm_memory_writes {
+            let confirm = std::rc::Rc::clone(&ask);
+            app.confirm_writes = Some(Box::new(move |what: &str| {
+                let reply = confirm(&format!("allow {what}? [y/N] ")).unwrap_or_default();
+                matches!(reply.trim().to_lowercase().as_str(), "y" | "yes")
+            }));
+        }
+        app.ask = Some(ask);
     }
     if let Some(mut signals) = signals {
         let abort = app.abort.clone();
@@ -331,6 +329,7 @@ fn session(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()> {
                 Err(e) => writeln!(out, "error: {e}"),
             }
         }
+        "replay" => replay(app, rest, out),
         "continue" => match app
             .find_session(Some(rest))
             .and_then(|p| app.continue_session(&p))
@@ -343,7 +342,7 @@ fn session(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()> {
         },
         other => writeln!(
             out,
-            "unknown /session subcommand {other:?}: list | show [FILE] | continue FILE"
+            "unknown /session subcommand {other:?}: list | show [FILE] | continue FILE | replay FILE"
         ),
     }
 }
@@ -356,6 +355,41 @@ fn tools(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()> {
         other => return writeln!(out, "usage: /tools [on|off] (not {other:?})"),
     }
     render::tools(out, &app.tools.list(), app.tools_enabled)
+}
+
+/// `/session replay FILE`: sends each user turn of a recorded session to the current
+/// model, in a fresh conversation recorded as this session (Ctrl-C stops the replay).
+fn replay(app: &mut App, name: &str, out: &mut impl Write) -> io::Result<()> {
+    if name.trim().is_empty() {
+        return writeln!(
+            out,
+            "usage: /session replay FILE (/session list shows them)"
+        );
+    }
+    let record = match app.find_session(Some(name)).and_then(|p| {
+        std::fs::read_to_string(&p)
+            .map(|t| crate::session::fountain::parse(&t))
+            .map_err(|e| format!("{}: {e}", p.display()))
+    }) {
+        Ok(r) => r,
+        Err(e) => return writeln!(out, "error: {e}"),
+    };
+    app.clear();
+    writeln!(
+        out,
+        "[replaying {} user turns with {}]",
+        record.exchanges.len(),
+        app.engine.info().name
+    )?;
+    for ex in &record.exchanges {
+        writeln!(out, "you> {}", ex.user)?;
+        chat(app, &ex.user, out)?;
+        if app.abort.is_raised() {
+            writeln!(out, "[replay stopped]")?;
+            break;
+        }
+    }
+    Ok(())
 }
 
 fn chat(app: &mut App, text: &str, out: &mut impl Write) -> io::Result<()> {

@@ -19,6 +19,7 @@ CREATE TABLE IF NOT EXISTS sessions(
     tags TEXT NOT NULL,
     name TEXT
 );
+CREATE TABLE IF NOT EXISTS mined(file TEXT PRIMARY KEY, mined_at TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS memory_stats(
     session_id TEXT NOT NULL,
     budget_tokens INTEGER NOT NULL,
@@ -156,6 +157,24 @@ impl SessionIndex {
         scored.sort_by(|a, b| b.1.cmp(&a.1).then(b.0.started.cmp(&a.0.started)));
         scored.truncate(k);
         Ok(scored)
+    }
+
+    /// Records that `file` was mined (the manifest `/memory mine` consults).
+    pub fn mark_mined(&self, file: &str) -> rusqlite::Result<()> {
+        self.conn.execute(
+            "INSERT OR REPLACE INTO mined(file, mined_at) VALUES (?1, ?2)",
+            params![file, crate::memory::store::now_rfc3339()],
+        )?;
+        Ok(())
+    }
+
+    pub fn is_mined(&self, file: &str) -> rusqlite::Result<bool> {
+        let n: i64 =
+            self.conn
+                .query_row("SELECT COUNT(*) FROM mined WHERE file = ?1", [file], |r| {
+                    r.get(0)
+                })?;
+        Ok(n > 0)
     }
 
     pub fn record_stats(&self, s: &SessionStats) -> rusqlite::Result<()> {
