@@ -522,8 +522,11 @@ impl App {
             })
             .collect();
         let fallback_tags = keyword_tags(&self.transcript);
-        let summary =
-            crate::chat::rolling::summarize(self.engine.as_mut(), None, &messages, &self.abort);
+        let summary = crate::chat::rolling::summarize_map_reduce(
+            self.engine.as_mut(),
+            &messages,
+            &self.abort,
+        );
         let skipped = self.abort.is_raised();
         let summary = match summary {
             Ok(s) if !skipped => s.split_whitespace().collect::<Vec<_>>().join(" "),

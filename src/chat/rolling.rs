@@ -180,6 +180,60 @@ pub fn summarize(
     Ok(summary.unwrap_or_else(|| "(earlier turns omitted)".into()))
 }
 
+/// A session summary by map-reduce: each chunk of the transcript that fits the context
+/// is summarized on its own (map), then the chunk summaries are merged into one (reduce,
+/// repeated while the merged input is still too big). Never one oversized prompt.
+pub fn summarize_map_reduce(
+    engine: &mut dyn Engine,
+    turns: &[Message],
+    abort: &AbortFlag,
+) -> Result<String, EngineError> {
+    let lines: Vec<String> = turns
+        .iter()
+        .map(|m| format!("{}: {}", speaker(m.role), m.content.trim()))
+        .collect();
+    let n_ctx = engine.info().n_ctx as usize;
+    let overhead = engine.count_prompt(&summary_prompt(None, ""))?;
+    let limit = n_ctx
+        .saturating_sub(overhead + SUMMARY_MAX_TOKENS + 8)
+        .max(16);
+    let mut pieces = {
+        let counter = |t: &str| engine.count_tokens(t);
+        chunk_lines(&lines, limit, &counter)
+    };
+    loop {
+        let mut summaries = Vec::with_capacity(pieces.len());
+        for chunk in &pieces {
+            if abort.is_raised() {
+                break;
+            }
+            let done = engine.generate_aside(
+                &summary_prompt(None, chunk),
+                &summary_options(abort),
+                &mut |_| {},
+            )?;
+            let text = done.text.split_whitespace().collect::<Vec<_>>().join(" ");
+            if !text.is_empty() {
+                summaries.push(format!("Part {}: {text}", summaries.len() + 1));
+            }
+        }
+        if summaries.len() <= 1 || abort.is_raised() {
+            let last = summaries.pop().unwrap_or_default();
+            return Ok(last
+                .split_once(": ")
+                .map_or(last.clone(), |(_, t)| t.to_string()));
+        }
+        // Reduce: the part summaries, chunked again, become the next round's input.
+        let counter = |t: &str| engine.count_tokens(t);
+        let next = chunk_lines(&summaries, limit, &counter);
+        if next.len() >= pieces.len() && pieces.len() > 1 {
+            // No progress (pathological sizes): keep the first part's summary.
+            return Ok(summaries.remove(0));
+        }
+        pieces = next;
+    }
+}
+
 /// 3–5 short lowercase tags for a summary, from the model under a JSON grammar (so the
 /// output always parses; each tag is bounded).
 pub fn tags(

@@ -32,7 +32,7 @@ fn records(ws: &Path) -> Vec<std::path::PathBuf> {
 enum Ending {
     Exit,
     Eof,
-    Term,
+    Signal(&'static str),
 }
 
 fn session_ending(ending: Ending) -> tempfile::TempDir {
@@ -52,7 +52,7 @@ fn session_ending(ending: Ending) -> tempfile::TempDir {
     match ending {
         Ending::Exit => stdin.write_all(b"/exit\n").unwrap(),
         Ending::Eof => drop(stdin),
-        Ending::Term => {
+        Ending::Signal(signal) => {
             // Wait for the exchange to be on disk, then terminate while the prompt waits.
             let started = Instant::now();
             loop {
@@ -70,7 +70,7 @@ fn session_ending(ending: Ending) -> tempfile::TempDir {
                 std::thread::sleep(Duration::from_millis(100));
             }
             let status = Command::new("kill")
-                .args(["-TERM", &child.id().to_string()])
+                .args([signal, &child.id().to_string()])
                 .status()
                 .unwrap();
             assert!(status.success());
@@ -126,7 +126,12 @@ fn end_of_input_closes_the_session() {
 
 #[test]
 fn sigterm_closes_the_session() {
-    assert_closed(session_ending(Ending::Term).path());
+    assert_closed(session_ending(Ending::Signal("-TERM")).path());
+}
+
+#[test]
+fn sighup_closes_the_session() {
+    assert_closed(session_ending(Ending::Signal("-HUP")).path());
 }
 
 #[test]
