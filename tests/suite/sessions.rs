@@ -534,3 +534,62 @@ fn memory_mine_reviews_proposals_and_replay_resends_the_turns() {
     let record = parse(&std::fs::read_to_string(second.recorder.path().unwrap()).unwrap());
     assert_eq!(record.exchanges[0].user, "How do we deploy?");
 }
+
+#[test]
+fn recent_sessions_are_injected_pruned_and_a_second_ctrl_c_skips_the_summary() {
+    use harvey::engine::scripted::ScriptedEngine;
+    let dir = tempfile::tempdir().unwrap();
+    let make = |replies: Vec<&str>| {
+        let mut config = Config::default();
+        config.tools.enabled = false;
+        App::with_engine(
+            dir.path().to_path_buf(),
+            config,
+            Box::new(ScriptedEngine::new(4096, replies)),
+        )
+    };
+    // A Ctrl-C while the summary is written: the record still closes validly.
+    let mut first = make(vec![
+        "Tides follow the moon.",
+        "A long summary that never finishes",
+    ]);
+    first.turn("Why are there tides?", &mut |_| {}).unwrap();
+    let abort = first.abort.clone();
+    let report = first
+        .close_session(&mut |line| {
+            if line.starts_with("summarizing") {
+                abort.raise();
+            }
+        })
+        .unwrap();
+    assert!(report.skipped);
+    assert!(
+        report
+            .summary
+            .starts_with("(no summary) Began with: Why are there tides?"),
+        "{}",
+        report.summary
+    );
+    let record = parse(&std::fs::read_to_string(&report.record).unwrap());
+    assert!(record.ended);
+    drop(first);
+    // The next session's memory context lists it (date + one line).
+    let mut second = make(vec!["ok"]);
+    second.turn("hello", &mut |_| {}).unwrap();
+    let context = second
+        .conversation
+        .context()
+        .unwrap_or_default()
+        .to_string();
+    assert!(context.contains("[recent sessions]\n- 20"), "{context}");
+    assert!(context.contains("Why are there tides?"), "{context}");
+    drop(second);
+    // A record deleted by hand leaves the index at the next start.
+    std::fs::remove_file(&report.record).unwrap();
+    let third = make(vec![]);
+    let listed = third.sessions.as_ref().unwrap().recent(10).unwrap();
+    assert!(
+        listed.iter().all(|e| !report.record.ends_with(&e.file)),
+        "{listed:?}"
+    );
+}
