@@ -4,21 +4,26 @@
 //! Nothing here prints.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::chat::agent::{run_agent_turn, AgentTurn, ToolSet, TurnEvent};
 use crate::chat::prefix_cache::{restore_or_save, stable_prefix_ids, PrefixOutcome};
 use crate::chat::rolling::{compress_if_needed, Compression};
 use crate::chat::{Conversation, TurnError, TurnLimits, SYSTEM_PROMPT};
 use crate::config::{self, Config, ConfigError};
+use crate::engine::LlamaEmbedder;
 use crate::engine::{
     AbortFlag, Completion, Engine, EngineError, EngineParams, GenerateOptions, LlamaEngine,
     SamplingParams, TurnStats,
 };
+use crate::kb::{KbSilo, KnowledgeBase};
 use crate::memory::recall::{budget, recall, CostCache, Injection, Limits};
-use crate::memory::{MemorySilo, MemoryStore};
+use crate::memory::{MemorySilo, MemoryStore, Silo};
 use crate::models::{ModelLookupError, ModelSources};
 use crate::project::read_guidance;
+use crate::rag::{RagSilo, RagStore};
 use crate::session::{Recorder, SessionEntry, SessionIndex, SessionSilo, SessionStats};
+use crate::tokens::Embedder;
 use crate::tools::grammar::call_grammar;
 use crate::tools::workspace::{ListFiles, ReadFile, SearchFiles};
 use crate::tools::Registry;
@@ -63,6 +68,13 @@ pub struct App {
     pub abort: AbortFlag,
     /// The memory store (`None` when memory is off or could not be opened).
     pub memory: Option<MemoryStore>,
+    /// The sentence embedder shared by memory, RAG stores and the knowledge base.
+    pub embedder: Option<Arc<dyn Embedder>>,
+    /// The knowledge base (`None` when memory is off or it could not be opened).
+    pub kb: Option<KnowledgeBase>,
+    /// The RAG stores recall uses (`/rag use`), and whether it uses them (`/rag on|off`).
+    pub rag: Vec<RagStore>,
+    pub rag_enabled: bool,
     /// The `[memory context]` injected at session start (`None` until the first message).
     pub injection: Option<Injection>,
     /// The session record under `agents/sessions/`.
@@ -81,6 +93,8 @@ pub struct App {
     pub ask: Option<std::rc::Rc<Ask>>,
     /// A note for the next recorded exchange (e.g. where a continued session came from).
     pending_note: Option<String>,
+    /// Text attached to the next user message (`/kb inject`), with what it is.
+    pub attachment: Option<(String, String)>,
     closed: bool,
 }
 
@@ -139,8 +153,15 @@ impl App {
         let guidance = read_guidance(&workspace, engine.as_ref(), guidance_budget);
         let system = system_prompt(&tools, tools_enabled, &guidance.text);
         let mut notices = guidance.notices;
+        let embedder = if config.memory.enabled {
+            let (embedder, note) = open_embedder(&config, &workspace);
+            notices.extend(note);
+            embedder
+        } else {
+            None
+        };
         let mut memory = if config.memory.enabled {
-            open_memory(&workspace, &mut notices)
+            open_memory(&workspace, embedder.clone(), &mut notices)
         } else {
             None
         };
@@ -156,6 +177,29 @@ impl App {
             }
         }
         let agents = workspace.join("agents");
+        let kb = if config.memory.enabled {
+            let project = crate::kb::default_project(
+                config.memory.knowledge_base.project.as_deref(),
+                &workspace,
+            );
+            match KnowledgeBase::open(&agents, &project, embedder.clone()) {
+                Ok(kb) => Some(kb),
+                Err(e) => {
+                    notices.push(format!("knowledge base unavailable: {e}"));
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        let (rag, rag_enabled) = if config.memory.enabled {
+            let (stores, enabled, notes) =
+                crate::rag::open_active(&agents, &config.memory.rag, embedder.as_ref());
+            notices.extend(notes);
+            (stores, enabled)
+        } else {
+            (Vec::new(), false)
+        };
         let sessions = match SessionIndex::open(&agents) {
             Ok(index) => {
                 let _ = index.prune();
@@ -169,12 +213,17 @@ impl App {
         let recorder = Recorder::new(&agents.join("sessions"), &engine.info().name);
         Self {
             memory,
+            embedder,
+            kb,
+            rag,
+            rag_enabled,
             injection: None,
             recorder,
             sessions,
             transcript: Vec::new(),
             session_name: None,
             pending_note: None,
+            attachment: None,
             confirm_writes: None,
             ask: None,
             closed: false,
@@ -259,10 +308,21 @@ impl App {
             confirm,
         };
         let tools = (self.tools_enabled && !self.tools.is_empty()).then_some(&tool_set);
+        // Per-turn context rides on this user message only (the cached prefix stays).
+        let sent = match self.attachment.take() {
+            Some((what, block)) => {
+                self.pending_note = Some(match self.pending_note.take() {
+                    Some(n) => format!("{n}; attached {what}"),
+                    None => format!("attached {what}"),
+                });
+                format!("{block}\n\n{text}")
+            }
+            None => text.to_string(),
+        };
         let turn = run_agent_turn(
             self.engine.as_mut(),
             &mut self.conversation,
-            text,
+            &sent,
             &opts,
             limits,
             tools,
@@ -572,8 +632,9 @@ impl App {
         self.injection.as_ref().filter(|i| !i.items.is_empty())
     }
 
-    /// The budgeted recall path: memory (and later RAG / knowledge) silos packed under
-    /// `budget` tokens (default: `floor(n_ctx × memory.budget_pct)` of the live context).
+    /// The one recall path: memories, recent sessions, the active RAG stores and the
+    /// knowledge base, packed in one ranked list under `budget` tokens (default:
+    /// `floor(n_ctx × memory.budget_pct)` of the live context).
     pub fn recall(
         &self,
         store: &MemoryStore,
@@ -586,20 +647,49 @@ impl App {
             factual_share: m.factual_share,
             max_relevant: m.top_k,
         };
-        let silo = MemorySilo(store);
+        let memory = MemorySilo(store);
         let costs = CostCache::new(self.engine.as_ref(), store, &self.engine.info().fingerprint);
-        let injection = match &self.sessions {
-            Some(index) => {
-                let recent = SessionSilo {
-                    index,
-                    recent: m.recent_sessions,
-                };
-                recall(&[&silo, &recent], query, limits, &costs)
-            }
-            None => recall(&[&silo], query, limits, &costs),
+        let recent = self.sessions.as_ref().map(|index| SessionSilo {
+            index,
+            recent: m.recent_sessions,
+        });
+        let rag: Vec<RagSilo<'_>> = if self.rag_enabled {
+            self.rag
+                .iter()
+                .map(|s| RagSilo::new(s, m.rag.top_k))
+                .collect()
+        } else {
+            Vec::new()
         };
+        let kb = self
+            .kb
+            .as_ref()
+            .filter(|_| m.knowledge_base.enabled)
+            .map(KbSilo);
+        let mut silos: Vec<&dyn Silo> = vec![&memory];
+        if let Some(r) = &recent {
+            silos.push(r);
+        }
+        silos.extend(rag.iter().map(|r| r as &dyn Silo));
+        if let Some(k) = &kb {
+            silos.push(k);
+        }
+        let injection = recall(&silos, query, limits, &costs);
         costs.save();
         injection
+    }
+
+    /// Re-reads which RAG stores recall uses (after `/rag use|on|off|drop`); returns
+    /// problems to show.
+    pub fn reload_rag(&mut self) -> Vec<String> {
+        let (stores, enabled, notes) = crate::rag::open_active(
+            &self.workspace.join("agents"),
+            &self.config.memory.rag,
+            self.embedder.as_ref(),
+        );
+        self.rag = stores;
+        self.rag_enabled = enabled;
+        notes
     }
 
     /// The part of the `[memory context]` that does not depend on the first message
@@ -745,16 +835,90 @@ fn keyword_tags(transcript: &[(String, String)]) -> Vec<String> {
 }
 
 /// Opens the workspace's memory store; problems become notices, never a failed start.
-fn open_memory(workspace: &Path, notices: &mut Vec<String>) -> Option<MemoryStore> {
+fn open_memory(
+    workspace: &Path,
+    embedder: Option<Arc<dyn Embedder>>,
+    notices: &mut Vec<String>,
+) -> Option<MemoryStore> {
     match MemoryStore::open(&workspace.join("agents"), workspace) {
-        Ok((store, report)) => {
+        Ok((mut store, report)) => {
             notices.extend(report.warnings.iter().map(|w| format!("memory: {w}")));
+            if let Some(e) = embedder {
+                if let Err(e) = store.set_embedder(e) {
+                    notices.push(format!("memory: {e}"));
+                }
+            }
             Some(store)
         }
         Err(e) => {
             notices.push(format!("memory is off for this session: {e}"));
             None
         }
+    }
+}
+
+/// Embedders loaded in this process, by file: every store, tool and command shares one.
+static EMBEDDERS: std::sync::Mutex<Vec<(PathBuf, Arc<LlamaEmbedder>)>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// The sentence embedder `memory.embedder` names (`auto`: the default file in the model
+/// directories), loaded once per process. `None` comes with a one-line reason, except
+/// for `none`, which is a choice and not a problem.
+pub fn open_embedder(
+    config: &Config,
+    workspace: &Path,
+) -> (Option<Arc<dyn Embedder>>, Option<String>) {
+    use crate::config::Embedder as Choice;
+    use crate::engine::embed::DEFAULT_EMBEDDER_FILE;
+    let path = match &config.memory.embedder {
+        Choice::None => return (None, None),
+        Choice::Path(p) => {
+            let p = workspace.join(p);
+            if !p.is_file() {
+                return (
+                    None,
+                    Some(format!(
+                        "memory.embedder {} does not exist; recall uses full-text search only",
+                        p.display()
+                    )),
+                );
+            }
+            p
+        }
+        Choice::Auto => {
+            let dirs = crate::models::search_dirs(&config.model.models_dir, workspace);
+            match dirs
+                .iter()
+                .map(|d| d.join(DEFAULT_EMBEDDER_FILE))
+                .find(|p| p.is_file())
+            {
+                Some(p) => p,
+                None => {
+                    return (
+                        None,
+                        Some(format!(
+                            "no embedding model ({DEFAULT_EMBEDDER_FILE}; scripts/fetch-embedder.sh makes it): recall uses full-text search only"
+                        )),
+                    )
+                }
+            }
+        }
+    };
+    let mut loaded = EMBEDDERS.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, e)) = loaded.iter().find(|(p, _)| *p == path) {
+        return (Some(e.clone() as Arc<dyn Embedder>), None);
+    }
+    let threads = engine_params(config, path.clone()).threads;
+    match LlamaEmbedder::load(&path, threads) {
+        Ok(e) => {
+            let e = Arc::new(e);
+            loaded.push((path, e.clone()));
+            (Some(e as Arc<dyn Embedder>), None)
+        }
+        Err(e) => (
+            None,
+            Some(format!("{e}; recall uses full-text search only")),
+        ),
     }
 }
 
@@ -770,6 +934,7 @@ pub fn default_tools(workspace: &Path, config: &Config) -> (Registry, Vec<String
         let place = MemoryPlace {
             agents_dir: workspace.join("agents"),
             workspace: workspace.to_path_buf(),
+            embedder: open_embedder(config, workspace).0,
         };
         registry.add(Box::new(MemorySearch(place.clone())));
         registry.add(Box::new(MemoryRead(place.clone())));

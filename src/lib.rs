@@ -5,6 +5,9 @@
 //! - `repl`: the interactive loop (the only importer of `rustyline`) and rendering.
 //! - `chat`: one conversation and one agent turn on top of an engine.
 //! - `memory`: typed memories, their index and the budgeted recall path.
+//! - `rag`: document stores (chunks, full text, vectors) for recall.
+//! - `kb`: the knowledge base (projects, observations, concepts).
+//! - `vector`: content-hash-keyed vectors, exact top-k and rank fusion.
 //! - `models`: where the model file is found.
 //! - `config`: raw YAML shape -> resolved, immutable [`config::Config`].
 //! - `engine`: the only importer of `llama_cpp_2`: load, template, tokenize, generate.
@@ -20,11 +23,14 @@ pub mod bench;
 pub mod chat;
 pub mod config;
 pub mod engine;
+pub mod kb;
 pub mod memory;
 pub mod models;
 pub mod onboarding;
 pub mod project;
+pub mod rag;
 pub mod repl;
 pub mod session;
 pub mod tokens;
 pub mod tools;
+pub mod vector;

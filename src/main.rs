@@ -13,6 +13,7 @@ use harvey::chat::agent::TurnEvent;
 use harvey::chat::stop_note;
 use harvey::repl;
 
+mod knowledge_cli;
 mod memory_cli;
 
 /// A terminal agent that runs a local GGUF model in-process and remembers across sessions.
@@ -58,6 +59,14 @@ enum Command {
     /// Run one of the model's tools yourself, or list them (no model is loaded).
     #[command(subcommand)]
     Tool(ToolCommand),
+    /// RAG document stores (agents/rag/NAME.db): new, use, list, status, on, off, drop,
+    /// ingest, query, prune. Recall draws from the stores in use.
+    #[command(subcommand)]
+    Rag(knowledge_cli::RagCommand),
+    /// The knowledge base (agents/knowledge.db): projects, observations, concepts and
+    /// links. Works without any setting: the first project is the workspace's name.
+    #[command(subcommand)]
+    Kb(knowledge_cli::KbCommand),
 }
 
 #[derive(Debug, Subcommand)]
@@ -157,6 +166,8 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         Some(Command::Bench(args)) => bench(&options, &args),
         Some(Command::Tool(cmd)) => tool(&options, cmd),
         Some(Command::Memory(cmd)) => memory_cli::run(&options, cmd),
+        Some(Command::Rag(cmd)) => knowledge_cli::rag(&options, cmd),
+        Some(Command::Kb(cmd)) => knowledge_cli::kb(&options, cmd),
     }
 }
 

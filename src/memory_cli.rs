@@ -124,6 +124,16 @@ pub fn run(options: &AppOptions, cmd: MemoryCommand) -> Result<ExitCode> {
             eprintln!("warning: {w}");
         }
     }
+    let (embedder, note) = harvey::app::open_embedder(&config, &workspace);
+    if let Some(note) = note {
+        eprintln!("note: {note}");
+    }
+    if let Some(e) = embedder.clone() {
+        if let Err(e) = store.set_embedder(e) {
+            eprintln!("warning: {e}");
+        }
+    }
+    let extra = Extra::open(&workspace, &config, embedder);
     match cmd {
         MemoryCommand::Add(args) => add(&mut store, args),
         MemoryCommand::Import { file, json } => import(&mut store, &file, json),
@@ -141,7 +151,7 @@ pub fn run(options: &AppOptions, cmd: MemoryCommand) -> Result<ExitCode> {
             );
             Ok(ExitCode::SUCCESS)
         }
-        MemoryCommand::Recall(args) => recall(options, &config, &store, args),
+        MemoryCommand::Recall(args) => recall(options, &config, &store, &extra, args),
         MemoryCommand::Forget { id } => {
             store.forget(&id)?;
             println!("archived {id}");
@@ -352,10 +362,61 @@ struct Query {
     budget: Option<usize>,
 }
 
+/// The other silos recall draws from: the RAG stores in use and the knowledge base.
+struct Extra {
+    rag: Vec<harvey::rag::RagStore>,
+    kb: Option<harvey::kb::KnowledgeBase>,
+}
+
+impl Extra {
+    fn open(
+        workspace: &std::path::Path,
+        config: &Config,
+        embedder: Option<std::sync::Arc<dyn harvey::tokens::Embedder>>,
+    ) -> Self {
+        let agents = workspace.join("agents");
+        let (rag, enabled, notes) =
+            harvey::rag::open_active(&agents, &config.memory.rag, embedder.as_ref());
+        for n in notes {
+            eprintln!("note: {n}");
+        }
+        let kb = if config.memory.knowledge_base.enabled {
+            let project = harvey::kb::default_project(
+                config.memory.knowledge_base.project.as_deref(),
+                workspace,
+            );
+            harvey::kb::KnowledgeBase::open(&agents, &project, embedder)
+                .map_err(|e| eprintln!("note: {e}"))
+                .ok()
+        } else {
+            None
+        };
+        Self {
+            rag: if enabled { rag } else { Vec::new() },
+            kb,
+        }
+    }
+
+    /// Candidates from RAG and the knowledge base for `query`.
+    fn candidates(&self, config: &Config, query: &str, k: usize) -> Result<Vec<Candidate>> {
+        let mut out = Vec::new();
+        for store in &self.rag {
+            out.extend(
+                harvey::rag::RagSilo::new(store, config.memory.rag.top_k).candidates(query, k)?,
+            );
+        }
+        if let Some(kb) = &self.kb {
+            out.extend(harvey::kb::KbSilo(kb).candidates(query, k)?);
+        }
+        Ok(out)
+    }
+}
+
 fn recall(
     options: &AppOptions,
     config: &Config,
     store: &MemoryStore,
+    extra: &Extra,
     args: RecallArgs,
 ) -> Result<ExitCode> {
     let (_, _, model) = App::resolve(options).context(
@@ -372,7 +433,7 @@ fn recall(
                 continue;
             }
             let value = match parse_query(&line) {
-                Ok(q) => answer(store, config, &vocab, &q, default_k)
+                Ok(q) => answer(store, extra, config, &vocab, &q, default_k)
                     .unwrap_or_else(|e| serde_json::json!({"error": e.to_string()})),
                 Err(e) => serde_json::json!({"error": e}),
             };
@@ -390,7 +451,7 @@ fn recall(
         k: args.k,
         budget: args.budget,
     };
-    let value = answer(store, config, &vocab, &q, default_k)?;
+    let value = answer(store, extra, config, &vocab, &q, default_k)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&value)?);
         return Ok(ExitCode::SUCCESS);
@@ -436,6 +497,7 @@ fn parse_query(line: &str) -> Result<Query, String> {
 
 fn answer(
     store: &MemoryStore,
+    extra: &Extra,
     config: &Config,
     vocab: &Vocabulary,
     q: &Query,
@@ -446,27 +508,47 @@ fn answer(
     match q.budget {
         None => {
             let hits = store.search(&q.query, &[], k)?;
-            let results: Vec<_> = hits
+            let mut ranked: Vec<(f64, serde_json::Value)> = hits
                 .iter()
-                .enumerate()
-                .map(|(i, h)| {
+                .map(|h| {
                     let text = memory_line(&h.row);
-                    serde_json::json!({
-                        "rank": i + 1,
+                    let v = serde_json::json!({
                         "id": h.row.id,
                         "type": h.row.mtype,
                         "source": "memory",
                         "score": h.score,
                         "tokens": cost(&text),
                         "text": text,
-                    })
+                    });
+                    (h.score, v)
+                })
+                .collect();
+            for c in extra.candidates(config, &q.query, k)? {
+                let v = serde_json::json!({
+                    "id": c.id,
+                    "source": c.source,
+                    "score": c.score,
+                    "tokens": cost(&c.text),
+                    "text": c.text,
+                });
+                ranked.push((c.score, v));
+            }
+            ranked.sort_by(|a, b| b.0.total_cmp(&a.0));
+            ranked.truncate(k);
+            let results: Vec<_> = ranked
+                .into_iter()
+                .enumerate()
+                .map(|(i, (_, mut v))| {
+                    v["rank"] = serde_json::json!(i + 1);
+                    v
                 })
                 .collect();
             Ok(serde_json::json!({"query": q.query, "results": results}))
         }
         Some(budget) => {
             let silo = MemorySilo(store);
-            let candidates: Vec<Candidate> = silo.candidates(&q.query, k)?;
+            let mut candidates: Vec<Candidate> = silo.candidates(&q.query, k)?;
+            candidates.extend(extra.candidates(config, &q.query, k)?);
             let limits = Limits {
                 budget,
                 factual_share: config.memory.factual_share,

@@ -38,14 +38,7 @@ impl ModelSources {
         models_dir: &Path,
         workspace: &Path,
     ) -> Self {
-        let mut dirs = vec![workspace.join(models_dir)];
-        let repo_models = Path::new(env!("CARGO_MANIFEST_DIR")).join("models");
-        if !dirs.contains(&repo_models) {
-            dirs.push(repo_models);
-        }
-        if let Some(home) = std::env::var_os("HOME") {
-            dirs.push(PathBuf::from(home).join("Models"));
-        }
+        let dirs = search_dirs(models_dir, workspace);
         Self {
             cli,
             config: config_path.map(|p| workspace.join(p)),
@@ -80,6 +73,20 @@ impl ModelSources {
                 searched: self.dirs.clone(),
             })
     }
+}
+
+/// Where model files are looked for: `models_dir` in the workspace, the repository's
+/// `models/`, `~/Models`.
+pub fn search_dirs(models_dir: &Path, workspace: &Path) -> Vec<PathBuf> {
+    let mut dirs = vec![workspace.join(models_dir)];
+    let repo_models = Path::new(env!("CARGO_MANIFEST_DIR")).join("models");
+    if !dirs.contains(&repo_models) {
+        dirs.push(repo_models);
+    }
+    if let Some(home) = std::env::var_os("HOME") {
+        dirs.push(PathBuf::from(home).join("Models"));
+    }
+    dirs
 }
 
 /// The default model in `dir` if present, else the first chat GGUF by name.

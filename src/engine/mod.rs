@@ -10,6 +10,7 @@
 //! the last prompt token is always decoded before sampling.
 
 mod backend;
+pub mod embed;
 mod error;
 pub mod gguf;
 mod llama;
@@ -25,6 +26,7 @@ mod types;
 mod utf8;
 mod vocab;
 
+pub use embed::LlamaEmbedder;
 pub use error::EngineError;
 pub use llama::LlamaEngine;
 pub use types::{

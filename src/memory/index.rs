@@ -10,9 +10,10 @@ use std::path::Path;
 use rusqlite::{params, Connection, OptionalExtension, Row as SqlRow};
 
 use super::types::{Memory, MemoryType};
+use crate::vector::text_hash;
 
 /// Bumped when the schema changes; an index of another version is rebuilt.
-const SCHEMA_VERSION: &str = "3";
+const SCHEMA_VERSION: &str = "4";
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -31,7 +32,8 @@ CREATE TABLE IF NOT EXISTS memories(
     norm TEXT NOT NULL,
     path TEXT NOT NULL UNIQUE,
     mtime_ns INTEGER NOT NULL,
-    size INTEGER NOT NULL
+    size INTEGER NOT NULL,
+    vhash TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS memories_norm ON memories(norm) WHERE archived = 0;
 CREATE INDEX IF NOT EXISTS memories_rank ON memories(type, archived, confidence DESC, updated DESC);
@@ -128,7 +130,9 @@ impl Index {
                 [SCHEMA_VERSION],
             )?;
         }
-        self.conn.execute_batch(SCHEMA)
+        self.conn.execute_batch(SCHEMA)?;
+        // Vectors are keyed by content hash and survive every rebuild above.
+        self.conn.execute_batch(crate::vector::SCHEMA)
     }
 
     /// Drops every row (the files stay).
@@ -179,8 +183,8 @@ impl Index {
         self.remove_path(at.path)?;
         self.conn.execute(
             "INSERT INTO memories(id, type, kind, archived, description, summary, tags, action, \
-             confidence, updated, expires, norm, path, mtime_ns, size) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+             confidence, updated, expires, norm, path, mtime_ns, size, vhash) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
             params![
                 m.id,
                 m.mtype.as_str(),
@@ -197,6 +201,12 @@ impl Index {
                 at.path,
                 at.stamp.mtime_ns,
                 at.stamp.size,
+                text_hash(&embed_text(
+                    &m.description,
+                    &m.summary,
+                    m.action.as_deref().unwrap_or(""),
+                    &m.body
+                )),
             ],
         )?;
         let rowid = self.conn.last_insert_rowid();
@@ -351,6 +361,88 @@ impl Index {
         }
     }
 
+    /// Active memories without a vector from `model`: (hash, text to embed), one per hash.
+    pub fn missing_vectors(
+        &self,
+        model: &str,
+        limit: usize,
+    ) -> rusqlite::Result<Vec<(String, String)>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT m.vhash, f.description, f.summary, f.action, f.body \
+             FROM memories m JOIN memories_fts f ON f.rowid = m.rowid \
+             WHERE m.archived = 0 AND NOT EXISTS \
+               (SELECT 1 FROM vectors v WHERE v.hash = m.vhash AND v.model = ?1) \
+             GROUP BY m.vhash LIMIT ?2",
+        )?;
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows = stmt.query_map(params![model, limit], |r| {
+            let get = |i: usize| r.get::<_, Option<String>>(i).map(Option::unwrap_or_default);
+            Ok((
+                r.get::<_, String>(0)?,
+                embed_text(&get(1)?, &get(2)?, &get(3)?, &get(4)?),
+            ))
+        })?;
+        rows.collect()
+    }
+
+    /// Stores vectors in one transaction.
+    pub fn put_vectors(&self, model: &str, items: &[(String, Vec<f32>)]) -> rusqlite::Result<()> {
+        self.conn.execute_batch("BEGIN")?;
+        match crate::vector::put(&self.conn, model, items) {
+            Ok(()) => self.conn.execute_batch("COMMIT"),
+            Err(e) => {
+                let _ = self.conn.execute_batch("ROLLBACK");
+                Err(e)
+            }
+        }
+    }
+
+    /// Active memories with a vector from `model`, and those without.
+    pub fn vector_coverage(&self, model: &str) -> rusqlite::Result<(usize, usize)> {
+        self.conn.query_row(
+            "SELECT COALESCE(SUM(EXISTS(SELECT 1 FROM vectors v WHERE v.hash = m.vhash AND v.model = ?1)), 0), \
+             COUNT(*) FROM memories m WHERE m.archived = 0",
+            [model],
+            |r| {
+                let with: i64 = r.get(0)?;
+                let all: i64 = r.get(1)?;
+                Ok((with as usize, (all - with).max(0) as usize))
+            },
+        )
+    }
+
+    /// The `k` recallable memories of `types` nearest to the unit vector `q` (exact
+    /// scan), with their cosine similarity, best first.
+    pub fn vector_search(
+        &self,
+        q: &[f32],
+        model: &str,
+        types: &[MemoryType],
+        now: i64,
+        k: usize,
+    ) -> rusqlite::Result<Vec<(String, f32)>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT m.id, v.v FROM memories m JOIN vectors v ON v.hash = m.vhash AND v.model = ?1 \
+             WHERE m.archived = 0 AND (m.expires IS NULL OR m.expires > ?2) \
+             AND (?3 = '' OR instr(?3, ',' || m.type || ',') > 0)",
+        )?;
+        let mut top = crate::vector::TopK::new(k);
+        let mut rows = stmt.query(params![model, now, type_set(types)])?;
+        while let Some(r) = rows.next()? {
+            let Some(sim) = crate::vector::dot_blob(q, r.get_ref(1)?.as_blob()?) else {
+                continue;
+            };
+            if top.admits(sim) {
+                top.push(sim, r.get::<_, String>(0)?);
+            }
+        }
+        Ok(top
+            .into_sorted()
+            .into_iter()
+            .map(|(s, id)| (id, s))
+            .collect())
+    }
+
     /// (type, active, archived) counts.
     pub fn counts(&self) -> rusqlite::Result<Vec<(MemoryType, usize, usize)>> {
         let mut out = Vec::new();
@@ -364,6 +456,18 @@ impl Index {
         }
         Ok(out)
     }
+}
+
+/// The text a memory's vector is made from.
+pub fn embed_text(description: &str, summary: &str, action: &str, body: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for p in [description, summary, action, body] {
+        let p = p.trim();
+        if !p.is_empty() && !parts.contains(&p) {
+            parts.push(p);
+        }
+    }
+    parts.join("\n")
 }
 
 /// `,a,b,` for the `instr` type filter; empty = every type.

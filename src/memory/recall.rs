@@ -124,11 +124,26 @@ pub fn recall<C: TokenCounter + ?Sized>(
     limits: Limits,
     counter: &C,
 ) -> Result<Injection, StoreError> {
-    let mut candidates = Vec::new();
+    let mut candidates: Vec<Candidate> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for silo in silos {
-        candidates.extend(silo.candidates(query, limits.max_relevant)?);
+        for c in silo.candidates(query, limits.max_relevant)? {
+            // The same item (or the same chunk text in two RAG stores) enters once.
+            if seen.insert(dedup_key(&c)) {
+                candidates.push(c);
+            }
+        }
     }
     Ok(pack(candidates, limits, counter))
+}
+
+/// What makes two candidates the same: a memory's id; for sourced lines
+/// (`- (rag:…) text`, `- (kb:…) text`) the text after the source.
+fn dedup_key(c: &Candidate) -> String {
+    match c.text.strip_prefix("- (").and_then(|t| t.split_once(") ")) {
+        Some((_, rest)) if c.source != "memory" => format!("{:?}:{rest}", c.section),
+        _ => format!("{}:{}", c.source, c.id),
+    }
 }
 
 /// Packs candidates best-first: factual ones under `factual_share × budget`, then the
@@ -284,38 +299,112 @@ pub struct Hit {
 /// Most factual candidates considered per recall (bounds the work at 100k memories).
 const FACTUAL_POOL: usize = 32;
 
+/// Vector hits below this cosine similarity are noise for a MiniLM-class model (unrelated
+/// sentences land around 0.0–0.2) and are not fused.
+pub const MIN_COSINE: f32 = 0.3;
+
+/// Relevance from fused ranks, in 0–1: `1.0` for an item first in both lists.
+pub fn fused_relevance(score: f64, lists: usize) -> f64 {
+    (score / crate::vector::rrf_max(lists.max(1))).clamp(0.0, 1.0)
+}
+
 impl MemoryStore {
-    /// Ranked full-text hits among recallable memories of `types` (all when empty).
+    /// Ranked hits among recallable memories of `types` (all when empty): full text, and
+    /// when the store has an embedder, the nearest vectors too, fused by reciprocal rank.
     pub fn search(
         &self,
         query: &str,
         types: &[MemoryType],
         k: usize,
     ) -> Result<Vec<Hit>, StoreError> {
-        let Some(fts) = fts_query(query) else {
-            return Ok(Vec::new());
-        };
         let now = now_unix();
         // Fetch more than k so confidence and recency can reorder near-ties.
-        let raw = self
+        let pool = k.saturating_mul(3).max(k);
+        let db_err = |source| StoreError::Index {
+            path: self.dir().join("memories.db"),
+            source,
+        };
+        let lexical = match fts_query(query) {
+            Some(fts) => self
+                .index()
+                .search(&fts, types, now, pool)
+                .map_err(db_err)?,
+            None => Vec::new(),
+        };
+        let nearest = self.nearest(query, types, now, pool)?;
+        let mut hits: Vec<Hit> = if nearest.is_empty() {
+            let best = lexical.iter().map(|(_, rel)| *rel).fold(0.0_f64, f64::max);
+            lexical
+                .into_iter()
+                .map(|(row, rel)| {
+                    let relevance = if best > 0.0 { rel / best } else { 0.0 };
+                    let score = combine(relevance, row.confidence, row.updated, now);
+                    Hit { row, score }
+                })
+                .collect()
+        } else {
+            let ids = |l: &[(Row, f64)]| l.iter().map(|(r, _)| r.id.clone()).collect::<Vec<_>>();
+            let lists = vec![
+                ids(&lexical),
+                nearest.iter().map(|(id, _)| id.clone()).collect(),
+            ];
+            let mut rows: std::collections::HashMap<String, Row> = lexical
+                .into_iter()
+                .map(|(row, _)| (row.id.clone(), row))
+                .collect();
+            let mut out = Vec::new();
+            for (id, fused) in crate::vector::rrf(&lists) {
+                let row = match rows.remove(&id) {
+                    Some(row) => row,
+                    None => match self.index().get(&id).map_err(db_err)? {
+                        Some(row) => row,
+                        None => continue,
+                    },
+                };
+                let score = combine(fused_relevance(fused, 2), row.confidence, row.updated, now);
+                out.push(Hit { row, score });
+            }
+            out
+        };
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.row.id.cmp(&b.row.id)));
+        hits.truncate(k);
+        Ok(hits)
+    }
+
+    /// The vector half of [`Self::search`]: empty without an embedder, for an empty
+    /// query, or when embedding fails (then full text answers alone, with a warning).
+    fn nearest(
+        &self,
+        query: &str,
+        types: &[MemoryType],
+        now: i64,
+        k: usize,
+    ) -> Result<Vec<(String, f32)>, StoreError> {
+        let Some(embedder) = self.embedder() else {
+            return Ok(Vec::new());
+        };
+        if query.trim().is_empty() {
+            return Ok(Vec::new());
+        }
+        let q = match embedder.embed(&[query]) {
+            Ok(mut v) if !v.is_empty() => v.swap_remove(0),
+            Ok(_) => return Ok(Vec::new()),
+            Err(e) => {
+                tracing::warn!("{e}; recall uses full text only");
+                return Ok(Vec::new());
+            }
+        };
+        let found = self
             .index()
-            .search(&fts, types, now, k.saturating_mul(3).max(k))
+            .vector_search(&q, embedder.model_id(), types, now, k)
             .map_err(|source| StoreError::Index {
                 path: self.dir().join("memories.db"),
                 source,
             })?;
-        let best = raw.iter().map(|(_, rel)| *rel).fold(0.0_f64, f64::max);
-        let mut hits: Vec<Hit> = raw
+        Ok(found
             .into_iter()
-            .map(|(row, rel)| {
-                let relevance = if best > 0.0 { rel / best } else { 0.0 };
-                let score = combine(relevance, row.confidence, row.updated, now);
-                Hit { row, score }
-            })
-            .collect();
-        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.row.id.cmp(&b.row.id)));
-        hits.truncate(k);
-        Ok(hits)
+            .filter(|(_, s)| *s >= MIN_COSINE)
+            .collect())
     }
 }
 

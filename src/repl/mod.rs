@@ -6,6 +6,7 @@
 
 pub mod commands;
 mod input;
+pub mod knowledge;
 mod memory;
 pub mod render;
 
@@ -258,6 +259,8 @@ fn dispatch(
         }
         CommandKind::Tools => tools(app, args, out)?,
         CommandKind::Memory => memory::command(app, args, out)?,
+        CommandKind::Rag => rag(app, args, out)?,
+        CommandKind::Kb => kb(app, args, out)?,
         CommandKind::Context => memory::context(app, out)?,
         CommandKind::Session => session(app, args, out)?,
         CommandKind::Rename => {
@@ -271,6 +274,63 @@ fn dispatch(
         CommandKind::Exit => return Ok(Flow::Exit),
     }
     Ok(Flow::Continue)
+}
+
+fn rag(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()> {
+    let op = match knowledge::parse_rag(args) {
+        Ok(op) => op,
+        Err(e) => return writeln!(out, "{e}"),
+    };
+    let place = knowledge::Place {
+        workspace: &app.workspace,
+        config: &app.config,
+        embedder: app.embedder.clone(),
+    };
+    app.abort.clear();
+    let abort = app.abort.clone();
+    let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let mut drew = false;
+    let mut progress = |p: crate::rag::ingest::Progress| {
+        if tty {
+            let mut err = std::io::stderr();
+            let _ = write!(err, "\r{}\x1b[K", knowledge::progress_line(&p));
+            let _ = err.flush();
+            drew = true;
+        }
+    };
+    let result = knowledge::run_rag(&place, op, false, out, &mut progress, &|| abort.is_raised())?;
+    if drew {
+        let _ = write!(std::io::stderr(), "\r\x1b[K");
+    }
+    match result {
+        Ok(outcome) => {
+            if outcome.settings_changed {
+                for note in app.reload_rag() {
+                    writeln!(out, "{note}")?;
+                }
+            }
+            Ok(())
+        }
+        Err(e) => writeln!(out, "{e}"),
+    }
+}
+
+fn kb(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()> {
+    let op = match knowledge::parse_kb(args) {
+        Ok(op) => op,
+        Err(e) => return writeln!(out, "{e}"),
+    };
+    let Some(kb) = &app.kb else {
+        return writeln!(out, "the knowledge base is unavailable (memory is off or it failed to open; see the startup notices)");
+    };
+    match knowledge::run_kb(kb, op, false, out)? {
+        Ok(Some(block)) => {
+            app.attachment = Some(("knowledge-base observations".into(), block));
+            Ok(())
+        }
+        Ok(None) => Ok(()),
+        Err(e) => writeln!(out, "{e}"),
+    }
 }
 
 fn status(app: &App, out: &mut impl Write) -> io::Result<()> {

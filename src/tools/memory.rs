@@ -6,23 +6,30 @@
 //! secrets, duplicate → update) and only ever touch `agents/memories/`.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
 use super::{arg_int, arg_str, Param, ParamKind, Tool, ToolError};
 use crate::memory::recall::memory_line;
 use crate::memory::{Draft, MemoryStore, Patch, StoreError};
+use crate::tokens::Embedder;
 
-/// Where the store lives.
-#[derive(Debug, Clone)]
+/// Where the store lives, and the embedder its writes and searches use.
+#[derive(Clone)]
 pub struct MemoryPlace {
     pub agents_dir: PathBuf,
     pub workspace: PathBuf,
+    pub embedder: Option<Arc<dyn Embedder>>,
 }
 
 impl MemoryPlace {
     fn open(&self) -> Result<MemoryStore, ToolError> {
-        MemoryStore::attach(&self.agents_dir, &self.workspace).map_err(failed)
+        let mut store = MemoryStore::attach(&self.agents_dir, &self.workspace).map_err(failed)?;
+        if let Some(e) = &self.embedder {
+            store.use_embedder(e.clone());
+        }
+        Ok(store)
     }
 }
 

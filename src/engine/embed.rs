@@ -1,0 +1,223 @@
+//! The in-process sentence embedder: a BERT-class GGUF (all-MiniLM-L6-v2 by default) run
+//! by the same llama.cpp runtime as the chat model, with mean pooling; vectors are
+//! L2-normalized here.
+//!
+//! llama.cpp aborts the process when one sequence holds more tokens than `n_ubatch`
+//! (a non-causal model must see a whole sequence in one micro-batch), so every input is
+//! cut to [`LlamaEmbedder::max_tokens`] before it gets there (keeping the closing
+//! separator), and sequences are packed into batches of at most `n_ubatch` tokens.
+
+use std::num::NonZeroU32;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use llama_cpp_2::context::params::{LlamaContextParams, LlamaPoolingType};
+use llama_cpp_2::context::LlamaContext;
+use llama_cpp_2::llama_batch::LlamaBatch;
+use llama_cpp_2::model::params::LlamaModelParams;
+use llama_cpp_2::model::LlamaModel;
+use llama_cpp_2::token::LlamaToken;
+use self_cell::self_cell;
+
+use super::backend::backend;
+use super::load::fingerprint;
+use super::{gguf, EngineError};
+use crate::tokens::{EmbedError, Embedder, TokenCounter};
+use crate::vector::normalize;
+
+/// The default embedding model's file name (made by `scripts/fetch-embedder.sh`).
+pub const DEFAULT_EMBEDDER_FILE: &str = "all-MiniLM-L6-v2.gguf";
+
+/// Tokens per input at most: the model's training context, capped here because
+/// all-MiniLM-L6-v2 was trained on 256-token inputs and its 512 positions add nothing.
+const MAX_TOKENS: u32 = 256;
+/// Sequences per batch at most.
+const MAX_SEQS: u32 = 32;
+/// Tokens per batch (= n_ubatch = n_batch).
+const BATCH_TOKENS: u32 = 2048;
+
+struct Ctx<'m>(LlamaContext<'m>);
+
+self_cell!(
+    struct ModelCtx {
+        owner: LlamaModel,
+        #[covariant]
+        dependent: Ctx,
+    }
+);
+
+/// An embedding model with its context. Calls are serialized by a mutex (one context).
+pub struct LlamaEmbedder {
+    cell: Mutex<ModelCtx>,
+    id: String,
+    path: PathBuf,
+    dim: usize,
+    max_tokens: usize,
+}
+
+// SAFETY-free reasoning: `LlamaModel` and `LlamaContext` are `Send`; the mutex makes
+// shared use sequential, which is what `Sync` needs.
+unsafe impl Sync for LlamaEmbedder {}
+
+impl LlamaEmbedder {
+    /// Loads an embedding GGUF with `threads` threads.
+    pub fn load(path: &Path, threads: u32) -> Result<Self, EngineError> {
+        let bad_file = |reason: String| EngineError::BadModelFile {
+            path: path.to_path_buf(),
+            reason,
+        };
+        let size = std::fs::metadata(path)
+            .map_err(|e| bad_file(e.to_string()))?
+            .len();
+        gguf::check_file(path).map_err(bad_file)?;
+        let print = fingerprint(path, size).map_err(|e| bad_file(e.to_string()))?;
+        let load_err = |step: &'static str, reason: String| EngineError::Load {
+            step,
+            path: path.to_path_buf(),
+            reason,
+        };
+        let backend = backend().map_err(|e| load_err("initialize the backend", e))?;
+        let model = LlamaModel::load_from_file(backend, path, &LlamaModelParams::default())
+            .map_err(|e| load_err("load the embedding model", e.to_string()))?;
+        let dim = usize::try_from(model.n_embd()).unwrap_or(0);
+        if dim == 0 {
+            return Err(bad_file("the model reports no embedding size".into()));
+        }
+        let max_tokens = model.n_ctx_train().clamp(8, MAX_TOKENS);
+        let threads = i32::try_from(threads.max(1)).unwrap_or(1);
+        let params = LlamaContextParams::default()
+            .with_n_ctx(NonZeroU32::new(BATCH_TOKENS))
+            .with_n_batch(BATCH_TOKENS)
+            .with_n_ubatch(BATCH_TOKENS)
+            .with_n_seq_max(MAX_SEQS)
+            .with_n_threads(threads)
+            .with_n_threads_batch(threads)
+            .with_embeddings(true)
+            .with_pooling_type(LlamaPoolingType::Mean);
+        let cell = ModelCtx::try_new(model, |m| m.new_context(backend, params).map(Ctx))
+            .map_err(|e| load_err("create the embedding context", e.to_string()))?;
+        let name = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        Ok(Self {
+            cell: Mutex::new(cell),
+            id: format!("{name}:{print}"),
+            path: path.to_path_buf(),
+            dim,
+            max_tokens: max_tokens as usize,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The input's token ids as the model sees them (with its special tokens), cut to
+    /// `max_tokens` keeping the last (separator) token.
+    pub fn tokens(&self, text: &str) -> Vec<i32> {
+        let cell = self.cell.lock().unwrap_or_else(|p| p.into_inner());
+        self.tokenize_with(cell.borrow_owner(), text)
+            .into_iter()
+            .map(|t| t.0)
+            .collect()
+    }
+
+    fn tokenize_with(&self, model: &LlamaModel, text: &str) -> Vec<LlamaToken> {
+        let clean = text.replace('\0', "");
+        let mut toks = model.vocab().tokenize(clean.as_bytes(), true, false);
+        if toks.len() > self.max_tokens {
+            let last = toks[toks.len() - 1];
+            toks.truncate(self.max_tokens - 1);
+            toks.push(last);
+        }
+        toks
+    }
+}
+
+impl TokenCounter for LlamaEmbedder {
+    /// Tokens of `text` without the special tokens the embedder adds.
+    fn count_tokens(&self, text: &str) -> usize {
+        let cell = self.cell.lock().unwrap_or_else(|p| p.into_inner());
+        cell.borrow_owner()
+            .vocab()
+            .tokenize(text.replace('\0', "").as_bytes(), false, false)
+            .len()
+    }
+}
+
+impl Embedder for LlamaEmbedder {
+    fn model_id(&self) -> &str {
+        &self.id
+    }
+
+    fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// Content tokens per input: the model's limit minus its two special tokens.
+    fn max_tokens(&self) -> usize {
+        self.max_tokens.saturating_sub(2)
+    }
+
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let mut guard = self.cell.lock().unwrap_or_else(|p| p.into_inner());
+        let inputs: Vec<Vec<LlamaToken>> = texts
+            .iter()
+            .map(|t| self.tokenize_with(guard.borrow_owner(), t))
+            .collect();
+        let mut out = Vec::with_capacity(texts.len());
+        let mut start = 0;
+        while start < inputs.len() {
+            // Pack whole sequences until the batch is full.
+            let mut end = start;
+            let mut used = 0usize;
+            while end < inputs.len()
+                && end - start < MAX_SEQS as usize
+                && used + inputs[end].len().max(1) <= BATCH_TOKENS as usize
+            {
+                used += inputs[end].len().max(1);
+                end += 1;
+            }
+            let group = &inputs[start..end];
+            let vectors = guard.with_dependent_mut(|_, ctx| encode(&mut ctx.0, group))?;
+            out.extend(vectors);
+            start = end;
+        }
+        Ok(out)
+    }
+}
+
+fn encode(
+    ctx: &mut LlamaContext<'_>,
+    group: &[Vec<LlamaToken>],
+) -> Result<Vec<Vec<f32>>, EmbedError> {
+    let total: usize = group.iter().map(|t| t.len()).sum();
+    let mut batch = LlamaBatch::new(total.max(1), group.len() as i32);
+    for (seq, toks) in group.iter().enumerate() {
+        for (pos, tok) in toks.iter().enumerate() {
+            batch
+                .add(*tok, pos as i32, &[seq as i32], true)
+                .map_err(|e| EmbedError(e.to_string()))?;
+        }
+    }
+    ctx.clear_kv_cache();
+    if total > 0 {
+        ctx.encode(&mut batch)
+            .map_err(|e| EmbedError(format!("encode: {e}")))?;
+    }
+    let mut out = Vec::with_capacity(group.len());
+    for (seq, toks) in group.iter().enumerate() {
+        if toks.is_empty() {
+            out.push(Vec::new());
+            continue;
+        }
+        let mut v = ctx
+            .embeddings_seq_ith(seq as i32)
+            .map_err(|e| EmbedError(format!("no pooled embedding: {e}")))?
+            .to_vec();
+        normalize(&mut v);
+        out.push(v);
+    }
+    Ok(out)
+}

@@ -1,0 +1,770 @@
+//! The knowledge base: `agents/knowledge.db` with projects, observations (note, finding,
+//! decision, question, hypothesis), concepts and the links between them; FTS5 over
+//! observations and vectors keyed by content hash.
+//!
+//! It works with no setting: the current project starts as `memory.knowledge_base.project`
+//! or the workspace directory's name, and is created on first open. `/kb project use`
+//! switches it for later sessions too (stored in the database).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rusqlite::{params, Connection, OptionalExtension};
+use serde::Serialize;
+
+use crate::memory::guard::find_secret;
+use crate::memory::query::fts_query;
+use crate::memory::recall::{fused_relevance, Candidate, Section, Silo, MIN_COSINE};
+use crate::memory::store::now_unix;
+use crate::memory::StoreError;
+use crate::tokens::Embedder;
+use crate::vector::{dot_blob, rrf, text_hash, TopK};
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS projects(
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE COLLATE NOCASE,
+    description TEXT NOT NULL DEFAULT '',
+    created INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS observations(
+    id INTEGER PRIMARY KEY,
+    project_id INTEGER NOT NULL REFERENCES projects(id),
+    kind TEXT NOT NULL,
+    text TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    created INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS observations_project ON observations(project_id, created DESC);
+CREATE TABLE IF NOT EXISTS concepts(
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE COLLATE NOCASE,
+    description TEXT NOT NULL DEFAULT '',
+    created INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS links(
+    observation_id INTEGER NOT NULL REFERENCES observations(id),
+    concept_id INTEGER NOT NULL REFERENCES concepts(id),
+    PRIMARY KEY(observation_id, concept_id)
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS observations_fts USING fts5(
+    text, kind, tokenize = 'porter unicode61'
+);
+";
+
+/// Observation kinds.
+pub const KINDS: [&str; 5] = ["note", "finding", "decision", "question", "hypothesis"];
+
+/// Longest observation (an observation is a sentence or a paragraph, not a document;
+/// documents go to a RAG store).
+pub const MAX_OBSERVATION_BYTES: usize = 4096;
+
+#[derive(Debug, thiserror::Error)]
+pub enum KbError {
+    #[error("knowledge base {path}: {source}")]
+    Db {
+        path: PathBuf,
+        source: rusqlite::Error,
+    },
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "no project named {0:?} (`/kb project list` shows them, `/kb project add {0}` makes one)"
+    )]
+    NoProject(String),
+    #[error("a project named {0:?} already exists")]
+    ProjectExists(String),
+    #[error("no observation {0} (`/kb search` shows ids)")]
+    NoObservation(i64),
+    #[error("{0}")]
+    Invalid(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Project {
+    pub id: i64,
+    pub name: String,
+    pub description: String,
+    pub observations: usize,
+    pub current: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Observation {
+    pub id: i64,
+    pub project: String,
+    pub kind: String,
+    pub text: String,
+    pub created: i64,
+    pub concepts: Vec<String>,
+    /// Search rank score (0–1); 0 outside searches.
+    pub score: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Concept {
+    pub id: i64,
+    pub name: String,
+    pub description: String,
+    pub observations: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct KbStatus {
+    pub path: PathBuf,
+    pub current_project: String,
+    pub projects: usize,
+    pub observations: usize,
+    pub concepts: usize,
+    pub links: usize,
+    pub vectors: usize,
+    pub embedder: Option<String>,
+}
+
+pub struct KnowledgeBase {
+    path: PathBuf,
+    conn: Connection,
+    embedder: Option<Arc<dyn Embedder>>,
+}
+
+/// The project a workspace starts with: the config's, else the directory's name.
+pub fn default_project(configured: Option<&str>, workspace: &Path) -> String {
+    configured
+        .map(str::to_string)
+        .filter(|s| !s.trim().is_empty())
+        .or_else(|| {
+            workspace
+                .canonicalize()
+                .ok()
+                .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        })
+        .unwrap_or_else(|| "workspace".into())
+}
+
+impl KnowledgeBase {
+    /// Opens (creating) `agents/knowledge.db`; `default_project` is created and made
+    /// current if no project is current yet.
+    pub fn open(
+        agents_dir: &Path,
+        default_project: &str,
+        embedder: Option<Arc<dyn Embedder>>,
+    ) -> Result<Self, KbError> {
+        std::fs::create_dir_all(agents_dir).map_err(|source| KbError::Io {
+            path: agents_dir.to_path_buf(),
+            source,
+        })?;
+        Self::at(&agents_dir.join("knowledge.db"), default_project, embedder)
+    }
+
+    pub fn at(
+        path: &Path,
+        default_project: &str,
+        embedder: Option<Arc<dyn Embedder>>,
+    ) -> Result<Self, KbError> {
+        let db = |source| KbError::Db {
+            path: path.to_path_buf(),
+            source,
+        };
+        let conn = Connection::open(path).map_err(db)?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(db)?;
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(db)?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))
+            .map_err(db)?;
+        conn.execute_batch(SCHEMA).map_err(db)?;
+        conn.execute_batch(crate::vector::SCHEMA).map_err(db)?;
+        let kb = Self {
+            path: path.to_path_buf(),
+            conn,
+            embedder,
+        };
+        if kb.current_id()?.is_none() {
+            let id = match kb.project_id(default_project)? {
+                Some(id) => id,
+                None => kb.insert_project(default_project, "")?,
+            };
+            kb.set_current(id)?;
+        }
+        kb.embed_missing()?;
+        Ok(kb)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn db_err(&self, source: rusqlite::Error) -> KbError {
+        KbError::Db {
+            path: self.path.clone(),
+            source,
+        }
+    }
+
+    fn current_id(&self) -> Result<Option<i64>, KbError> {
+        let id: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT value FROM meta WHERE key = 'current_project'",
+                [],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| self.db_err(e))?;
+        let Some(id) = id.and_then(|s| s.parse::<i64>().ok()) else {
+            return Ok(None);
+        };
+        let exists = self
+            .conn
+            .query_row("SELECT 1 FROM projects WHERE id = ?1", [id], |_| Ok(()))
+            .optional()
+            .map_err(|e| self.db_err(e))?;
+        Ok(exists.map(|_| id))
+    }
+
+    fn set_current(&self, id: i64) -> Result<(), KbError> {
+        self.conn
+            .execute(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES ('current_project', ?1)",
+                [id.to_string()],
+            )
+            .map(|_| ())
+            .map_err(|e| self.db_err(e))
+    }
+
+    fn project_id(&self, name: &str) -> Result<Option<i64>, KbError> {
+        self.conn
+            .query_row("SELECT id FROM projects WHERE name = ?1", [name], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(|e| self.db_err(e))
+    }
+
+    fn insert_project(&self, name: &str, description: &str) -> Result<i64, KbError> {
+        let name = name.trim();
+        if name.is_empty() || name.len() > 100 || name.contains('\n') {
+            return Err(KbError::Invalid(
+                "a project name is one line of at most 100 characters".into(),
+            ));
+        }
+        self.conn
+            .execute(
+                "INSERT INTO projects(name, description, created) VALUES (?1, ?2, ?3)",
+                params![name, description.trim(), now_unix()],
+            )
+            .map_err(|e| self.db_err(e))?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    /// The current project's name.
+    pub fn current_project(&self) -> Result<String, KbError> {
+        let id = self.current_id()?.unwrap_or(0);
+        self.conn
+            .query_row("SELECT name FROM projects WHERE id = ?1", [id], |r| {
+                r.get(0)
+            })
+            .map_err(|e| self.db_err(e))
+    }
+
+    pub fn projects(&self) -> Result<Vec<Project>, KbError> {
+        let current = self.current_id()?;
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT p.id, p.name, p.description, \
+                 (SELECT COUNT(*) FROM observations o WHERE o.project_id = p.id) \
+                 FROM projects p ORDER BY p.name",
+            )
+            .map_err(|e| self.db_err(e))?;
+        let rows = stmt
+            .query_map([], |r| {
+                let id: i64 = r.get(0)?;
+                Ok(Project {
+                    id,
+                    name: r.get(1)?,
+                    description: r.get(2)?,
+                    observations: r.get::<_, i64>(3)? as usize,
+                    current: Some(id) == current,
+                })
+            })
+            .map_err(|e| self.db_err(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.db_err(e))
+    }
+
+    pub fn add_project(&self, name: &str, description: &str) -> Result<(), KbError> {
+        if self.project_id(name)?.is_some() {
+            return Err(KbError::ProjectExists(name.into()));
+        }
+        self.insert_project(name, description).map(|_| ())
+    }
+
+    /// Makes `name` the current project (for this and later sessions).
+    pub fn use_project(&self, name: &str) -> Result<(), KbError> {
+        let id = self
+            .project_id(name)?
+            .ok_or_else(|| KbError::NoProject(name.into()))?;
+        self.set_current(id)
+    }
+
+    /// Records an observation in the current project. `kind` must be one of [`KINDS`].
+    pub fn observe(&self, kind: &str, text: &str) -> Result<Observation, KbError> {
+        let kind = kind.to_ascii_lowercase();
+        if !KINDS.contains(&kind.as_str()) {
+            return Err(KbError::Invalid(format!(
+                "unknown observation kind {kind:?}: expected one of {}",
+                KINDS.join(", ")
+            )));
+        }
+        let text = text.trim();
+        if text.is_empty() {
+            return Err(KbError::Invalid("an observation needs text".into()));
+        }
+        if text.len() > MAX_OBSERVATION_BYTES {
+            return Err(KbError::Invalid(format!(
+                "the observation is {} bytes; keep it under {MAX_OBSERVATION_BYTES} (put documents in a RAG store: /rag ingest)",
+                text.len()
+            )));
+        }
+        if let Some(what) = find_secret(text) {
+            return Err(KbError::Invalid(format!(
+                "the text looks like it contains {what}; the knowledge base is plain text, so it was not saved"
+            )));
+        }
+        let project = self.current_id()?.unwrap_or(0);
+        let now = now_unix();
+        let hash = text_hash(text);
+        let db = |e| self.db_err(e);
+        self.conn.execute_batch("BEGIN IMMEDIATE").map_err(db)?;
+        let result = (|| -> rusqlite::Result<i64> {
+            self.conn.execute(
+                "INSERT INTO observations(project_id, kind, text, hash, created) VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![project, kind, text, hash, now],
+            )?;
+            let id = self.conn.last_insert_rowid();
+            self.conn.execute(
+                "INSERT INTO observations_fts(rowid, text, kind) VALUES (?1, ?2, ?3)",
+                params![id, text, kind],
+            )?;
+            Ok(id)
+        })();
+        let id = match result {
+            Ok(id) => {
+                self.conn.execute_batch("COMMIT").map_err(db)?;
+                id
+            }
+            Err(e) => {
+                let _ = self.conn.execute_batch("ROLLBACK");
+                return Err(db(e));
+            }
+        };
+        if let Err(e) = self.embed_missing() {
+            tracing::warn!("knowledge base: {e}");
+        }
+        self.observation(id)
+    }
+
+    /// Vectors for observations that have none from the current embedder.
+    pub fn embed_missing(&self) -> Result<usize, KbError> {
+        let Some(embedder) = &self.embedder else {
+            return Ok(0);
+        };
+        let model = embedder.model_id();
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT DISTINCT o.hash, o.text FROM observations o WHERE NOT EXISTS \
+                 (SELECT 1 FROM vectors v WHERE v.hash = o.hash AND v.model = ?1)",
+            )
+            .map_err(|e| self.db_err(e))?;
+        let missing: Vec<(String, String)> = stmt
+            .query_map([model], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(|e| self.db_err(e))?
+            .collect::<Result<_, _>>()
+            .map_err(|e| self.db_err(e))?;
+        let mut done = 0;
+        for group in missing.chunks(64) {
+            let texts: Vec<&str> = group.iter().map(|(_, t)| t.as_str()).collect();
+            let vectors = embedder
+                .embed(&texts)
+                .map_err(|e| KbError::Invalid(e.to_string()))?;
+            let items: Vec<(String, Vec<f32>)> =
+                group.iter().map(|(h, _)| h.clone()).zip(vectors).collect();
+            crate::vector::put(&self.conn, model, &items).map_err(|e| self.db_err(e))?;
+            done += items.len();
+        }
+        Ok(done)
+    }
+
+    pub fn observation(&self, id: i64) -> Result<Observation, KbError> {
+        let found = self
+            .conn
+            .query_row(
+                "SELECT o.id, p.name, o.kind, o.text, o.created FROM observations o \
+                 JOIN projects p ON p.id = o.project_id WHERE o.id = ?1",
+                [id],
+                |r| {
+                    Ok(Observation {
+                        id: r.get(0)?,
+                        project: r.get(1)?,
+                        kind: r.get(2)?,
+                        text: r.get(3)?,
+                        created: r.get(4)?,
+                        concepts: Vec::new(),
+                        score: 0.0,
+                    })
+                },
+            )
+            .optional()
+            .map_err(|e| self.db_err(e))?;
+        let mut obs = found.ok_or(KbError::NoObservation(id))?;
+        obs.concepts = self.concepts_of(id)?;
+        Ok(obs)
+    }
+
+    fn concepts_of(&self, id: i64) -> Result<Vec<String>, KbError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT c.name FROM links l JOIN concepts c ON c.id = l.concept_id \
+                 WHERE l.observation_id = ?1 ORDER BY c.name",
+            )
+            .map_err(|e| self.db_err(e))?;
+        let rows = stmt
+            .query_map([id], |r| r.get(0))
+            .map_err(|e| self.db_err(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.db_err(e))
+    }
+
+    pub fn concepts(&self) -> Result<Vec<Concept>, KbError> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT c.id, c.name, c.description, \
+                 (SELECT COUNT(*) FROM links l WHERE l.concept_id = c.id) FROM concepts c ORDER BY c.name",
+            )
+            .map_err(|e| self.db_err(e))?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok(Concept {
+                    id: r.get(0)?,
+                    name: r.get(1)?,
+                    description: r.get(2)?,
+                    observations: r.get::<_, i64>(3)? as usize,
+                })
+            })
+            .map_err(|e| self.db_err(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.db_err(e))
+    }
+
+    /// Adds a concept; an existing one gets the new description if one is given.
+    pub fn add_concept(&self, name: &str, description: &str) -> Result<i64, KbError> {
+        let name = name.trim();
+        if name.is_empty() || name.len() > 100 || name.contains('\n') {
+            return Err(KbError::Invalid(
+                "a concept name is one line of at most 100 characters".into(),
+            ));
+        }
+        if let Some(id) = self.concept_id(name)? {
+            if !description.trim().is_empty() {
+                self.conn
+                    .execute(
+                        "UPDATE concepts SET description = ?1 WHERE id = ?2",
+                        params![description.trim(), id],
+                    )
+                    .map_err(|e| self.db_err(e))?;
+            }
+            return Ok(id);
+        }
+        self.conn
+            .execute(
+                "INSERT INTO concepts(name, description, created) VALUES (?1, ?2, ?3)",
+                params![name, description.trim(), now_unix()],
+            )
+            .map_err(|e| self.db_err(e))?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    fn concept_id(&self, name: &str) -> Result<Option<i64>, KbError> {
+        self.conn
+            .query_row(
+                "SELECT id FROM concepts WHERE name = ?1",
+                [name.trim()],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| self.db_err(e))
+    }
+
+    /// Links an observation to a concept (the concept is created if it is new).
+    /// Returns whether the concept was created.
+    pub fn link(&self, observation: i64, concept: &str) -> Result<bool, KbError> {
+        self.observation(observation)?;
+        let created = self.concept_id(concept)?.is_none();
+        let cid = self.add_concept(concept, "")?;
+        self.conn
+            .execute(
+                "INSERT OR IGNORE INTO links(observation_id, concept_id) VALUES (?1, ?2)",
+                params![observation, cid],
+            )
+            .map_err(|e| self.db_err(e))?;
+        Ok(created)
+    }
+
+    /// Ranked observations for `query` (full text + vectors, fused by reciprocal rank),
+    /// in `project` (all projects when `None`).
+    pub fn search(
+        &self,
+        query: &str,
+        project: Option<&str>,
+        k: usize,
+    ) -> Result<Vec<Observation>, KbError> {
+        let pid = match project {
+            Some(name) => Some(
+                self.project_id(name)?
+                    .ok_or_else(|| KbError::NoProject(name.into()))?,
+            ),
+            None => None,
+        };
+        let pool = k.saturating_mul(3).max(k);
+        let mut lexical: Vec<(i64, f64)> = Vec::new();
+        if let Some(fts) = fts_query(query) {
+            let mut stmt = self
+                .conn
+                .prepare_cached(
+                    "SELECT f.rowid, -bm25(observations_fts) FROM observations_fts f \
+                     JOIN observations o ON o.id = f.rowid \
+                     WHERE observations_fts MATCH ?1 AND (?2 IS NULL OR o.project_id = ?2) \
+                     ORDER BY bm25(observations_fts) LIMIT ?3",
+                )
+                .map_err(|e| self.db_err(e))?;
+            lexical = stmt
+                .query_map(params![fts, pid, pool as i64], |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })
+                .map_err(|e| self.db_err(e))?
+                .collect::<Result<_, _>>()
+                .map_err(|e| self.db_err(e))?;
+        }
+        let nearest = self.nearest(query, pid, pool)?;
+        let scored: Vec<(i64, f64)> = if nearest.is_empty() {
+            let best = lexical.iter().map(|(_, r)| *r).fold(0.0_f64, f64::max);
+            lexical
+                .iter()
+                .map(|(id, r)| (*id, if best > 0.0 { r / best } else { 0.0 }))
+                .collect()
+        } else {
+            let lists = vec![
+                lexical.iter().map(|(id, _)| *id).collect::<Vec<_>>(),
+                nearest.iter().map(|(id, _)| *id).collect(),
+            ];
+            rrf(&lists)
+                .into_iter()
+                .map(|(id, s)| (id, fused_relevance(s, 2)))
+                .collect()
+        };
+        let mut out = Vec::new();
+        for (id, score) in scored.into_iter().take(k) {
+            let mut obs = self.observation(id)?;
+            obs.score = score;
+            out.push(obs);
+        }
+        Ok(out)
+    }
+
+    fn nearest(&self, query: &str, pid: Option<i64>, k: usize) -> Result<Vec<(i64, f32)>, KbError> {
+        let Some(embedder) = &self.embedder else {
+            return Ok(Vec::new());
+        };
+        if query.trim().is_empty() {
+            return Ok(Vec::new());
+        }
+        let q = match embedder.embed(&[query]) {
+            Ok(mut v) if !v.is_empty() => v.swap_remove(0),
+            Ok(_) => return Ok(Vec::new()),
+            Err(e) => {
+                tracing::warn!("{e}; knowledge-base search uses full text only");
+                return Ok(Vec::new());
+            }
+        };
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT o.id, v.v FROM observations o JOIN vectors v ON v.hash = o.hash AND v.model = ?1 \
+                 WHERE (?2 IS NULL OR o.project_id = ?2)",
+            )
+            .map_err(|e| self.db_err(e))?;
+        let mut top = TopK::new(k);
+        let mut rows = stmt
+            .query(params![embedder.model_id(), pid])
+            .map_err(|e| self.db_err(e))?;
+        while let Some(r) = rows.next().map_err(|e| self.db_err(e))? {
+            let blob = r.get_ref(1).and_then(|v| v.as_blob().map_err(Into::into));
+            if let Some(sim) = blob.ok().and_then(|b| dot_blob(&q, b)) {
+                if sim >= MIN_COSINE && top.admits(sim) {
+                    top.push(sim, r.get::<_, i64>(0).map_err(|e| self.db_err(e))?);
+                }
+            }
+        }
+        Ok(top
+            .into_sorted()
+            .into_iter()
+            .map(|(s, id)| (id, s))
+            .collect())
+    }
+
+    /// A project's observations, newest first (at most `limit`).
+    pub fn recent(&self, project: &str, limit: usize) -> Result<Vec<Observation>, KbError> {
+        let pid = self
+            .project_id(project)?
+            .ok_or_else(|| KbError::NoProject(project.into()))?;
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT id FROM observations WHERE project_id = ?1 ORDER BY created DESC, id DESC LIMIT ?2",
+            )
+            .map_err(|e| self.db_err(e))?;
+        let ids: Vec<i64> = stmt
+            .query_map(params![pid, limit as i64], |r| r.get(0))
+            .map_err(|e| self.db_err(e))?
+            .collect::<Result<_, _>>()
+            .map_err(|e| self.db_err(e))?;
+        ids.into_iter().map(|id| self.observation(id)).collect()
+    }
+
+    pub fn status(&self) -> Result<KbStatus, KbError> {
+        let count = |sql: &str| -> Result<usize, KbError> {
+            self.conn
+                .query_row(sql, [], |r| r.get::<_, i64>(0))
+                .map(|n| n as usize)
+                .map_err(|e| self.db_err(e))
+        };
+        let vectors = match &self.embedder {
+            Some(e) => self
+                .conn
+                .query_row(
+                    "SELECT COUNT(*) FROM observations o WHERE EXISTS \
+                     (SELECT 1 FROM vectors v WHERE v.hash = o.hash AND v.model = ?1)",
+                    [e.model_id()],
+                    |r| r.get::<_, i64>(0),
+                )
+                .map(|n| n as usize)
+                .map_err(|e| self.db_err(e))?,
+            None => 0,
+        };
+        Ok(KbStatus {
+            path: self.path.clone(),
+            current_project: self.current_project()?,
+            projects: count("SELECT COUNT(*) FROM projects")?,
+            observations: count("SELECT COUNT(*) FROM observations")?,
+            concepts: count("SELECT COUNT(*) FROM concepts")?,
+            links: count("SELECT COUNT(*) FROM links")?,
+            vectors,
+            embedder: self.embedder.as_ref().map(|e| e.model_id().to_string()),
+        })
+    }
+}
+
+/// An observation as one block line: `- (kb:12 decision) text`.
+pub fn observation_line(o: &Observation) -> String {
+    let flat = o.text.split_whitespace().collect::<Vec<_>>().join(" ");
+    format!("- (kb:{} {}) {flat}", o.id, o.kind)
+}
+
+/// The knowledge base as a recall silo: the current project's observations relevant to
+/// the query go to `[knowledge]`.
+pub struct KbSilo<'a>(pub &'a KnowledgeBase);
+
+impl Silo for KbSilo<'_> {
+    fn name(&self) -> &str {
+        "knowledge"
+    }
+
+    fn candidates(&self, query: &str, k: usize) -> Result<Vec<Candidate>, StoreError> {
+        if query.trim().is_empty() {
+            return Ok(Vec::new());
+        }
+        let silo_err = |e: KbError| StoreError::Silo(e.to_string());
+        let project = self.0.current_project().map_err(silo_err)?;
+        let found = self
+            .0
+            .search(query, Some(&project), k.max(1))
+            .map_err(silo_err)?;
+        Ok(found
+            .iter()
+            .map(|o| Candidate {
+                id: format!("kb:{}", o.id),
+                source: "knowledge".into(),
+                section: Section::Knowledge,
+                text: observation_line(o),
+                score: o.score,
+            })
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tokens::HashEmbedder;
+
+    fn kb(dir: &Path) -> KnowledgeBase {
+        KnowledgeBase::open(dir, "demo", Some(Arc::new(HashEmbedder::default()))).unwrap()
+    }
+
+    #[test]
+    fn a_fresh_kb_has_the_default_project_current() {
+        let dir = tempfile::tempdir().unwrap();
+        let kb = kb(dir.path());
+        assert_eq!(kb.current_project().unwrap(), "demo");
+        let projects = kb.projects().unwrap();
+        assert_eq!(projects.len(), 1);
+        assert!(projects[0].current);
+    }
+
+    #[test]
+    fn observe_search_link_and_switch_projects() {
+        let dir = tempfile::tempdir().unwrap();
+        let kb = kb(dir.path());
+        let o = kb
+            .observe("decision", "We chose SQLite WAL for the index")
+            .unwrap();
+        kb.observe("note", "The fan is loud under load").unwrap();
+        assert!(kb.link(o.id, "storage").unwrap(), "concept created");
+        assert!(
+            !kb.link(o.id, "Storage").unwrap(),
+            "names are case-insensitive"
+        );
+        let hits = kb.search("sqlite index", None, 5).unwrap();
+        assert_eq!(hits[0].id, o.id);
+        assert_eq!(hits[0].concepts, ["storage"]);
+        assert_eq!(kb.status().unwrap().vectors, 2);
+
+        kb.add_project("other", "a second one").unwrap();
+        kb.use_project("other").unwrap();
+        assert!(kb.search("sqlite", Some("other"), 5).unwrap().is_empty());
+        assert!(matches!(kb.use_project("nope"), Err(KbError::NoProject(_))));
+        // The choice persists.
+        drop(kb);
+        let again = KnowledgeBase::open(dir.path(), "demo", None).unwrap();
+        assert_eq!(again.current_project().unwrap(), "other");
+    }
+
+    #[test]
+    fn bad_observations_are_refused_with_a_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        let kb = kb(dir.path());
+        let e = kb.observe("rumour", "x").unwrap_err().to_string();
+        assert!(e.contains("expected one of note, finding"), "{e}");
+        assert!(kb.observe("note", "  ").is_err());
+        let e = kb
+            .observe("note", "key AKIAIOSFODNN7EXAMPLE here")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("not saved"), "{e}");
+    }
+}

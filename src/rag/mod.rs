@@ -1,0 +1,543 @@
+//! RAG stores: `agents/rag/<name>.db`, one SQLite file per store with the ingested
+//! files, their chunks (path and line range), an FTS5 index and vectors.
+//!
+//! A store remembers which embedder made its vectors and refuses another one, since
+//! vectors of two models cannot be compared. Chunks are keyed by a hash of their text, so
+//! re-ingesting an unchanged tree changes nothing and a changed file only replaces its
+//! own chunks.
+
+pub mod chunk;
+pub mod ingest;
+pub mod settings;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rusqlite::{params, Connection, OptionalExtension};
+use serde::Serialize;
+
+use crate::memory::query::fts_query;
+use crate::memory::recall::{fused_relevance, Candidate, Section, Silo, MIN_COSINE};
+use crate::memory::StoreError;
+use crate::tokens::Embedder;
+use crate::vector::{dot_blob, rrf, TopK};
+
+const SCHEMA_VERSION: &str = "1";
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files(
+    path TEXT PRIMARY KEY,
+    hash TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    chunks INTEGER NOT NULL,
+    ingested INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS chunks(
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL,
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    heading TEXT,
+    hash TEXT NOT NULL,
+    text TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
+CREATE INDEX IF NOT EXISTS chunks_hash ON chunks(hash);
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
+    text, heading, path, tokenize = 'porter unicode61'
+);
+";
+
+/// bm25 weights: text, heading, path.
+const BM25: &str = "bm25(chunks_fts, 1.0, 2.0, 0.5)";
+
+#[derive(Debug, thiserror::Error)]
+pub enum RagError {
+    #[error("RAG store name {0:?}: use letters, digits, '-' and '_' (at most 64)")]
+    BadName(String),
+    #[error("no RAG store named {name:?} (`/rag list` shows them, `/rag new {name}` makes it)")]
+    NoStore { name: String },
+    #[error("a RAG store named {0:?} already exists")]
+    Exists(String),
+    #[error("RAG store {path}: {source}")]
+    Db {
+        path: PathBuf,
+        source: rusqlite::Error,
+    },
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "RAG store {name:?} was built with the embedder {recorded}, but the current one is {current}; \
+         vectors of two models cannot be compared — set memory.embedder to the store's model, \
+         or make a new store and ingest again"
+    )]
+    EmbedderMismatch {
+        name: String,
+        recorded: String,
+        current: String,
+    },
+    #[error("{0}")]
+    Embed(String),
+}
+
+/// A chunk found by a query.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ChunkHit {
+    pub id: i64,
+    pub store: String,
+    pub path: String,
+    pub start_line: usize,
+    pub end_line: usize,
+    pub heading: Option<String>,
+    pub text: String,
+    pub hash: String,
+    /// Larger is better, 0–1.
+    pub score: f64,
+}
+
+impl ChunkHit {
+    /// `rag:store/path:10-24`
+    pub fn source(&self) -> String {
+        format!(
+            "rag:{}/{}:{}-{}",
+            self.store, self.path, self.start_line, self.end_line
+        )
+    }
+}
+
+/// Numbers for `/rag status`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StoreStatus {
+    pub name: String,
+    pub path: PathBuf,
+    pub files: usize,
+    pub chunks: usize,
+    pub vectors: usize,
+    pub embedder: Option<String>,
+    pub bytes: u64,
+}
+
+pub struct RagStore {
+    name: String,
+    path: PathBuf,
+    conn: Connection,
+    embedder: Option<Arc<dyn Embedder>>,
+}
+
+/// `agents/rag`
+pub fn rag_dir(agents_dir: &Path) -> PathBuf {
+    agents_dir.join("rag")
+}
+
+pub fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+/// The stores under `agents/rag`, by name.
+pub fn list(agents_dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(rag_dir(agents_dir))
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .filter_map(|e| {
+                    let p = e.path();
+                    (p.extension()? == "db")
+                        .then(|| p.file_stem()?.to_str().map(String::from))
+                        .flatten()
+                })
+                .filter(|n| valid_name(n))
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+impl RagStore {
+    /// Makes a new, empty store.
+    pub fn create(
+        agents_dir: &Path,
+        name: &str,
+        embedder: Option<Arc<dyn Embedder>>,
+    ) -> Result<Self, RagError> {
+        if !valid_name(name) {
+            return Err(RagError::BadName(name.into()));
+        }
+        let dir = rag_dir(agents_dir);
+        let path = dir.join(format!("{name}.db"));
+        if path.exists() {
+            return Err(RagError::Exists(name.into()));
+        }
+        std::fs::create_dir_all(&dir).map_err(|source| RagError::Io {
+            path: dir.clone(),
+            source,
+        })?;
+        Self::at(&path, name, embedder)
+    }
+
+    /// Opens an existing store. An embedder other than the one the store was built with
+    /// is refused.
+    pub fn open(
+        agents_dir: &Path,
+        name: &str,
+        embedder: Option<Arc<dyn Embedder>>,
+    ) -> Result<Self, RagError> {
+        if !valid_name(name) {
+            return Err(RagError::BadName(name.into()));
+        }
+        let path = rag_dir(agents_dir).join(format!("{name}.db"));
+        if !path.is_file() {
+            return Err(RagError::NoStore { name: name.into() });
+        }
+        Self::at(&path, name, embedder)
+    }
+
+    /// Opens a store at any path (benchmarks, tests).
+    pub fn at(
+        path: &Path,
+        name: &str,
+        embedder: Option<Arc<dyn Embedder>>,
+    ) -> Result<Self, RagError> {
+        let db = |source| RagError::Db {
+            path: path.to_path_buf(),
+            source,
+        };
+        let conn = Connection::open(path).map_err(db)?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(db)?;
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(db)?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))
+            .map_err(db)?;
+        conn.execute_batch(SCHEMA).map_err(db)?;
+        conn.execute_batch(crate::vector::SCHEMA).map_err(db)?;
+        conn.execute(
+            "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema', ?1)",
+            [SCHEMA_VERSION],
+        )
+        .map_err(db)?;
+        let store = Self {
+            name: name.to_string(),
+            path: path.to_path_buf(),
+            conn,
+            embedder: None,
+        };
+        if let Some(e) = embedder {
+            store.bind_embedder(e.as_ref())?;
+            return Ok(Self {
+                embedder: Some(e),
+                ..store
+            });
+        }
+        Ok(store)
+    }
+
+    /// Records the embedder on first use; refuses a different one afterwards.
+    fn bind_embedder(&self, e: &dyn Embedder) -> Result<(), RagError> {
+        match self.recorded_embedder()? {
+            Some(recorded) if recorded != e.model_id() => Err(RagError::EmbedderMismatch {
+                name: self.name.clone(),
+                recorded,
+                current: e.model_id().to_string(),
+            }),
+            Some(_) => Ok(()),
+            None => self
+                .conn
+                .execute(
+                    "INSERT OR REPLACE INTO meta(key, value) VALUES ('embedder', ?1)",
+                    [e.model_id()],
+                )
+                .map(|_| ())
+                .map_err(|e| self.db_err(e)),
+        }
+    }
+
+    pub fn recorded_embedder(&self) -> Result<Option<String>, RagError> {
+        self.conn
+            .query_row("SELECT value FROM meta WHERE key = 'embedder'", [], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(|e| self.db_err(e))
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn embedder(&self) -> Option<&Arc<dyn Embedder>> {
+        self.embedder.as_ref()
+    }
+
+    fn db_err(&self, source: rusqlite::Error) -> RagError {
+        RagError::Db {
+            path: self.path.clone(),
+            source,
+        }
+    }
+
+    pub(crate) fn conn(&self) -> &Connection {
+        &self.conn
+    }
+
+    pub fn status(&self) -> Result<StoreStatus, RagError> {
+        let count = |sql: &str| -> Result<usize, RagError> {
+            self.conn
+                .query_row(sql, [], |r| r.get::<_, i64>(0))
+                .map(|n| n as usize)
+                .map_err(|e| self.db_err(e))
+        };
+        let vectors = match &self.embedder {
+            Some(e) => self
+                .conn
+                .query_row(
+                    "SELECT COUNT(*) FROM chunks c WHERE EXISTS \
+                     (SELECT 1 FROM vectors v WHERE v.hash = c.hash AND v.model = ?1)",
+                    [e.model_id()],
+                    |r| r.get::<_, i64>(0),
+                )
+                .map(|n| n as usize)
+                .map_err(|e| self.db_err(e))?,
+            None => 0,
+        };
+        Ok(StoreStatus {
+            name: self.name.clone(),
+            path: self.path.clone(),
+            files: count("SELECT COUNT(*) FROM files")?,
+            chunks: count("SELECT COUNT(*) FROM chunks")?,
+            vectors,
+            embedder: self.recorded_embedder()?,
+            bytes: std::fs::metadata(&self.path).map(|m| m.len()).unwrap_or(0),
+        })
+    }
+
+    /// Every chunk's (path, start, end, hash), in order: what tests compare across ingests.
+    pub fn chunk_keys(&self) -> Result<Vec<(String, usize, usize, String)>, RagError> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT path, start_line, end_line, hash FROM chunks ORDER BY path, start_line",
+            )
+            .map_err(|e| self.db_err(e))?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, i64>(1)? as usize,
+                    r.get::<_, i64>(2)? as usize,
+                    r.get::<_, String>(3)?,
+                ))
+            })
+            .map_err(|e| self.db_err(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.db_err(e))
+    }
+
+    /// Ranked chunks for `query`: full text and (with an embedder) nearest vectors, fused
+    /// by reciprocal rank.
+    pub fn query(&self, query: &str, k: usize) -> Result<Vec<ChunkHit>, RagError> {
+        let pool = k.saturating_mul(3).max(k);
+        let lexical = match fts_query(query) {
+            Some(fts) => self.fts(&fts, pool)?,
+            None => Vec::new(),
+        };
+        let nearest = self.nearest(query, pool)?;
+        let scored: Vec<(i64, f64)> = if nearest.is_empty() {
+            let best = lexical.iter().map(|(_, r)| *r).fold(0.0_f64, f64::max);
+            lexical
+                .iter()
+                .map(|(id, r)| (*id, if best > 0.0 { r / best } else { 0.0 }))
+                .collect()
+        } else {
+            let lists = vec![
+                lexical.iter().map(|(id, _)| *id).collect::<Vec<_>>(),
+                nearest.iter().map(|(id, _)| *id).collect(),
+            ];
+            rrf(&lists)
+                .into_iter()
+                .map(|(id, s)| (id, fused_relevance(s, 2)))
+                .collect()
+        };
+        let mut hits = Vec::new();
+        for (id, score) in scored.into_iter().take(k) {
+            if let Some(mut hit) = self.chunk(id)? {
+                hit.score = score;
+                hits.push(hit);
+            }
+        }
+        Ok(hits)
+    }
+
+    fn fts(&self, fts: &str, limit: usize) -> Result<Vec<(i64, f64)>, RagError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT rowid, -{BM25} FROM chunks_fts WHERE chunks_fts MATCH ?1 ORDER BY {BM25} LIMIT ?2"
+            ))
+            .map_err(|e| self.db_err(e))?;
+        let rows = stmt
+            .query_map(params![fts, limit as i64], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(|e| self.db_err(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.db_err(e))
+    }
+
+    fn nearest(&self, query: &str, k: usize) -> Result<Vec<(i64, f32)>, RagError> {
+        let Some(embedder) = &self.embedder else {
+            return Ok(Vec::new());
+        };
+        if query.trim().is_empty() {
+            return Ok(Vec::new());
+        }
+        let q = match embedder.embed(&[query]) {
+            Ok(mut v) if !v.is_empty() => v.swap_remove(0),
+            Ok(_) => return Ok(Vec::new()),
+            Err(e) => {
+                tracing::warn!("{e}; RAG query uses full text only");
+                return Ok(Vec::new());
+            }
+        };
+        let found = self
+            .scan(&q, embedder.model_id(), k)
+            .map_err(|e| self.db_err(e))?;
+        Ok(found
+            .into_iter()
+            .filter(|(_, s)| *s >= MIN_COSINE)
+            .collect())
+    }
+
+    /// The exact scan over every chunk's vector (measured in `benches/retrieval.rs`).
+    fn scan(&self, q: &[f32], model: &str, k: usize) -> rusqlite::Result<Vec<(i64, f32)>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT c.id, v.v FROM chunks c JOIN vectors v ON v.hash = c.hash AND v.model = ?1",
+        )?;
+        let mut top = TopK::new(k);
+        let mut rows = stmt.query([model])?;
+        while let Some(r) = rows.next()? {
+            if let Some(sim) = dot_blob(q, r.get_ref(1)?.as_blob()?) {
+                if top.admits(sim) {
+                    top.push(sim, r.get::<_, i64>(0)?);
+                }
+            }
+        }
+        Ok(top
+            .into_sorted()
+            .into_iter()
+            .map(|(s, id)| (id, s))
+            .collect())
+    }
+
+    fn chunk(&self, id: i64) -> Result<Option<ChunkHit>, RagError> {
+        self.conn
+            .query_row(
+                "SELECT id, path, start_line, end_line, heading, text, hash FROM chunks WHERE id = ?1",
+                [id],
+                |r| {
+                    Ok(ChunkHit {
+                        id: r.get(0)?,
+                        store: self.name.clone(),
+                        path: r.get(1)?,
+                        start_line: r.get::<_, i64>(2)? as usize,
+                        end_line: r.get::<_, i64>(3)? as usize,
+                        heading: r.get(4)?,
+                        text: r.get(5)?,
+                        hash: r.get(6)?,
+                        score: 0.0,
+                    })
+                },
+            )
+            .optional()
+            .map_err(|e| self.db_err(e))
+    }
+}
+
+/// One RAG store as a recall silo: its chunks go to `[knowledge]`.
+pub struct RagSilo<'a> {
+    pub store: &'a RagStore,
+    /// Chunks per recall at most (`memory.rag.top_k`).
+    pub top_k: usize,
+    label: String,
+}
+
+impl<'a> RagSilo<'a> {
+    pub fn new(store: &'a RagStore, top_k: usize) -> Self {
+        let label = format!("rag:{}", store.name());
+        Self {
+            store,
+            top_k,
+            label,
+        }
+    }
+}
+
+/// A chunk as one block line: `- (rag:docs/README.md:10-24) text…`.
+pub fn chunk_line(hit: &ChunkHit) -> String {
+    let flat = hit.text.split_whitespace().collect::<Vec<_>>().join(" ");
+    format!("- ({}) {flat}", hit.source())
+}
+
+impl Silo for RagSilo<'_> {
+    fn name(&self) -> &str {
+        &self.label
+    }
+
+    fn candidates(&self, query: &str, k: usize) -> Result<Vec<Candidate>, StoreError> {
+        if query.trim().is_empty() {
+            return Ok(Vec::new());
+        }
+        let hits = self
+            .store
+            .query(query, k.min(self.top_k).max(1))
+            .map_err(|e| StoreError::Silo(e.to_string()))?;
+        Ok(hits
+            .iter()
+            .map(|h| Candidate {
+                id: h.source(),
+                source: self.label.clone(),
+                section: Section::Knowledge,
+                text: chunk_line(h),
+                score: h.score,
+            })
+            .collect())
+    }
+}
+
+/// Opens the stores recall should use (per [`settings::RagSettings`]). A store built
+/// with another embedder is opened for full-text search only; problems become notices.
+pub fn open_active(
+    agents_dir: &Path,
+    config: &crate::config::RagConfig,
+    embedder: Option<&Arc<dyn Embedder>>,
+) -> (Vec<RagStore>, bool, Vec<String>) {
+    let mut notices = Vec::new();
+    let settings = match settings::RagSettings::load(agents_dir, config) {
+        Ok(s) => s,
+        Err(e) => {
+            notices.push(format!("rag: {e}"));
+            return (Vec::new(), false, notices);
+        }
+    };
+    let mut stores = Vec::new();
+    for name in &settings.active {
+        match RagStore::open(agents_dir, name, embedder.cloned()) {
+            Ok(s) => stores.push(s),
+            Err(e @ RagError::EmbedderMismatch { .. }) => {
+                notices.push(format!("rag: {e}; using full-text search for it"));
+                if let Ok(s) = RagStore::open(agents_dir, name, None) {
+                    stores.push(s);
+                }
+            }
+            Err(e) => notices.push(format!("rag: {e}")),
+        }
+    }
+    (stores, settings.enabled, notices)
+}
