@@ -5,5 +5,6 @@ mod long;
 mod memory;
 mod onboarding;
 mod repl;
+mod retrieval;
 mod sessions;
 mod tools;
