@@ -343,6 +343,50 @@ impl RagStore {
         rows.collect::<Result<_, _>>().map_err(|e| self.db_err(e))
     }
 
+    /// Inserts chunks without reading files (benchmarks: 100k chunks in seconds), with
+    /// vectors under `model` when given. One transaction.
+    pub fn bulk_insert(
+        &mut self,
+        chunks: &[(String, usize, usize, String)],
+        vectors: Option<(&str, &[Vec<f32>])>,
+    ) -> Result<(), RagError> {
+        let db = |e| RagError::Db {
+            path: self.path.clone(),
+            source: e,
+        };
+        self.conn.execute_batch("BEGIN").map_err(db)?;
+        let result = (|| -> rusqlite::Result<()> {
+            let mut insert = self.conn.prepare_cached(
+                "INSERT INTO chunks(path, start_line, end_line, heading, hash, text) VALUES (?1, ?2, ?3, NULL, ?4, ?5)",
+            )?;
+            let mut fts = self.conn.prepare_cached(
+                "INSERT INTO chunks_fts(rowid, text, heading, path) VALUES (?1, ?2, '', ?3)",
+            )?;
+            let mut items = Vec::new();
+            for (i, (path, a, b, text)) in chunks.iter().enumerate() {
+                let hash = crate::vector::text_hash(&format!("{i}:{text}"));
+                insert.execute(params![path, *a as i64, *b as i64, hash, text])?;
+                fts.execute(params![self.conn.last_insert_rowid(), text, path])?;
+                if let Some((_, vs)) = vectors {
+                    if let Some(v) = vs.get(i) {
+                        items.push((hash, v.clone()));
+                    }
+                }
+            }
+            if let Some((model, _)) = vectors {
+                crate::vector::put(&self.conn, model, &items)?;
+            }
+            Ok(())
+        })();
+        match result {
+            Ok(()) => self.conn.execute_batch("COMMIT").map_err(db),
+            Err(e) => {
+                let _ = self.conn.execute_batch("ROLLBACK");
+                Err(db(e))
+            }
+        }
+    }
+
     /// Ranked chunks for `query`: full text and (with an embedder) nearest vectors, fused
     /// by reciprocal rank.
     pub fn query(&self, query: &str, k: usize) -> Result<Vec<ChunkHit>, RagError> {

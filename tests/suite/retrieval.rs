@@ -49,14 +49,14 @@ fn ingesting_twice_changes_nothing_and_an_edit_replaces_only_that_file() {
     let (ws, tree) = fixture_tree();
     let agents = ws.path().join("agents");
     let mut store = RagStore::create(&agents, "garden", Some(embedder())).unwrap();
-    let first = ingest(&mut store, ws.path(), &[tree.clone()]);
+    let first = ingest(&mut store, ws.path(), std::slice::from_ref(&tree));
     assert_eq!(first.files_ingested, 4, "{first:?}");
     assert!(first.skipped.is_empty(), "{:?}", first.skipped);
     let keys = store.chunk_keys().unwrap();
     assert!(keys.len() >= 6, "{keys:?}");
     assert_eq!(first.vectors_added, keys.len(), "every chunk got a vector");
 
-    let second = ingest(&mut store, ws.path(), &[tree.clone()]);
+    let second = ingest(&mut store, ws.path(), std::slice::from_ref(&tree));
     assert_eq!(second.files_unchanged, 4);
     assert_eq!((second.files_ingested, second.chunks_added), (0, 0));
     assert_eq!(store.chunk_keys().unwrap(), keys, "same chunks");
@@ -66,7 +66,7 @@ fn ingesting_twice_changes_nothing_and_an_edit_replaces_only_that_file() {
     let mut text = std::fs::read_to_string(&notes).unwrap();
     text.push_str("\nThe rain barrel overflowed after the storm; add a second barrel.\n");
     std::fs::write(&notes, text).unwrap();
-    let third = ingest(&mut store, ws.path(), &[tree.clone()]);
+    let third = ingest(&mut store, ws.path(), std::slice::from_ref(&tree));
     assert_eq!((third.files_ingested, third.files_unchanged), (1, 3));
     let after = store.chunk_keys().unwrap();
     let others = |k: &[(String, usize, usize, String)]| -> Vec<_> {
@@ -80,7 +80,7 @@ fn ingesting_twice_changes_nothing_and_an_edit_replaces_only_that_file() {
 
     // A removed file's chunks go when its directory is ingested again.
     std::fs::remove_file(tree.join("src/valve.rs")).unwrap();
-    let fourth = ingest(&mut store, ws.path(), &[tree.clone()]);
+    let fourth = ingest(&mut store, ws.path(), std::slice::from_ref(&tree));
     assert_eq!(fourth.files_removed, 1);
     assert!(store
         .chunk_keys()
@@ -199,7 +199,7 @@ fn memories_rag_chunks_and_kb_observations_share_one_budgeted_recall() {
         })
         .unwrap();
     let mut rag = RagStore::create(&agents, "garden", Some(embedder())).unwrap();
-    ingest(&mut rag, ws.path(), &[tree.clone()]);
+    ingest(&mut rag, ws.path(), std::slice::from_ref(&tree));
     // The same file in a second store: its chunks must not appear twice.
     let mut twin = RagStore::create(&agents, "twin", Some(embedder())).unwrap();
     ingest(&mut twin, ws.path(), &[tree.join("docs")]);
