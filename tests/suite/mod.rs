@@ -8,3 +8,4 @@ mod repl;
 mod retrieval;
 mod sessions;
 mod tools;
+mod embedder;
