@@ -609,6 +609,17 @@ fn status(store: &MemoryStore, config: &Config, json: bool) -> Result<ExitCode> 
         );
     } else {
         println!("store  {}", store.dir().display());
+        match store.embedder() {
+            Some(e) => {
+                let (with, without) = store.index().vector_coverage(e.model_id())?;
+                println!(
+                    "vectors {with} of {} active memories ({})",
+                    with + without,
+                    e.model_id()
+                );
+            }
+            None => println!("vectors none: no embedder, recall is full-text only"),
+        }
         for (t, active, archived) in counts {
             println!(
                 "  {:<18} {active:>5} active  {archived:>5} archived",

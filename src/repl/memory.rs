@@ -362,6 +362,38 @@ fn status(app: &App, out: &mut impl Write) -> io::Result<()> {
         }
         Err(e) => writeln!(out, "error: {e}")?,
     }
+    match store.embedder() {
+        Some(e) => {
+            let (with, without) = store
+                .index()
+                .vector_coverage(e.model_id())
+                .unwrap_or((0, 0));
+            writeln!(
+                out,
+                "vectors   {with} of {} active memories ({})",
+                with + without,
+                e.model_id()
+            )?;
+        }
+        None => writeln!(out, "vectors   none: no embedder, recall is full-text only")?,
+    }
+    let rag: Vec<&str> = app.rag.iter().map(|s| s.name()).collect();
+    writeln!(
+        out,
+        "sources   memories{}{}",
+        if app.rag_enabled && !rag.is_empty() {
+            format!(", RAG {}", rag.join(", "))
+        } else {
+            String::new()
+        },
+        match (&app.kb, m.knowledge_base.enabled) {
+            (Some(kb), true) => format!(
+                ", knowledge base (project {})",
+                kb.current_project().unwrap_or_default()
+            ),
+            _ => String::new(),
+        }
+    )?;
     writeln!(
         out,
         "budget    n_ctx {n_ctx} × budget_pct {} = {} tokens (factual share {:.0}%, up to {} relevant items)",

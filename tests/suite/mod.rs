@@ -1,5 +1,6 @@
 mod cli;
 mod config;
+mod embedder;
 mod engine;
 mod long;
 mod memory;
@@ -8,4 +9,3 @@ mod repl;
 mod retrieval;
 mod sessions;
 mod tools;
-mod embedder;
