@@ -14,6 +14,8 @@ fi
 command -v c++ >/dev/null 2>&1 || need+=(g++)
 command -v python3 >/dev/null 2>&1 || need+=(python3)
 python3 -m pip --version >/dev/null 2>&1 || need+=(python3-pip)
+# scripts/fetch-embedder.sh converts the embedding model in a throwaway virtualenv.
+python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || need+=(python3-venv)
 
 if ((${#need[@]})); then
     echo "installing: ${need[*]}"

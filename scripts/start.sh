@@ -8,6 +8,7 @@ workspace=$PWD
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 "$root/scripts/install-prereqs.sh"
 "$root/scripts/fetch-models.sh"
+"$root/scripts/fetch-embedder.sh"
 cd "$root"
 echo "building harvey (release; the first build compiles llama.cpp and takes several minutes) …"
 cargo build --release --locked

@@ -8,6 +8,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 "$root/scripts/install-prereqs.sh"
 "$root/scripts/fetch-models.sh"
+"$root/scripts/fetch-embedder.sh"
 cd "$root"
 cargo fmt --check
 cargo build --release --locked
