@@ -152,7 +152,8 @@ impl App {
         let guidance_budget = (engine.info().n_ctx as usize / 8).max(64);
         let guidance = read_guidance(&workspace, engine.as_ref(), guidance_budget);
         let system = system_prompt(&tools, tools_enabled, &guidance.text);
-        let mut notices = guidance.notices;
+        let mut notices = engine.info().notes.clone();
+        notices.extend(guidance.notices);
         let embedder = if config.memory.enabled {
             let (embedder, note) = open_embedder(&config, &workspace);
             notices.extend(note);
@@ -1004,11 +1005,4 @@ pub fn engine_params(config: &Config, model_path: PathBuf) -> EngineParams {
     }
 }
 
-/// Physical cores (hyper-threads slow llama.cpp down), at least 1.
-pub fn physical_cores() -> u32 {
-    sysinfo::System::new()
-        .physical_core_count()
-        .and_then(|n| u32::try_from(n).ok())
-        .filter(|&n| n > 0)
-        .unwrap_or(1)
-}
+pub use crate::platform::physical_cores;

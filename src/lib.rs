@@ -9,6 +9,7 @@
 //! - `kb`: the knowledge base (projects, observations, concepts).
 //! - `vector`: content-hash-keyed vectors, exact top-k and rank fusion.
 //! - `models`: where the model file is found.
+//! - `platform`: cores, memory, SoC temperature and throttling.
 //! - `config`: raw YAML shape -> resolved, immutable [`config::Config`].
 //! - `engine`: the only importer of `llama_cpp_2`: load, template, tokenize, generate.
 //! - `tokens`: the token-counting boundary other modules use instead of the engine.
@@ -27,6 +28,7 @@ pub mod kb;
 pub mod memory;
 pub mod models;
 pub mod onboarding;
+pub mod platform;
 pub mod project;
 pub mod rag;
 pub mod repl;

@@ -36,6 +36,25 @@ pub fn describe(model: &LlamaModel, params: &EngineParams, file_bytes: u64) -> M
         params.n_ctx
     }
     .max(16);
+    // Fit the KV cache into the memory the machine has now, beside the weights.
+    let mut notes = Vec::new();
+    let n_ctx = match crate::platform::memory() {
+        Some(mem) => {
+            notes.extend(crate::platform::model_size_warning(
+                file_bytes,
+                mem.available,
+            ));
+            let (fit, note) = crate::platform::fit_n_ctx(
+                n_ctx,
+                kv_bytes_per_token(model),
+                file_bytes,
+                mem.available,
+            );
+            notes.extend(note);
+            fit
+        }
+        None => n_ctx,
+    };
     let name = model
         .meta_val_str("general.name")
         .ok()
@@ -56,7 +75,36 @@ pub fn describe(model: &LlamaModel, params: &EngineParams, file_bytes: u64) -> M
         fingerprint: String::new(),
         template_fingerprint: String::new(),
         kv_type: "f16".into(),
+        notes,
     }
+}
+
+/// Bytes of f16 KV cache per token, from the GGUF's metadata: layers × (K + V widths)
+/// × 2 bytes. 0 when the metadata is incomplete (no fitting is done then).
+fn kv_bytes_per_token(model: &LlamaModel) -> u64 {
+    let Ok(arch) = model.meta_val_str("general.architecture") else {
+        return 0;
+    };
+    let num = |key: &str| -> Option<u64> {
+        model
+            .meta_val_str(&format!("{arch}.{key}"))
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+    };
+    let (Some(layers), Some(embd), Some(heads)) = (
+        num("block_count"),
+        num("embedding_length"),
+        num("attention.head_count"),
+    ) else {
+        return 0;
+    };
+    if heads == 0 {
+        return 0;
+    }
+    let heads_kv = num("attention.head_count_kv").unwrap_or(heads);
+    let key = num("attention.key_length").unwrap_or(embd / heads);
+    let value = num("attention.value_length").unwrap_or(embd / heads);
+    layers * heads_kv * (key + value) * 2
 }
 
 fn file_stem(path: &Path) -> String {

@@ -38,6 +38,7 @@ impl ScriptedEngine {
             fingerprint: "scripted".into(),
             template_fingerprint: "scripted".into(),
             kv_type: "none".into(),
+            notes: Vec::new(),
         };
         Self {
             info,

@@ -96,6 +96,10 @@ pub struct ModelInfo {
     pub template_fingerprint: String,
     /// KV cache element type (part of a saved state's identity).
     pub kv_type: String,
+    /// What the load adjusted or warns about (n_ctx lowered to fit memory, a model
+    /// larger than memory); the app shows them at startup.
+    #[serde(skip)]
+    pub notes: Vec<String>,
 }
 
 fn serialize_ms<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {

@@ -342,6 +342,7 @@ fn status(app: &App, out: &mut impl Write) -> io::Result<()> {
         turns: app.turns.len(),
         prefix: app.prefix.describe(),
         compressions: app.compressions.len(),
+        soc: crate::platform::soc_line(std::path::Path::new("/")),
     };
     render::status(out, &view)
 }

@@ -48,6 +48,8 @@ pub struct StatusView<'a> {
     /// How the stable prompt prefix was set up (`/status` says if it came from cache).
     pub prefix: String,
     pub compressions: usize,
+    /// SoC temperature and throttling, when the system exposes them.
+    pub soc: Option<String>,
 }
 
 pub fn status(out: &mut impl Write, v: &StatusView<'_>) -> io::Result<()> {
@@ -72,6 +74,9 @@ pub fn status(out: &mut impl Write, v: &StatusView<'_>) -> io::Result<()> {
         i.threads, i.threads_batch
     )?;
     writeln!(out, "loaded in  {} ms", i.load_time.as_millis())?;
+    if let Some(soc) = &v.soc {
+        writeln!(out, "soc        {soc}")?;
+    }
     writeln!(out, "prefix     {}", v.prefix)?;
     writeln!(
         out,
@@ -187,6 +192,7 @@ mod tests {
             fingerprint: "98362432:abc".into(),
             template_fingerprint: "def".into(),
             kv_type: "f16".into(),
+            notes: Vec::new(),
         }
     }
 
@@ -220,6 +226,7 @@ mod tests {
             turns: 0,
             prefix: "70 tokens prefilled and saved (no saved prefix yet)".into(),
             compressions: 0,
+            soc: None,
         };
         let after = StatusView {
             info: &info,
@@ -229,6 +236,7 @@ mod tests {
             turns: 3,
             prefix: "70 tokens restored from agents/cache".into(),
             compressions: 1,
+            soc: Some("61.9 °C, throttled now".into()),
         };
         insta::assert_snapshot!("status_before_any_turn", render(|o| status(o, &before)));
         insta::assert_snapshot!("status_after_turn", render(|o| status(o, &after)));
