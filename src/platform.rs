@@ -255,7 +255,7 @@ mod tests {
         let kv = 28 * 2 * 1024 * 2;
         assert_eq!(fit_n_ctx(8192, kv, 2 * gib, 16 * gib), (8192, None));
         let (n, note) = fit_n_ctx(8192, kv, 2 * gib, 3 * gib);
-        assert!(n < 8192 && n >= 512 && n % 256 == 0, "{n}");
+        assert!((512..8192).contains(&n) && n % 256 == 0, "{n}");
         assert!(u64::from(n) * kv <= 3 * gib - 2 * gib - RESERVE_BYTES);
         assert!(note.unwrap().contains("n_ctx lowered from 8192"));
         assert_eq!(
