@@ -85,3 +85,44 @@ fn harvey_md_is_in_the_system_prompt_and_a_cut_is_announced() {
         app.notices
     );
 }
+
+#[test]
+fn rag_and_kb_commands_work_and_kb_inject_rides_on_the_next_message() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::create_dir(ws.path().join("docs")).unwrap();
+    std::fs::write(
+        ws.path().join("docs/pump.md"),
+        "# Pump\n\nPrime the pump housing with water before the first start.\n",
+    )
+    .unwrap();
+    let engine = ScriptedEngine::new(4096, ["noted"]);
+    let mut app = App::with_engine(ws.path().to_path_buf(), Config::default(), Box::new(engine));
+    let (_, out) = line(&mut app, "/rag new docs");
+    assert!(out.contains("created RAG store docs"), "{out}");
+    assert_eq!(app.rag.len(), 1, "the first store is put in use");
+    let (_, out) = line(&mut app, "/rag ingest docs");
+    assert!(out.contains("1 file(s) ingested"), "{out}");
+    let (_, out) = line(&mut app, "/rag query prime the pump");
+    assert!(out.contains("rag:docs/docs/pump.md:1-3"), "{out}");
+    let (_, out) = line(&mut app, "/rag status");
+    assert!(out.contains("docs: 1 files, 1 chunks"), "{out}");
+    let (_, out) = line(&mut app, "/rag frob");
+    assert!(out.contains("unknown /rag command"), "{out}");
+
+    let (_, out) = line(
+        &mut app,
+        "/kb observe decision Prime the pump before every season",
+    );
+    assert!(out.contains("(decision) saved"), "{out}");
+    let (_, out) = line(&mut app, "/kb inject");
+    assert!(out.contains("attached to your next message"), "{out}");
+    line(&mut app, "what did we decide?");
+    let sent = &app.conversation.turns()[0].content;
+    assert!(sent.contains("[knowledge: project"), "{sent}");
+    assert!(
+        sent.contains("decision) Prime the pump before every season"),
+        "{sent}"
+    );
+    assert!(sent.ends_with("what did we decide?"), "{sent}");
+    assert!(app.attachment.is_none(), "attached once");
+}
