@@ -286,3 +286,35 @@ fn rag_cli_ingests_and_answers_with_path_and_lines() {
     assert_eq!(q["hits"][0]["start_line"], 3);
     assert_eq!(q["hits"][0]["end_line"], 5);
 }
+
+#[test]
+fn a_missing_embedder_means_full_text_only_said_in_one_line() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::create_dir(ws.path().join("agents")).unwrap();
+    std::fs::write(
+        ws.path().join("agents/harvey.yaml"),
+        "memory:\n  embedder: models/nowhere.gguf\n",
+    )
+    .unwrap();
+    let o = harvey_in(ws.path(), &["memory", "status"]);
+    assert!(o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    let notes: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("full-text search only"))
+        .collect();
+    assert_eq!(notes.len(), 1, "{err}");
+    assert!(notes[0].contains("nowhere.gguf does not exist"), "{err}");
+    assert!(String::from_utf8_lossy(&o.stdout).contains("vectors none"));
+
+    std::fs::write(
+        ws.path().join("agents/harvey.yaml"),
+        "memory:\n  embedder: none\n",
+    )
+    .unwrap();
+    let o = harvey_in(ws.path(), &["memory", "status"]);
+    assert!(
+        !String::from_utf8_lossy(&o.stderr).contains("full-text"),
+        "none is a choice, not a problem"
+    );
+}
