@@ -6,9 +6,10 @@
 //! 2. Ingest throughput: a synthetic Markdown tree into a RAG store (files/s, chunks/s),
 //!    beside the same ingest without an embedder (full text only: the cost of vectors).
 //! 3. Hybrid recall latency p50/p99 at 10k memories and a RAG query at 100k chunks,
-//!    beside a bare FTS5 query (the least any recall can do) and an in-memory scan of
-//!    the same vectors (what a memory-mapped or cached vector file could reach at best):
-//!    this decides whether vectors can stay SQLite BLOBs.
+//!    beside full text alone and a bare scan over the same vectors in RAM (the floor for
+//!    any exact vector search). Scanning the SQLite BLOBs row by row measured 10–20×
+//!    that floor, so stores keep an in-memory copy (`vector::VectorCache`); the first
+//!    query pays for loading it and is reported separately.
 //!
 //! Needs models/all-MiniLM-L6-v2.gguf (scripts/fetch-embedder.sh).
 //! HARVEY_BENCH_CHUNKS=100000 and HARVEY_BENCH_MEMORIES=10000 choose the sizes.
@@ -249,6 +250,9 @@ fn memory_recall(e: &Arc<dyn Embedder>, n: usize) {
         store.search(q, &[], 5).expect("search");
     });
     store.use_embedder(e.clone());
+    let t = Instant::now();
+    store.search(QUERIES[0], &[], 5).expect("search");
+    let first = t.elapsed().as_secs_f64() * 1000.0;
     let hybrid = measure(|q| {
         store.search(q, &[], 5).expect("search");
     });
@@ -260,7 +264,7 @@ fn memory_recall(e: &Arc<dyn Embedder>, n: usize) {
         scan_in_memory(q, &vectors, 15);
     });
     println!(
-        "memories {n}: full text p50/p99 {:.2}/{:.2} ms | hybrid (incl. query embedding) {:.2}/{:.2} ms | query embedding alone {:.2}/{:.2} ms | reference in-memory scan {:.2}/{:.2} ms",
+        "memories {n}: full text p50/p99 {:.2}/{:.2} ms | hybrid (incl. query embedding) {:.2}/{:.2} ms, first query (loads the vectors) {first:.1} ms | query embedding alone {:.2}/{:.2} ms | reference in-memory scan {:.2}/{:.2} ms",
         fts_only.0, fts_only.1, hybrid.0, hybrid.1, embed_only.0, embed_only.1, in_memory.0, in_memory.1
     );
 }
@@ -291,6 +295,9 @@ fn rag_query(e: &Arc<dyn Embedder>, n: usize) {
     });
     drop(full);
     let store = RagStore::at(&dir.path().join("rag.db"), "bench", Some(e.clone())).expect("store");
+    let t = Instant::now();
+    store.query(QUERIES[0], 5).expect("query");
+    let first = t.elapsed().as_secs_f64() * 1000.0;
     let hybrid = measure(|q| {
         store.query(q, 5).expect("query");
     });
@@ -302,7 +309,7 @@ fn rag_query(e: &Arc<dyn Embedder>, n: usize) {
         .map(|m| m.len())
         .unwrap_or(0);
     println!(
-        "rag chunks {n} ({:.0} MB, loaded in {load:.1} s): full text p50/p99 {:.2}/{:.2} ms | hybrid (BLOB scan + query embedding) {:.2}/{:.2} ms | reference in-memory scan {:.2}/{:.2} ms",
+        "rag chunks {n} ({:.0} MB, inserted in {load:.1} s): full text p50/p99 {:.2}/{:.2} ms | hybrid (incl. query embedding) {:.2}/{:.2} ms, first query (loads the vectors) {first:.0} ms | reference in-memory scan {:.2}/{:.2} ms",
         bytes as f64 / 1e6, fts_only.0, fts_only.1, hybrid.0, hybrid.1, in_memory.0, in_memory.1
     );
 }

@@ -18,7 +18,7 @@ use crate::memory::recall::{fused_relevance, Candidate, Section, Silo, MIN_COSIN
 use crate::memory::store::now_unix;
 use crate::memory::StoreError;
 use crate::tokens::Embedder;
-use crate::vector::{dot_blob, rrf, text_hash, TopK};
+use crate::vector::{rrf, text_hash};
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -129,6 +129,7 @@ pub struct KnowledgeBase {
     path: PathBuf,
     conn: Connection,
     embedder: Option<Arc<dyn Embedder>>,
+    vectors: crate::vector::VectorCache<(i64, i64)>,
 }
 
 /// The project a workspace starts with: the config's, else the directory's name.
@@ -182,6 +183,7 @@ impl KnowledgeBase {
             path: path.to_path_buf(),
             conn,
             embedder,
+            vectors: Default::default(),
         };
         if kb.current_id()?.is_none() {
             let id = match kb.project_id(default_project)? {
@@ -591,29 +593,23 @@ impl KnowledgeBase {
                 return Ok(Vec::new());
             }
         };
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT o.id, v.v FROM observations o JOIN vectors v ON v.hash = o.hash AND v.model = ?1 \
-                 WHERE (?2 IS NULL OR o.project_id = ?2)",
+        let found = self
+            .vectors
+            .top_k(
+                &self.conn,
+                "SELECT o.id, o.project_id, v.v FROM observations o \
+                 JOIN vectors v ON v.hash = o.hash AND v.model = ?1",
+                embedder.model_id(),
+                |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)),
+                &q,
+                k,
+                |(_, project)| pid.is_none_or(|p| p == *project),
             )
             .map_err(|e| self.db_err(e))?;
-        let mut top = TopK::new(k);
-        let mut rows = stmt
-            .query(params![embedder.model_id(), pid])
-            .map_err(|e| self.db_err(e))?;
-        while let Some(r) = rows.next().map_err(|e| self.db_err(e))? {
-            let blob = r.get_ref(1).and_then(|v| v.as_blob().map_err(Into::into));
-            if let Some(sim) = blob.ok().and_then(|b| dot_blob(&q, b)) {
-                if sim >= MIN_COSINE && top.admits(sim) {
-                    top.push(sim, r.get::<_, i64>(0).map_err(|e| self.db_err(e))?);
-                }
-            }
-        }
-        Ok(top
-            .into_sorted()
+        Ok(found
             .into_iter()
-            .map(|(s, id)| (id, s))
+            .filter(|(_, s)| *s >= MIN_COSINE)
+            .map(|((id, _), s)| (id, s))
             .collect())
     }
 

@@ -83,6 +83,8 @@ pub struct Placement<'a> {
 
 pub struct Index {
     conn: Connection,
+    /// (id, type, expires) of active memories with their vectors, for exact scans.
+    vectors: crate::vector::VectorCache<(String, String, Option<i64>)>,
 }
 
 const COLUMNS: &str = "m.id, m.type, m.kind, m.archived, m.description, m.summary, m.tags, \
@@ -95,7 +97,10 @@ impl Index {
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
-        let index = Self { conn };
+        let index = Self {
+            conn,
+            vectors: Default::default(),
+        };
         index.migrate()?;
         Ok(index)
     }
@@ -104,6 +109,7 @@ impl Index {
     pub fn in_memory() -> rusqlite::Result<Self> {
         let index = Self {
             conn: Connection::open_in_memory()?,
+            vectors: Default::default(),
         };
         index.migrate()?;
         Ok(index)
@@ -412,7 +418,8 @@ impl Index {
     }
 
     /// The `k` recallable memories of `types` nearest to the unit vector `q` (exact
-    /// scan), with their cosine similarity, best first.
+    /// scan over the in-memory copy of the vectors), with their cosine similarity, best
+    /// first.
     pub fn vector_search(
         &self,
         q: &[f32],
@@ -421,26 +428,27 @@ impl Index {
         now: i64,
         k: usize,
     ) -> rusqlite::Result<Vec<(String, f32)>> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT m.id, v.v FROM memories m JOIN vectors v ON v.hash = m.vhash AND v.model = ?1 \
-             WHERE m.archived = 0 AND (m.expires IS NULL OR m.expires > ?2) \
-             AND (?3 = '' OR instr(?3, ',' || m.type || ',') > 0)",
+        let wanted = type_set(types);
+        let found = self.vectors.top_k(
+            &self.conn,
+            "SELECT m.id, m.type, m.expires, v.v FROM memories m \
+             JOIN vectors v ON v.hash = m.vhash AND v.model = ?1 WHERE m.archived = 0",
+            model,
+            |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, Option<i64>>(2)?,
+                ))
+            },
+            q,
+            k,
+            |(_, t, expires)| {
+                expires.is_none_or(|e| e > now)
+                    && (wanted.is_empty() || wanted.contains(&format!(",{t},")))
+            },
         )?;
-        let mut top = crate::vector::TopK::new(k);
-        let mut rows = stmt.query(params![model, now, type_set(types)])?;
-        while let Some(r) = rows.next()? {
-            let Some(sim) = crate::vector::dot_blob(q, r.get_ref(1)?.as_blob()?) else {
-                continue;
-            };
-            if top.admits(sim) {
-                top.push(sim, r.get::<_, String>(0)?);
-            }
-        }
-        Ok(top
-            .into_sorted()
-            .into_iter()
-            .map(|(s, id)| (id, s))
-            .collect())
+        Ok(found.into_iter().map(|((id, _, _), s)| (id, s)).collect())
     }
 
     /// (type, active, archived) counts.

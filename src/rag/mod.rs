@@ -20,7 +20,7 @@ use crate::memory::query::fts_query;
 use crate::memory::recall::{fused_relevance, Candidate, Section, Silo, MIN_COSINE};
 use crate::memory::StoreError;
 use crate::tokens::Embedder;
-use crate::vector::{dot_blob, rrf, TopK};
+use crate::vector::rrf;
 
 const SCHEMA_VERSION: &str = "1";
 
@@ -126,6 +126,7 @@ pub struct RagStore {
     path: PathBuf,
     conn: Connection,
     embedder: Option<Arc<dyn Embedder>>,
+    vectors: crate::vector::VectorCache<i64>,
 }
 
 /// `agents/rag`
@@ -228,6 +229,7 @@ impl RagStore {
             path: path.to_path_buf(),
             conn,
             embedder: None,
+            vectors: Default::default(),
         };
         if let Some(e) = embedder {
             store.bind_embedder(e.as_ref())?;
@@ -459,25 +461,18 @@ impl RagStore {
             .collect())
     }
 
-    /// The exact scan over every chunk's vector (measured in `benches/retrieval.rs`).
+    /// The exact scan over every chunk's vector (held in memory; measured in
+    /// `benches/retrieval.rs`).
     fn scan(&self, q: &[f32], model: &str, k: usize) -> rusqlite::Result<Vec<(i64, f32)>> {
-        let mut stmt = self.conn.prepare_cached(
+        self.vectors.top_k(
+            &self.conn,
             "SELECT c.id, v.v FROM chunks c JOIN vectors v ON v.hash = c.hash AND v.model = ?1",
-        )?;
-        let mut top = TopK::new(k);
-        let mut rows = stmt.query([model])?;
-        while let Some(r) = rows.next()? {
-            if let Some(sim) = dot_blob(q, r.get_ref(1)?.as_blob()?) {
-                if top.admits(sim) {
-                    top.push(sim, r.get::<_, i64>(0)?);
-                }
-            }
-        }
-        Ok(top
-            .into_sorted()
-            .into_iter()
-            .map(|(s, id)| (id, s))
-            .collect())
+            model,
+            |r| r.get::<_, i64>(0),
+            q,
+            k,
+            |_| true,
+        )
     }
 
     fn chunk(&self, id: i64) -> Result<Option<ChunkHit>, RagError> {

@@ -275,3 +275,58 @@ fn every_memory_gets_a_vector_and_a_rebuild_keeps_them() {
     );
     assert_eq!(store.embed_missing().unwrap(), 0, "nothing re-embedded");
 }
+
+#[test]
+fn the_in_memory_vectors_follow_writes_from_another_handle() {
+    let ws = tempfile::tempdir().unwrap();
+    let agents = ws.path().join("agents");
+    let e = embedder();
+    let (mut store, _) = MemoryStore::open(&agents, ws.path()).unwrap();
+    store.set_embedder(e.clone()).unwrap();
+    store
+        .write(&Draft {
+            mtype: "workflow".into(),
+            description: "Water the tomatoes every evening".into(),
+            ..Draft::default()
+        })
+        .unwrap();
+    let q = e
+        .embed(&["greenhouse heater thermostat"])
+        .unwrap()
+        .remove(0);
+    let before = store
+        .index()
+        .vector_search(&q, e.model_id(), &[], 0, 5)
+        .unwrap();
+    assert_eq!(before.len(), 1, "loads the vectors");
+    let mut other = MemoryStore::attach(&agents, ws.path()).unwrap();
+    other.use_embedder(e.clone());
+    let id = other
+        .write(&Draft {
+            mtype: "tool_use".into(),
+            description: "Greenhouse heater thermostat is set with the knob".into(),
+            ..Draft::default()
+        })
+        .unwrap()
+        .id()
+        .to_string();
+    let after = store
+        .index()
+        .vector_search(&q, e.model_id(), &[], 0, 5)
+        .unwrap();
+    assert_eq!(
+        after.len(),
+        2,
+        "another connection's commit reloads the copy"
+    );
+    assert_eq!(after[0].0, id);
+    store.forget(&id).unwrap();
+    let gone = store
+        .index()
+        .vector_search(&q, e.model_id(), &[], 0, 5)
+        .unwrap();
+    assert!(
+        gone.iter().all(|(i, _)| *i != id),
+        "own writes reload it too"
+    );
+}
