@@ -40,8 +40,13 @@ fn gb(bytes: u64) -> String {
     format!("{:.1} GB", bytes as f64 / 1e9)
 }
 
-/// The largest n_ctx (≤ `requested`, a multiple of 256, at least 512) whose KV cache fits
-/// in `available` beside the model's weights, and a notice when it had to be lowered.
+/// KV caches of the full n_ctx a session may hold at once: the chat context and the aside
+/// context (summaries, mining; created on first use, same size).
+pub const KV_CONTEXTS: u64 = 2;
+
+/// The largest n_ctx (≤ `requested`, a multiple of 256, at least 512) whose KV caches
+/// (`KV_CONTEXTS` of them) fit in `available` beside the model's weights, and a notice when
+/// it had to be lowered.
 pub fn fit_n_ctx(
     requested: u32,
     kv_bytes_per_token: u64,
@@ -52,16 +57,17 @@ pub fn fit_n_ctx(
         return (requested, None);
     }
     let budget = available.saturating_sub(model_bytes + RESERVE_BYTES);
-    let need = u64::from(requested) * kv_bytes_per_token;
+    let per_token = kv_bytes_per_token * KV_CONTEXTS;
+    let need = u64::from(requested) * per_token;
     if need <= budget {
         return (requested, None);
     }
-    let fit = (budget / kv_bytes_per_token / 256 * 256).max(512);
+    let fit = (budget / per_token / 256 * 256).max(512);
     let fit = u32::try_from(fit).unwrap_or(requested).min(requested);
     (
         fit,
         Some(format!(
-            "n_ctx lowered from {requested} to {fit}: a {requested}-token KV cache needs {} and only {} is free beside the model (set engine.n_ctx to choose)",
+            "n_ctx lowered from {requested} to {fit}: the chat and aside KV caches of {requested} tokens need {} and only {} is free beside the model (set engine.n_ctx to choose)",
             gb(need),
             gb(budget)
         )),
@@ -256,7 +262,9 @@ mod tests {
         assert_eq!(fit_n_ctx(8192, kv, 2 * gib, 16 * gib), (8192, None));
         let (n, note) = fit_n_ctx(8192, kv, 2 * gib, 3 * gib);
         assert!((512..8192).contains(&n) && n % 256 == 0, "{n}");
-        assert!(u64::from(n) * kv <= 3 * gib - 2 * gib - RESERVE_BYTES);
+        assert!(u64::from(n) * kv * KV_CONTEXTS <= 3 * gib - 2 * gib - RESERVE_BYTES);
+        // Both caches counted: one cache of the next size up would still have fitted.
+        assert!(u64::from(n + 256) * kv <= 3 * gib - 2 * gib - RESERVE_BYTES);
         assert!(note.unwrap().contains("n_ctx lowered from 8192"));
         assert_eq!(
             fit_n_ctx(8192, kv, 4 * gib, 3 * gib).0,
