@@ -152,11 +152,54 @@ fn setup(options: &AppOptions) -> Result<(PathBuf, Config)> {
     Ok((workspace, config))
 }
 
-fn finish(result: std::io::Result<Result<(), String>>) -> Result<ExitCode> {
+/// The shared implementation words its hints as REPL commands (`/rag new NAME`); on the
+/// command line they read `harvey rag new NAME`. Only a `/rag ` or `/kb ` that starts the
+/// text or follows a space, backtick or parenthesis is a command, so paths are left alone.
+fn cli_words(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut rest = text;
+    let mut prev: Option<char> = None;
+    while let Some(c) = rest.chars().next() {
+        let at_boundary = prev.is_none_or(|p| p.is_whitespace() || p == '`' || p == '(');
+        if c == '/' && at_boundary {
+            if let Some(cmd) = ["rag ", "kb "].iter().find(|w| rest[1..].starts_with(*w)) {
+                out.push_str("harvey ");
+                out.push_str(cmd);
+                rest = &rest[1 + cmd.len()..];
+                prev = Some(' ');
+                continue;
+            }
+        }
+        out.push(c);
+        prev = Some(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    out
+}
+
+/// Runs `body` with an output buffer and prints what it wrote — reworded by `cli_words`
+/// unless it is JSON — then its error, if any, with exit code 1.
+fn emit(
+    json: bool,
+    body: impl FnOnce(&mut dyn Write) -> std::io::Result<Result<(), String>>,
+) -> Result<ExitCode> {
+    let mut buf = Vec::new();
+    let result = body(&mut buf);
+    let text = String::from_utf8_lossy(&buf);
+    let text = if json {
+        text.into_owned()
+    } else {
+        cli_words(&text)
+    };
+    let mut stdout = std::io::stdout().lock();
+    stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+        .context("cannot write the output")?;
     match result.context("cannot write the output")? {
         Ok(()) => Ok(ExitCode::SUCCESS),
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", cli_words(&e));
             Ok(ExitCode::from(1))
         }
     }
@@ -195,22 +238,22 @@ pub fn rag(options: &AppOptions, cmd: RagCommand) -> Result<ExitCode> {
     ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst))
         .context("cannot install the Ctrl-C handler")?;
     let tty = std::io::stderr().is_terminal();
-    let mut drew = false;
+    let drew = std::cell::Cell::new(false);
     let mut progress = |p: harvey::rag::ingest::Progress| {
         if tty {
             eprint!("\r{}\x1b[K", progress_line(&p));
-            drew = true;
+            drew.set(true);
         }
     };
-    let mut out = std::io::stdout().lock();
-    let result = run_rag(&place, op, json, &mut out, &mut progress, &|| {
-        cancel.load(Ordering::SeqCst)
-    });
-    if drew {
-        eprint!("\r\x1b[K");
-    }
-    out.flush().ok();
-    finish(result.map(|r| r.map(|_| ())))
+    emit(json, |out| {
+        let result = run_rag(&place, op, json, out, &mut progress, &|| {
+            cancel.load(Ordering::SeqCst)
+        });
+        if drew.get() {
+            eprint!("\r\x1b[K");
+        }
+        result.map(|r| r.map(|_| ()))
+    })
 }
 
 pub fn kb(options: &AppOptions, cmd: KbCommand) -> Result<ExitCode> {
@@ -249,8 +292,36 @@ pub fn kb(options: &AppOptions, cmd: KbCommand) -> Result<ExitCode> {
         ),
         KbCommand::Search { terms, k, json } => (KbOp::Search { terms, k }, json),
     };
-    let mut out = std::io::stdout().lock();
-    let result = run_kb(&kb, op, json, &mut out);
-    out.flush().ok();
-    finish(result.map(|r| r.map(|_| ())))
+    emit(json, |out| {
+        run_kb(&kb, op, json, out).map(|r| r.map(|_| ()))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cli_words;
+
+    #[test]
+    fn repl_hints_read_as_cli_commands_and_paths_stay() {
+        assert_eq!(
+            cli_words("no RAG store is in use: /rag new NAME makes one, /rag use NAME picks one"),
+            "no RAG store is in use: harvey rag new NAME makes one, harvey rag use NAME picks one"
+        );
+        assert_eq!(
+            cli_words("no project named \"x\" (`/kb project list` shows them)"),
+            "no project named \"x\" (`harvey kb project list` shows them)"
+        );
+        assert_eq!(cli_words("/kb observe TEXT"), "harvey kb observe TEXT");
+        // Paths and words that merely contain the names are untouched.
+        for text in [
+            "docs/rag notes.md",
+            "/home/me/rag x",
+            "a/kb b",
+            "/ragged",
+            "/kbd x",
+            "é/rag x",
+        ] {
+            assert_eq!(cli_words(text), text);
+        }
+    }
 }

@@ -265,8 +265,16 @@ fn rag_cli_ingests_and_answers_with_path_and_lines() {
         "# Pump\n\n## Priming\n\nFill the pump housing with water before the first start, or the impeller runs dry and wears out.\n",
     )
     .unwrap();
+    // Before any store: an error whose hint is a command line, not a REPL command.
+    let o = harvey_in(ws, &["rag", "query", "pump"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("harvey rag new NAME"), "{err}");
+    assert!(!err.contains("/rag"), "{err}");
     let o = harvey_in(ws, &["rag", "new", "garden"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let said = String::from_utf8_lossy(&o.stdout);
+    assert!(said.contains("harvey rag ingest PATH"), "{said}");
     let o = harvey_in(ws, &["rag", "ingest", "docs", "--json"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
