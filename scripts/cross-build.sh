@@ -24,15 +24,8 @@ need=()
 command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 || need+=(gcc-aarch64-linux-gnu)
 command -v aarch64-linux-gnu-g++ >/dev/null 2>&1 || need+=(g++-aarch64-linux-gnu)
 $check && { command -v qemu-aarch64 >/dev/null 2>&1 || need+=(qemu-user); }
-if ((${#need[@]})); then
-    echo "installing: ${need[*]}"
-    sudo=()
-    [[ $(id -u) -eq 0 ]] || sudo=(sudo)
-    export DEBIAN_FRONTEND=noninteractive
-    "${sudo[@]}" apt-get update -qq
-    "${sudo[@]}" apt-get install -y -qq "${need[@]}" >/dev/null
-fi
-"$root/scripts/install-prereqs.sh"
+# install-prereqs.sh installs these together with what the native build needs.
+"$root/scripts/install-prereqs.sh" ${need[@]+"${need[@]}"}
 rustup target list --installed 2>/dev/null | grep -qx "$target" || rustup target add "$target"
 
 sysroot=/usr/aarch64-linux-gnu

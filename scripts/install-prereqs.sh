@@ -2,9 +2,11 @@
 # Installs what building harvey needs on Debian / Raspberry Pi OS: cmake and clang +
 # libclang (llama.cpp's build and its bindings), python3 with pip (model fetching).
 # Idempotent: installs only what is missing. Uses sudo when not root.
+# Extra Debian packages given as arguments are installed with them (callers pass only
+# what they found missing, e.g. scripts/cross-build.sh's cross compilers).
 set -euo pipefail
 
-need=()
+need=("$@")
 command -v cmake >/dev/null 2>&1 || need+=(cmake)
 command -v clang >/dev/null 2>&1 || need+=(clang)
 # bindgen needs libclang.so; the -dev package provides the unversioned name.
