@@ -37,16 +37,21 @@ pub fn to_blob(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
-/// Dot product of `q` with a stored vector; `None` when the lengths differ.
-pub fn dot_blob(q: &[f32], blob: &[u8]) -> Option<f32> {
-    if blob.len() != q.len() * 4 {
-        return None;
+/// The f32s of a stored vector, appended to `out`; false (nothing appended) when the
+/// blob does not hold `dim` of them.
+pub fn extend_from_blob(out: &mut Vec<f32>, blob: &[u8], dim: usize) -> bool {
+    if blob.len() != dim * 4 {
+        return false;
     }
-    let mut sum = 0.0_f32;
-    for (x, b) in q.iter().zip(blob.chunks_exact(4)) {
-        sum += x * f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-    }
-    Some(sum)
+    out.extend(
+        blob.chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+    );
+    true
+}
+
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
 /// Scales `v` to unit length (a zero vector stays zero).
@@ -58,7 +63,7 @@ pub fn normalize(v: &mut [f32]) {
 }
 
 pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
-    let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+    let dot = dot(a, b);
     let na = a.iter().map(|x| x * x).sum::<f32>().sqrt();
     let nb = b.iter().map(|x| x * x).sum::<f32>().sqrt();
     if na == 0.0 || nb == 0.0 {
@@ -133,14 +138,9 @@ impl<K: Clone> VectorCache<K> {
             let mut rows = stmt.query([model])?;
             while let Some(r) = rows.next()? {
                 let blob = r.get_ref(r.as_ref().column_count() - 1)?.as_blob()?;
-                if blob.len() != q.len() * 4 {
-                    continue;
+                if extend_from_blob(&mut flat, blob, q.len()) {
+                    keys.push(read_key(r)?);
                 }
-                keys.push(read_key(r)?);
-                flat.extend(
-                    blob.chunks_exact(4)
-                        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
-                );
             }
             *slot = Some(Loaded {
                 stamp,
@@ -159,7 +159,7 @@ impl<K: Clone> VectorCache<K> {
             .iter()
             .zip(loaded.flat.chunks_exact(loaded.dim.max(1)))
         {
-            let sim: f32 = q.iter().zip(v).map(|(a, b)| a * b).sum();
+            let sim = dot(q, v);
             if top.admits(sim) && keep(key) {
                 top.push(sim, key.clone());
             }
@@ -255,8 +255,11 @@ mod tests {
         assert_eq!(v, vec![0.6, 0.8]);
         let blob = to_blob(&v);
         assert_eq!(blob.len(), 8);
-        assert!((dot_blob(&v, &blob).unwrap() - 1.0).abs() < 1e-6);
-        assert_eq!(dot_blob(&[1.0], &blob), None);
+        let mut back = Vec::new();
+        assert!(extend_from_blob(&mut back, &blob, v.len()));
+        assert!((dot(&v, &back) - 1.0).abs() < 1e-6);
+        assert!(!extend_from_blob(&mut back, &blob, 1));
+        assert_eq!(back.len(), 2, "a blob of the wrong size adds nothing");
     }
 
     #[test]
