@@ -16,13 +16,13 @@ use crate::engine::{
     AbortFlag, Completion, Engine, EngineError, EngineParams, GenerateOptions, LlamaEngine,
     SamplingParams, TurnStats,
 };
-use crate::kb::{KbSilo, KnowledgeBase};
-use crate::memory::recall::{budget, recall, CostCache, Injection, Limits};
-use crate::memory::{MemorySilo, MemoryStore, Silo};
+use crate::kb::KnowledgeBase;
+use crate::memory::recall::{budget, CostCache, Injection, Limits};
+use crate::memory::MemoryStore;
 use crate::models::{ModelLookupError, ModelSources};
 use crate::project::read_guidance;
-use crate::rag::{RagSilo, RagStore};
-use crate::session::{Recorder, SessionEntry, SessionIndex, SessionSilo, SessionStats};
+use crate::rag::RagStore;
+use crate::session::{Recorder, SessionEntry, SessionIndex, SessionStats};
 use crate::tokens::Embedder;
 use crate::tools::grammar::call_grammar;
 use crate::tools::workspace::{ListFiles, ReadFile, SearchFiles};
@@ -203,7 +203,7 @@ impl App {
         };
         let sessions = match SessionIndex::open(&agents) {
             Ok(index) => {
-                let _ = index.prune();
+                let _ = index.reconcile();
                 Some(index)
             }
             Err(e) => {
@@ -286,7 +286,9 @@ impl App {
         on_event: &mut dyn FnMut(TurnEvent),
     ) -> Result<AgentTurn, TurnError> {
         self.abort.clear();
-        if self.conversation.turn_count() == 0 && self.injection.is_none() {
+        // Once per session, at its first message — also when the session continues a
+        // recorded one (`--resume`, `/session continue`), whose turns are already there.
+        if self.injection.is_none() {
             if let Some(injection) = self.inject_memory(text) {
                 on_event(TurnEvent::Notice(injection.summary_line()));
             }
@@ -643,41 +645,36 @@ impl App {
         budget_tokens: Option<usize>,
     ) -> Result<Injection, crate::memory::StoreError> {
         let m = &self.config.memory;
-        let limits = Limits {
-            budget: budget_tokens.unwrap_or_else(|| self.memory_budget()),
-            factual_share: m.factual_share,
-            max_relevant: m.top_k,
-        };
-        let memory = MemorySilo(store);
+        let limits = Limits::budgeted(
+            budget_tokens.unwrap_or_else(|| self.memory_budget()),
+            m.factual_share,
+        );
+        self.recall_with(store, query, limits)
+    }
+
+    /// [`Self::recall`] under any limits (a list of k items for `/memory recall`).
+    pub fn recall_with(
+        &self,
+        store: &MemoryStore,
+        query: &str,
+        limits: Limits,
+    ) -> Result<Injection, crate::memory::StoreError> {
         let costs = CostCache::new(self.engine.as_ref(), store, &self.engine.info().fingerprint);
-        let recent = self.sessions.as_ref().map(|index| SessionSilo {
-            index,
-            recent: m.recent_sessions,
-        });
-        let rag: Vec<RagSilo<'_>> = if self.rag_enabled {
-            self.rag
-                .iter()
-                .map(|s| RagSilo::new(s, m.rag.top_k))
-                .collect()
-        } else {
-            Vec::new()
-        };
-        let kb = self
-            .kb
-            .as_ref()
-            .filter(|_| m.knowledge_base.enabled)
-            .map(KbSilo);
-        let mut silos: Vec<&dyn Silo> = vec![&memory];
-        if let Some(r) = &recent {
-            silos.push(r);
-        }
-        silos.extend(rag.iter().map(|r| r as &dyn Silo));
-        if let Some(k) = &kb {
-            silos.push(k);
-        }
-        let injection = recall(&silos, query, limits, &costs);
+        let injection = self.sources(store).recall(query, limits, &costs);
         costs.save();
         injection
+    }
+
+    /// Every source recall draws from in this session.
+    pub fn sources<'a>(&'a self, store: &'a MemoryStore) -> crate::sources::Sources<'a> {
+        let rag: &[RagStore] = if self.rag_enabled { &self.rag } else { &[] };
+        crate::sources::Sources::new(
+            &self.config.memory,
+            Some(store),
+            self.sessions.as_ref(),
+            rag,
+            self.kb.as_ref(),
+        )
     }
 
     /// Re-reads which RAG stores recall uses (after `/rag use|on|off|drop`); returns

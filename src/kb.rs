@@ -14,11 +14,12 @@ use serde::Serialize;
 
 use crate::memory::guard::find_secret;
 use crate::memory::query::fts_query;
-use crate::memory::recall::{fused_relevance, Candidate, Section, Silo, MIN_COSINE};
+use crate::memory::rank::Ranking;
+use crate::memory::recall::{Candidate, Section, Silo};
 use crate::memory::store::now_unix;
 use crate::memory::StoreError;
 use crate::tokens::Embedder;
-use crate::vector::{rrf, text_hash};
+use crate::vector::text_hash;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -532,7 +533,8 @@ impl KnowledgeBase {
             ),
             None => None,
         };
-        let pool = k.saturating_mul(3).max(k);
+        let ranking = Ranking::default();
+        let pool = ranking.pool(k);
         let mut lexical: Vec<(i64, f64)> = Vec::new();
         if let Some(fts) = fts_query(query) {
             let mut stmt = self
@@ -552,23 +554,8 @@ impl KnowledgeBase {
                 .collect::<Result<_, _>>()
                 .map_err(|e| self.db_err(e))?;
         }
-        let nearest = self.nearest(query, pid, pool)?;
-        let scored: Vec<(i64, f64)> = if nearest.is_empty() {
-            let best = lexical.iter().map(|(_, r)| *r).fold(0.0_f64, f64::max);
-            lexical
-                .iter()
-                .map(|(id, r)| (*id, if best > 0.0 { r / best } else { 0.0 }))
-                .collect()
-        } else {
-            let lists = vec![
-                lexical.iter().map(|(id, _)| *id).collect::<Vec<_>>(),
-                nearest.iter().map(|(id, _)| *id).collect(),
-            ];
-            rrf(&lists)
-                .into_iter()
-                .map(|(id, s)| (id, fused_relevance(s, 2)))
-                .collect()
-        };
+        let nearest = ranking.keep_similar(self.nearest(query, pid, pool)?);
+        let scored = ranking.fuse(&lexical, &nearest);
         let mut out = Vec::new();
         for (id, score) in scored.into_iter().take(k) {
             let mut obs = self.observation(id)?;
@@ -606,11 +593,7 @@ impl KnowledgeBase {
                 |(_, project)| pid.is_none_or(|p| p == *project),
             )
             .map_err(|e| self.db_err(e))?;
-        Ok(found
-            .into_iter()
-            .filter(|(_, s)| *s >= MIN_COSINE)
-            .map(|((id, _), s)| (id, s))
-            .collect())
+        Ok(found.into_iter().map(|((id, _), s)| (id, s)).collect())
     }
 
     /// A project's observations, newest first (at most `limit`).

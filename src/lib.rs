@@ -33,6 +33,7 @@ pub mod project;
 pub mod rag;
 pub mod repl;
 pub mod session;
+pub mod sources;
 pub mod tokens;
 pub mod tools;
 pub mod vector;

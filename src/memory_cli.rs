@@ -9,10 +9,10 @@ use clap::{Args, Subcommand};
 use harvey::app::{App, AppOptions};
 use harvey::config::Config;
 use harvey::engine::Vocabulary;
-use harvey::memory::recall::{memory_line, pack, Candidate, Limits, MemorySilo, Silo};
+use harvey::memory::recall::Limits;
 use harvey::memory::types::split_tags;
 use harvey::memory::{Draft, MemoryStore, MemoryType};
-use harvey::tokens::TokenCounter;
+use harvey::sources::Sources;
 
 #[derive(Debug, Subcommand)]
 pub enum MemoryCommand {
@@ -362,10 +362,12 @@ struct Query {
     budget: Option<usize>,
 }
 
-/// The other silos recall draws from: the RAG stores in use and the knowledge base.
+/// The other sources recall draws from: recent sessions, the RAG stores in use and the
+/// knowledge base (the memory store is opened by [`run`]).
 struct Extra {
     rag: Vec<harvey::rag::RagStore>,
     kb: Option<harvey::kb::KnowledgeBase>,
+    sessions: Option<harvey::session::SessionIndex>,
 }
 
 impl Extra {
@@ -391,24 +393,28 @@ impl Extra {
         } else {
             None
         };
+        let sessions = harvey::session::SessionIndex::open(&agents)
+            .map_err(|e| eprintln!("note: sessions index unavailable: {e}"))
+            .ok();
+        if let Some(index) = &sessions {
+            let _ = index.reconcile();
+        }
         Self {
             rag: if enabled { rag } else { Vec::new() },
             kb,
+            sessions,
         }
     }
 
-    /// Candidates from RAG and the knowledge base for `query`.
-    fn candidates(&self, config: &Config, query: &str, k: usize) -> Result<Vec<Candidate>> {
-        let mut out = Vec::new();
-        for store in &self.rag {
-            out.extend(
-                harvey::rag::RagSilo::new(store, config.memory.rag.top_k).candidates(query, k)?,
-            );
-        }
-        if let Some(kb) = &self.kb {
-            out.extend(harvey::kb::KbSilo(kb).candidates(query, k)?);
-        }
-        Ok(out)
+    /// Every source, as the session start sees them.
+    fn sources<'a>(&'a self, config: &Config, store: &'a MemoryStore) -> Sources<'a> {
+        Sources::new(
+            &config.memory,
+            Some(store),
+            self.sessions.as_ref(),
+            &self.rag,
+            self.kb.as_ref(),
+        )
     }
 }
 
@@ -459,13 +465,14 @@ fn recall(
     let empty = Vec::new();
     let results = value["results"].as_array().unwrap_or(&empty);
     if results.is_empty() {
-        println!("no memory matches {:?}", q.query);
+        println!("nothing matches {:?}", q.query);
     }
     for r in results {
         println!(
-            "{:>3}. {:<26} score {:.3}  {:>4} tokens  {}",
+            "{:>3}. {:<26} {:<10} score {:.3}  {:>4} tokens  {}",
             r["rank"],
             r["id"].as_str().unwrap_or(""),
+            r["source"].as_str().unwrap_or(""),
             r["score"].as_f64().unwrap_or(0.0),
             r["tokens"],
             r["text"].as_str().unwrap_or("")
@@ -495,6 +502,8 @@ fn parse_query(line: &str) -> Result<Query, String> {
     }
 }
 
+/// One query through the session-start recall path: a list of k items after the
+/// factual ones, or with a budget, everything that fits.
 fn answer(
     store: &MemoryStore,
     extra: &Extra,
@@ -503,84 +512,38 @@ fn answer(
     q: &Query,
     default_k: usize,
 ) -> Result<serde_json::Value> {
-    let k = q.k.unwrap_or(default_k).max(1);
-    let cost = |text: &str| vocab.count_tokens(&format!("{text}\n"));
-    match q.budget {
-        None => {
-            let hits = store.search(&q.query, &[], k)?;
-            let mut ranked: Vec<(f64, serde_json::Value)> = hits
-                .iter()
-                .map(|h| {
-                    let text = memory_line(&h.row);
-                    let v = serde_json::json!({
-                        "id": h.row.id,
-                        "type": h.row.mtype,
-                        "source": "memory",
-                        "score": h.score,
-                        "tokens": cost(&text),
-                        "text": text,
-                    });
-                    (h.score, v)
-                })
-                .collect();
-            for c in extra.candidates(config, &q.query, k)? {
-                let v = serde_json::json!({
-                    "id": c.id,
-                    "source": c.source,
-                    "score": c.score,
-                    "tokens": cost(&c.text),
-                    "text": c.text,
-                });
-                ranked.push((c.score, v));
-            }
-            ranked.sort_by(|a, b| b.0.total_cmp(&a.0));
-            ranked.truncate(k);
-            let results: Vec<_> = ranked
-                .into_iter()
-                .enumerate()
-                .map(|(i, (_, mut v))| {
-                    v["rank"] = serde_json::json!(i + 1);
-                    v
-                })
-                .collect();
-            Ok(serde_json::json!({"query": q.query, "results": results}))
-        }
-        Some(budget) => {
-            let silo = MemorySilo(store);
-            let mut candidates: Vec<Candidate> = silo.candidates(&q.query, k)?;
-            candidates.extend(extra.candidates(config, &q.query, k)?);
-            let limits = Limits {
-                budget,
-                factual_share: config.memory.factual_share,
-                max_relevant: k,
-            };
-            let injection = pack(candidates, limits, vocab);
-            let results: Vec<_> = injection
-                .items
-                .iter()
-                .enumerate()
-                .map(|(i, p)| {
-                    serde_json::json!({
-                        "rank": i + 1,
-                        "id": p.candidate.id,
-                        "section": p.candidate.section,
-                        "source": p.candidate.source,
-                        "score": p.candidate.score,
-                        "tokens": p.tokens,
-                        "text": p.candidate.text,
-                    })
-                })
-                .collect();
-            Ok(serde_json::json!({
-                "query": q.query,
-                "results": results,
-                "tokens": injection.tokens,
-                "budget": budget,
-                "skipped": injection.skipped,
-                "block": injection.text,
-            }))
-        }
+    let share = config.memory.factual_share;
+    let limits = match q.budget {
+        Some(budget) => Limits::budgeted(budget, share),
+        None => Limits::list(q.k.unwrap_or(default_k), share),
+    };
+    let injection = extra
+        .sources(config, store)
+        .recall(&q.query, limits, vocab)?;
+    let results: Vec<_> = injection
+        .items
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            serde_json::json!({
+                "rank": i + 1,
+                "id": p.candidate.id,
+                "section": p.candidate.section,
+                "source": p.candidate.source,
+                "score": p.candidate.score,
+                "tokens": p.tokens,
+                "text": p.candidate.text,
+            })
+        })
+        .collect();
+    let mut value = serde_json::json!({"query": q.query, "results": results});
+    if let Some(budget) = q.budget {
+        value["tokens"] = serde_json::json!(injection.tokens);
+        value["budget"] = serde_json::json!(budget);
+        value["skipped"] = serde_json::json!(injection.skipped);
+        value["block"] = serde_json::json!(injection.text);
     }
+    Ok(value)
 }
 
 fn status(store: &MemoryStore, config: &Config, json: bool) -> Result<ExitCode> {

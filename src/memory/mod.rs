@@ -5,8 +5,11 @@
 pub mod file;
 pub mod guard;
 pub mod index;
+pub mod pack;
 pub mod query;
+pub mod rank;
 pub mod recall;
+pub mod search;
 pub mod store;
 pub mod types;
 

@@ -138,6 +138,7 @@ pub struct MemoryStore {
     index: Index,
     counter: u64,
     embedder: Option<Arc<dyn Embedder>>,
+    ranking: super::rank::Ranking,
 }
 
 impl MemoryStore {
@@ -156,6 +157,7 @@ impl MemoryStore {
             index,
             counter: 0,
             embedder: None,
+            ranking: Default::default(),
         };
         let report = store.reconcile()?;
         Ok((store, report))
@@ -177,6 +179,7 @@ impl MemoryStore {
             index,
             counter: 0,
             embedder: None,
+            ranking: Default::default(),
         })
     }
 
@@ -196,6 +199,15 @@ impl MemoryStore {
     /// handle; the next write embeds everything missing).
     pub fn use_embedder(&mut self, embedder: Arc<dyn Embedder>) {
         self.embedder = Some(embedder);
+    }
+
+    /// How relevance search fuses full text and vectors (benchmarks compare settings).
+    pub fn ranking(&self) -> &super::rank::Ranking {
+        &self.ranking
+    }
+
+    pub fn set_ranking(&mut self, ranking: super::rank::Ranking) {
+        self.ranking = ranking;
     }
 
     pub fn embedder(&self) -> Option<&Arc<dyn Embedder>> {

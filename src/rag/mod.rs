@@ -17,10 +17,10 @@ use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
 
 use crate::memory::query::fts_query;
-use crate::memory::recall::{fused_relevance, Candidate, Section, Silo, MIN_COSINE};
+use crate::memory::rank::Ranking;
+use crate::memory::recall::{Candidate, Section, Silo};
 use crate::memory::StoreError;
 use crate::tokens::Embedder;
-use crate::vector::rrf;
 
 const SCHEMA_VERSION: &str = "1";
 
@@ -392,28 +392,14 @@ impl RagStore {
     /// Ranked chunks for `query`: full text and (with an embedder) nearest vectors, fused
     /// by reciprocal rank.
     pub fn query(&self, query: &str, k: usize) -> Result<Vec<ChunkHit>, RagError> {
-        let pool = k.saturating_mul(3).max(k);
+        let ranking = Ranking::default();
+        let pool = ranking.pool(k);
         let lexical = match fts_query(query) {
             Some(fts) => self.fts(&fts, pool)?,
             None => Vec::new(),
         };
-        let nearest = self.nearest(query, pool)?;
-        let scored: Vec<(i64, f64)> = if nearest.is_empty() {
-            let best = lexical.iter().map(|(_, r)| *r).fold(0.0_f64, f64::max);
-            lexical
-                .iter()
-                .map(|(id, r)| (*id, if best > 0.0 { r / best } else { 0.0 }))
-                .collect()
-        } else {
-            let lists = vec![
-                lexical.iter().map(|(id, _)| *id).collect::<Vec<_>>(),
-                nearest.iter().map(|(id, _)| *id).collect(),
-            ];
-            rrf(&lists)
-                .into_iter()
-                .map(|(id, s)| (id, fused_relevance(s, 2)))
-                .collect()
-        };
+        let nearest = ranking.keep_similar(self.nearest(query, pool)?);
+        let scored = ranking.fuse(&lexical, &nearest);
         let mut hits = Vec::new();
         for (id, score) in scored.into_iter().take(k) {
             if let Some(mut hit) = self.chunk(id)? {
@@ -455,10 +441,7 @@ impl RagStore {
         let found = self
             .scan(&q, embedder.model_id(), k)
             .map_err(|e| self.db_err(e))?;
-        Ok(found
-            .into_iter()
-            .filter(|(_, s)| *s >= MIN_COSINE)
-            .collect())
+        Ok(found)
     }
 
     /// The exact scan over every chunk's vector (held in memory; measured in

@@ -313,6 +313,8 @@ fn edit(store: &mut MemoryStore, id: &str, out: &mut impl Write) -> io::Result<(
     }
 }
 
+/// `/memory recall QUERY`: the session-start ranking as a list of `memory.top_k` items
+/// (after the factual ones), from every source — the same list as `harvey memory recall`.
 fn recall(app: &App, query: &str, out: &mut impl Write) -> io::Result<()> {
     let Some(store) = app.memory.as_ref() else {
         return Ok(());
@@ -320,21 +322,24 @@ fn recall(app: &App, query: &str, out: &mut impl Write) -> io::Result<()> {
     if query.is_empty() {
         return writeln!(out, "usage: /memory recall QUERY");
     }
-    match store.search(query, &[], 10) {
-        Ok(hits) if hits.is_empty() => writeln!(out, "no memory matches {query:?}"),
-        Ok(hits) => {
+    let m = &app.config.memory;
+    let limits = crate::memory::Limits::list(m.top_k, m.factual_share);
+    match app.recall_with(store, query, limits) {
+        Ok(found) if found.items.is_empty() => writeln!(out, "nothing matches {query:?}"),
+        Ok(found) => {
             writeln!(out, "rank  score  tokens  source  id / text")?;
-            for (i, h) in hits.iter().enumerate() {
-                let line = crate::memory::recall::memory_line(&h.row);
-                let tokens = app.engine.count_tokens(&format!("{line}\n"));
+            for (i, p) in found.items.iter().enumerate() {
+                let c = &p.candidate;
                 writeln!(
                     out,
-                    "{:>4}  {:>5.2}  {:>6}  memory  {} ({})\n      {line}",
+                    "{:>4}  {:>5.2}  {:>6}  {}  {} ({})\n      {}",
                     i + 1,
-                    h.score,
-                    tokens,
-                    h.row.id,
-                    h.row.mtype
+                    c.score,
+                    p.tokens,
+                    c.source,
+                    c.id,
+                    c.section.header().trim_matches(['[', ']']),
+                    c.text
                 )?;
             }
             Ok(())
@@ -377,23 +382,7 @@ fn status(app: &App, out: &mut impl Write) -> io::Result<()> {
         }
         None => writeln!(out, "vectors   none: no embedder, recall is full-text only")?,
     }
-    let rag: Vec<&str> = app.rag.iter().map(|s| s.name()).collect();
-    writeln!(
-        out,
-        "sources   memories{}{}",
-        if app.rag_enabled && !rag.is_empty() {
-            format!(", RAG {}", rag.join(", "))
-        } else {
-            String::new()
-        },
-        match (&app.kb, m.knowledge_base.enabled) {
-            (Some(kb), true) => format!(
-                ", knowledge base (project {})",
-                kb.current_project().unwrap_or_default()
-            ),
-            _ => String::new(),
-        }
-    )?;
+    writeln!(out, "sources   {}", app.sources(store).names().join(", "))?;
     writeln!(
         out,
         "budget    n_ctx {n_ctx} × budget_pct {} = {} tokens (factual share {:.0}%, up to {} relevant items)",

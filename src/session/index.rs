@@ -1,6 +1,7 @@
 //! The sessions index and the per-session `memory_stats`, in `memories.db` beside the
 //! memory index. The session files are the truth for the index: at startup rows whose
-//! file is gone are pruned.
+//! file is gone are pruned, and a file changed since it was indexed (a summary edited by
+//! hand) is read again, as memory files are.
 
 use std::path::{Path, PathBuf};
 
@@ -19,6 +20,7 @@ CREATE TABLE IF NOT EXISTS sessions(
     tags TEXT NOT NULL,
     name TEXT
 );
+CREATE TABLE IF NOT EXISTS session_stamps(file TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS mined(file TEXT PRIMARY KEY, mined_at TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS memory_stats(
     session_id TEXT NOT NULL,
@@ -78,22 +80,78 @@ impl SessionIndex {
         &self.dir
     }
 
-    /// Drops rows whose file no longer exists; returns how many.
-    pub fn prune(&self) -> rusqlite::Result<usize> {
+    /// Brings the index in line with the session files: rows whose file is gone are
+    /// dropped, and a file whose size or mtime changed since it was indexed has its
+    /// summary and tags read again from its closing notes. Returns (pruned, re-read).
+    pub fn reconcile(&self) -> rusqlite::Result<(usize, usize)> {
         let files: Vec<String> = {
             let mut stmt = self.conn.prepare("SELECT file FROM sessions")?;
             let rows = stmt.query_map([], |r| r.get(0))?;
             rows.collect::<rusqlite::Result<_>>()?
         };
-        let mut pruned = 0;
+        let (mut pruned, mut reread) = (0, 0);
         for f in files {
-            if !self.dir.join(&f).is_file() {
+            let path = self.dir.join(&f);
+            let Some(stamp) = file_stamp(&path) else {
                 self.conn
                     .execute("DELETE FROM sessions WHERE file = ?1", [&f])?;
+                self.conn
+                    .execute("DELETE FROM session_stamps WHERE file = ?1", [&f])?;
                 pruned += 1;
+                continue;
+            };
+            if self.stamp(&f)? == Some(stamp) {
+                continue;
             }
+            if let Ok(text) = std::fs::read_to_string(&path) {
+                let record = super::fountain::parse(&text);
+                let note = |prefix: &str| {
+                    record
+                        .closing_notes
+                        .iter()
+                        .find_map(|n| n.strip_prefix(prefix).map(str::trim).map(str::to_string))
+                };
+                if let Some(summary) = note("Summary: ") {
+                    self.conn.execute(
+                        "UPDATE sessions SET summary = ?2 WHERE file = ?1",
+                        params![f, summary],
+                    )?;
+                }
+                if let Some(tags) = note("Tags: ") {
+                    let tags: Vec<&str> = tags
+                        .split(',')
+                        .map(str::trim)
+                        .filter(|t| !t.is_empty())
+                        .collect();
+                    self.conn.execute(
+                        "UPDATE sessions SET tags = ?2 WHERE file = ?1",
+                        params![f, tags.join(",")],
+                    )?;
+                }
+                reread += 1;
+            }
+            self.set_stamp(&f, stamp)?;
         }
-        Ok(pruned)
+        Ok((pruned, reread))
+    }
+
+    fn stamp(&self, file: &str) -> rusqlite::Result<Option<(i64, i64)>> {
+        use rusqlite::OptionalExtension;
+        self.conn
+            .query_row(
+                "SELECT mtime_ns, size FROM session_stamps WHERE file = ?1",
+                [file],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+    }
+
+    fn set_stamp(&self, file: &str, (mtime_ns, size): (i64, i64)) -> rusqlite::Result<()> {
+        self.conn.execute(
+            "INSERT OR REPLACE INTO session_stamps(file, mtime_ns, size) VALUES (?1, ?2, ?3)",
+            params![file, mtime_ns, size],
+        )?;
+        Ok(())
     }
 
     pub fn put(&self, e: &SessionEntry) -> rusqlite::Result<()> {
@@ -102,7 +160,11 @@ impl SessionIndex {
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
             params![e.file, e.started, e.duration_s, e.turns, e.summary, e.tags.join(","), e.name],
         )?;
-        Ok(())
+        // The file as indexed: a later change to it (a hand edit) is read at reconcile.
+        match file_stamp(&self.dir.join(&e.file)) {
+            Some(stamp) => self.set_stamp(&e.file, stamp),
+            None => Ok(()),
+        }
     }
 
     pub fn rename(&self, file: &str, name: &str) -> rusqlite::Result<bool> {
@@ -204,6 +266,21 @@ impl SessionIndex {
         })?;
         rows.collect()
     }
+}
+
+/// (mtime in ns, size) of a file, `None` when it is gone.
+fn file_stamp(path: &Path) -> Option<(i64, i64)> {
+    let meta = std::fs::metadata(path).ok()?;
+    let mtime = meta
+        .modified()
+        .ok()?
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?
+        .as_nanos();
+    Some((
+        i64::try_from(mtime).unwrap_or(i64::MAX),
+        i64::try_from(meta.len()).unwrap_or(i64::MAX),
+    ))
 }
 
 fn read_entry(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionEntry> {

@@ -5,6 +5,7 @@ mod engine;
 mod long;
 mod memory;
 mod onboarding;
+mod recall;
 mod repl;
 mod retrieval;
 mod sessions;

@@ -1,0 +1,348 @@
+//! Ranking: how a full-text list and a vector list become one relevance order, and how
+//! confidence and recency adjust it. Pure functions over ids and scores, shared by the
+//! memory store, the RAG stores and the knowledge base, so every silo's scores are on
+//! the same 0–1 scale and can be compared in one list.
+//!
+//! Chosen on LoCoMo dev data (`cargo bench --bench recall_quality`; numbers in
+//! `docs/recall.md`): normalized score blending. Each side is scaled by its own best hit
+//! (bm25 / best bm25; cosine relative to the query's best and to the spread of its
+//! candidates), so a query's own distribution decides what is similar — MiniLM gives loose
+//! paraphrases cosines of 0.25–0.4, and an absolute floor dropped exactly the matches
+//! full text cannot find. Reciprocal-rank fusion was measured too and lost: its scores
+//! are nearly flat over the first ranks, so the priors reordered them.
+//! Priors are mild: they break near-ties, they never override relevance.
+
+use std::collections::HashMap;
+use std::hash::Hash;
+
+/// Which lists take part.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Full text and vectors (vectors only when an embedder is loaded).
+    Hybrid,
+    /// Full text alone (as with `memory.embedder: none`).
+    Lexical,
+    /// Vectors alone (benchmarks).
+    Vector,
+}
+
+/// How two lists are combined.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Fusion {
+    /// `Σ w / (k + rank)`, scaled so that first in every list is 1.
+    Rrf { k: f64 },
+    /// `w_lex · lexical + w_vec · vector`, each normalized to 0–1 within the query.
+    Blend,
+}
+
+/// Ranking settings (one set for every query and every silo).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Ranking {
+    pub mode: Mode,
+    pub fusion: Fusion,
+    pub lexical_weight: f64,
+    pub vector_weight: f64,
+    /// Vector hits below this absolute cosine are dropped (0 = none).
+    pub min_cosine: f32,
+    /// Vector hits below `best × relative_floor` are dropped.
+    pub relative_floor: f32,
+    /// Candidates fetched from each list per item wanted (at least `min_pool`).
+    pub pool_factor: usize,
+    pub min_pool: usize,
+    /// How much confidence (0–1, neutral 0.5) may move a score: ±strength/2.
+    pub confidence_strength: f64,
+    /// How much recency may move a score (a year-old item loses about this share × 0.75).
+    pub recency_strength: f64,
+}
+
+pub const DEFAULT_LEXICAL_WEIGHT: f64 = 0.5;
+pub const DEFAULT_VECTOR_WEIGHT: f64 = 0.5;
+pub const DEFAULT_RELATIVE_FLOOR: f32 = 0.5;
+pub const DEFAULT_POOL_FACTOR: usize = 4;
+pub const DEFAULT_MIN_POOL: usize = 50;
+pub const DEFAULT_CONFIDENCE_STRENGTH: f64 = 0.1;
+pub const DEFAULT_RECENCY_STRENGTH: f64 = 0.05;
+
+impl Default for Ranking {
+    fn default() -> Self {
+        Self {
+            mode: Mode::Hybrid,
+            fusion: Fusion::Blend,
+            lexical_weight: DEFAULT_LEXICAL_WEIGHT,
+            vector_weight: DEFAULT_VECTOR_WEIGHT,
+            min_cosine: 0.0,
+            relative_floor: DEFAULT_RELATIVE_FLOOR,
+            pool_factor: DEFAULT_POOL_FACTOR,
+            min_pool: DEFAULT_MIN_POOL,
+            confidence_strength: DEFAULT_CONFIDENCE_STRENGTH,
+            recency_strength: DEFAULT_RECENCY_STRENGTH,
+        }
+    }
+}
+
+impl Ranking {
+    /// The ranking before it was measured (kept for the benchmark's comparison):
+    /// unweighted RRF, an absolute 0.3 cosine floor, priors as strong multipliers.
+    pub fn legacy() -> Self {
+        Self {
+            fusion: Fusion::Rrf { k: 60.0 },
+            lexical_weight: 1.0,
+            vector_weight: 1.0,
+            min_cosine: 0.3,
+            relative_floor: 0.0,
+            pool_factor: 3,
+            min_pool: 0,
+            confidence_strength: 1.0,
+            recency_strength: 0.2,
+            ..Self::default()
+        }
+    }
+
+    pub fn with_mode(self, mode: Mode) -> Self {
+        Self { mode, ..self }
+    }
+
+    /// Candidates to fetch from each list to return `k` items.
+    pub fn pool(&self, k: usize) -> usize {
+        k.saturating_mul(self.pool_factor).max(self.min_pool).max(k)
+    }
+
+    pub fn uses_lexical(&self) -> bool {
+        self.mode != Mode::Vector
+    }
+
+    pub fn uses_vectors(&self) -> bool {
+        self.mode != Mode::Lexical
+    }
+
+    /// The vector hits worth fusing: above the absolute floor and `relative_floor` of
+    /// the best one. `hits` are best first.
+    pub fn keep_similar<K>(&self, hits: Vec<(K, f32)>) -> Vec<(K, f32)> {
+        let best = hits.first().map_or(0.0, |h| h.1);
+        let floor = self.min_cosine.max(best * self.relative_floor);
+        hits.into_iter().filter(|(_, s)| *s >= floor).collect()
+    }
+
+    /// Relevance in 0–1 for every key of either list, best first. `lexical` holds
+    /// positive bm25 scores, `vector` cosines; both best first.
+    pub fn fuse<K: Clone + Eq + Hash>(
+        &self,
+        lexical: &[(K, f64)],
+        vector: &[(K, f32)],
+    ) -> Vec<(K, f64)> {
+        let lexical: &[(K, f64)] = if self.uses_lexical() { lexical } else { &[] };
+        let vector: &[(K, f32)] = if self.uses_vectors() { vector } else { &[] };
+        let mut out = match (lexical.is_empty(), vector.is_empty()) {
+            (_, true) => by_best(lexical),
+            (true, false) => vector_relevance(vector),
+            (false, false) => match self.fusion {
+                Fusion::Rrf { k } => self.rrf(lexical, vector, k),
+                Fusion::Blend => self.blend(lexical, vector),
+            },
+        };
+        out.sort_by(|a, b| b.1.total_cmp(&a.1));
+        out
+    }
+
+    fn rrf<K: Clone + Eq + Hash>(
+        &self,
+        lexical: &[(K, f64)],
+        vector: &[(K, f32)],
+        k: f64,
+    ) -> Vec<(K, f64)> {
+        let top = (self.lexical_weight + self.vector_weight) / (k + 1.0);
+        let mut acc = Accumulator::default();
+        for (i, (key, _)) in lexical.iter().enumerate() {
+            acc.add(key, self.lexical_weight / (k + (i + 1) as f64));
+        }
+        for (i, (key, _)) in vector.iter().enumerate() {
+            acc.add(key, self.vector_weight / (k + (i + 1) as f64));
+        }
+        acc.scaled(top)
+    }
+
+    fn blend<K: Clone + Eq + Hash>(
+        &self,
+        lexical: &[(K, f64)],
+        vector: &[(K, f32)],
+    ) -> Vec<(K, f64)> {
+        let total = self.lexical_weight + self.vector_weight;
+        let mut acc = Accumulator::default();
+        for (key, rel) in by_best(lexical) {
+            acc.add(&key, self.lexical_weight * rel);
+        }
+        for (key, rel) in vector_relevance(vector) {
+            acc.add(&key, self.vector_weight * rel);
+        }
+        acc.scaled(total)
+    }
+
+    /// Relevance adjusted by confidence and recency: a neutral item (confidence 0.5,
+    /// updated now) keeps its relevance; the adjustment is bounded by the strengths.
+    pub fn prior(&self, relevance: f64, confidence: f64, updated: i64, now: i64) -> f64 {
+        let age_days = ((now - updated).max(0) as f64) / 86_400.0;
+        let recency = 0.5_f64.powf(age_days / 180.0);
+        let conf = 1.0 + self.confidence_strength * (confidence.clamp(0.0, 1.0) - 0.5);
+        relevance * conf * (1.0 - self.recency_strength * (1.0 - recency))
+    }
+}
+
+/// Scores divided by the best one (bm25 has no fixed scale).
+fn by_best<K: Clone>(list: &[(K, f64)]) -> Vec<(K, f64)> {
+    let best = list.iter().map(|(_, s)| *s).fold(0.0_f64, f64::max);
+    list.iter()
+        .map(|(k, s)| {
+            (
+                k.clone(),
+                if best > 0.0 { (s / best).max(0.0) } else { 0.0 },
+            )
+        })
+        .collect()
+}
+
+/// Cosines mapped to 0–1 within the query: the best hit 1, the weakest kept candidate
+/// near 0 (min–max over the list, so the spread of this query's scores decides, not an
+/// absolute cosine). A single hit, or hits that all tie, count fully.
+fn vector_relevance<K: Clone>(list: &[(K, f32)]) -> Vec<(K, f64)> {
+    let best = list
+        .iter()
+        .map(|(_, s)| f64::from(*s))
+        .fold(f64::MIN, f64::max);
+    let worst = list
+        .iter()
+        .map(|(_, s)| f64::from(*s))
+        .fold(f64::MAX, f64::min);
+    // The tail of the list is not zero relevance: keep a floor under min–max.
+    let low = worst - 0.25 * (best - worst);
+    list.iter()
+        .map(|(k, s)| {
+            let s = f64::from(*s);
+            let rel = if best - low > 1e-9 {
+                (s - low) / (best - low)
+            } else {
+                1.0
+            };
+            (k.clone(), rel.clamp(0.0, 1.0))
+        })
+        .collect()
+}
+
+/// Sums per key, keeping first-seen order for ties.
+struct Accumulator<K> {
+    order: Vec<K>,
+    sums: HashMap<K, f64>,
+}
+
+impl<K> Default for Accumulator<K> {
+    fn default() -> Self {
+        Self {
+            order: Vec::new(),
+            sums: HashMap::new(),
+        }
+    }
+}
+
+impl<K: Clone + Eq + Hash> Accumulator<K> {
+    fn add(&mut self, key: &K, value: f64) {
+        match self.sums.get_mut(key) {
+            Some(v) => *v += value,
+            None => {
+                self.sums.insert(key.clone(), value);
+                self.order.push(key.clone());
+            }
+        }
+    }
+
+    fn scaled(self, top: f64) -> Vec<(K, f64)> {
+        let Self { order, sums } = self;
+        order
+            .into_iter()
+            .map(|k| {
+                let s = sums.get(&k).copied().unwrap_or(0.0);
+                (
+                    k,
+                    if top > 0.0 {
+                        (s / top).clamp(0.0, 1.0)
+                    } else {
+                        0.0
+                    },
+                )
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids(list: &[(&'static str, f64)]) -> Vec<&'static str> {
+        list.iter().map(|(k, _)| *k).collect()
+    }
+
+    #[test]
+    fn a_hit_in_both_lists_beats_a_hit_in_one() {
+        let lex = [("a", 9.0), ("b", 8.0), ("c", 1.0)];
+        let vec = [("c", 0.6_f32), ("d", 0.5), ("e", 0.2)];
+        for fusion in [Fusion::Blend, Fusion::Rrf { k: 60.0 }] {
+            let r = Ranking {
+                fusion,
+                ..Ranking::default()
+            };
+            let out = r.fuse(&lex, &vec);
+            assert_eq!(out.len(), 5);
+            assert!(out.iter().all(|(_, s)| (0.0..=1.0).contains(s)));
+            let pos = |k| ids(&out).iter().position(|x| *x == k).unwrap();
+            assert!(pos("c") < pos("e"), "{fusion:?}: {out:?}");
+        }
+    }
+
+    #[test]
+    fn one_list_alone_is_scaled_by_its_best() {
+        let r = Ranking::default();
+        let out = r.fuse(&[("a", 4.0), ("b", 2.0)], &[] as &[(&str, f32)]);
+        assert_eq!(out, vec![("a", 1.0), ("b", 0.5)]);
+        let out = r.fuse(&[] as &[(&str, f64)], &[("x", 0.29_f32)]);
+        assert_eq!(out, vec![("x", 1.0)], "a lone weak paraphrase still counts");
+    }
+
+    #[test]
+    fn modes_ignore_the_other_list() {
+        let lex = [("a", 1.0)];
+        let vec = [("b", 0.9_f32)];
+        let lexical = Ranking::default().with_mode(Mode::Lexical).fuse(&lex, &vec);
+        assert_eq!(ids(&lexical), vec!["a"]);
+        let vector = Ranking::default().with_mode(Mode::Vector).fuse(&lex, &vec);
+        assert_eq!(ids(&vector), vec!["b"]);
+    }
+
+    #[test]
+    fn the_similarity_floor_is_relative_to_the_best_hit() {
+        let r = Ranking::default();
+        let kept = r.keep_similar(vec![("a", 0.29_f32), ("b", 0.2), ("c", 0.1)]);
+        assert_eq!(kept.len(), 2, "{kept:?}");
+        assert!(Ranking::legacy()
+            .keep_similar(vec![("a", 0.29_f32)])
+            .is_empty());
+    }
+
+    #[test]
+    fn priors_break_ties_but_do_not_override_relevance() {
+        let r = Ranking::default();
+        let now = 1_000_000_000;
+        let year = 365 * 86_400;
+        assert!((r.prior(1.0, 0.5, now, now) - 1.0).abs() < 1e-12);
+        let old_confident = r.prior(0.8, 1.0, now - year, now);
+        let fresh_unsure = r.prior(0.9, 0.2, now, now);
+        assert!(fresh_unsure > old_confident);
+        assert!(r.prior(0.8, 0.9, now, now) > r.prior(0.8, 0.5, now, now));
+        assert!(r.prior(0.8, 0.5, now, now) > r.prior(0.8, 0.5, now - year, now));
+    }
+
+    #[test]
+    fn pool_is_deep_enough() {
+        let r = Ranking::default();
+        assert_eq!(r.pool(5), DEFAULT_MIN_POOL);
+        assert_eq!(r.pool(100), 400);
+    }
+}

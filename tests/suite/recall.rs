@@ -1,0 +1,261 @@
+//! One recall path (issue 13): the same ranking from the REPL and the CLI, a budget that
+//! packs what fits rather than top_k, a paraphrase no word of which matches found first,
+//! resumed sessions and hand-edited session summaries reaching the memory context.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use harvey::app::App;
+use harvey::engine::scripted::ScriptedEngine;
+use harvey::repl::handle_line;
+
+/// A workspace whose config points at the repository's embedder and the default model.
+fn workspace() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let models = Path::new(env!("CARGO_MANIFEST_DIR")).join("models");
+    let embedder = models.join("all-MiniLM-L6-v2.gguf");
+    assert!(embedder.is_file(), "run scripts/fetch-embedder.sh");
+    std::fs::create_dir_all(dir.path().join("agents")).unwrap();
+    std::fs::write(
+        dir.path().join("agents/harvey.yaml"),
+        format!(
+            "model:\n  path: {}\nmemory:\n  embedder: {}\n  recent_sessions: 0\n",
+            models.join("SmolLM2-135M-Instruct.Q4_1.gguf").display(),
+            embedder.display()
+        ),
+    )
+    .unwrap();
+    dir
+}
+
+fn harvey(ws: &Path, args: &[&str], stdin: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_harvey"))
+        .arg("--workdir")
+        .arg(ws)
+        .args(args)
+        .env_remove("HARVEY_MODEL")
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "harvey {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// Imports memories (JSONL drafts) through the CLI.
+fn import(ws: &Path, drafts: &[serde_json::Value]) {
+    let lines: Vec<String> = drafts.iter().map(|d| d.to_string()).collect();
+    harvey(ws, &["memory", "import", "-"], &lines.join("\n"));
+}
+
+fn workflow(description: &str) -> serde_json::Value {
+    serde_json::json!({"type": "workflow", "description": description})
+}
+
+fn cli_ids(ws: &Path, args: &[&str]) -> (Vec<String>, serde_json::Value) {
+    let mut all = vec!["memory", "recall", "--json"];
+    all.extend_from_slice(args);
+    let out = harvey(ws, &all, "");
+    let value: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ids = value["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap().to_string())
+        .collect();
+    (ids, value)
+}
+
+const SIX: [&str; 6] = [
+    "The release script refuses to run when the repository has uncommitted changes",
+    "Use cargo clippy with warnings denied before committing",
+    "The greenhouse sensors report every five minutes over MQTT",
+    "Backups of the database run nightly at two in the morning",
+    "Prefer short answers with a code example",
+    "The web server listens on port 8080 behind nginx",
+];
+
+#[test]
+fn a_paraphrase_without_a_shared_word_is_found_first() {
+    let ws = workspace();
+    import(ws.path(), &SIX.map(workflow));
+    let (ids, value) = cli_ids(
+        ws.path(),
+        &["how do I publish a new version of the project"],
+    );
+    assert!(!ids.is_empty(), "nothing recalled: {value}");
+    let first = value["results"][0]["text"].as_str().unwrap();
+    assert!(first.contains("release script"), "{value:#}");
+}
+
+#[test]
+fn a_budget_packs_every_relevant_item_that_fits_not_top_k() {
+    let ws = workspace();
+    let drafts: Vec<serde_json::Value> = (0..30)
+        .map(|i| {
+            workflow(&format!(
+                "Pump maintenance note {i}: check valve {i} before watering"
+            ))
+        })
+        .collect();
+    import(ws.path(), &drafts);
+    let (small, _) = cli_ids(ws.path(), &["pump valve maintenance", "--budget", "128"]);
+    let (large, value) = cli_ids(ws.path(), &["pump valve maintenance", "--budget", "1024"]);
+    let (list, _) = cli_ids(ws.path(), &["pump valve maintenance"]);
+    assert_eq!(list.len(), 5, "an unbudgeted list has memory.top_k items");
+    assert!(
+        large.len() > 5,
+        "a budget is not capped at top_k: {value:#}"
+    );
+    assert!(
+        large.len() > small.len(),
+        "{} vs {}",
+        large.len(),
+        small.len()
+    );
+    assert!(value["tokens"].as_u64().unwrap() <= 1024);
+    assert_eq!(large.len(), 30, "all 30 fit in 1024 tokens: {value:#}");
+}
+
+#[test]
+fn the_repl_and_the_cli_return_the_same_ranking() {
+    let ws = workspace();
+    let mut all: Vec<serde_json::Value> = SIX.map(workflow).to_vec();
+    all.extend(
+        [
+            "Commit messages use the imperative mood",
+            "Run the release from a clean checkout of main",
+            "Publishing to crates.io needs a token in the environment",
+        ]
+        .map(workflow),
+    );
+    import(ws.path(), &all);
+    let query = "how do I publish a release of the project";
+    let (cli, _) = cli_ids(ws.path(), &[query]);
+    let config = harvey::config::load(ws.path()).unwrap();
+    let mut app = App::with_engine(
+        ws.path().to_path_buf(),
+        config,
+        Box::new(ScriptedEngine::new(4096, Vec::<String>::new())),
+    );
+    let mut out = Vec::new();
+    handle_line(&mut app, &format!("/memory recall {query}"), &mut out).unwrap();
+    let out = String::from_utf8(out).unwrap();
+    let repl: Vec<String> = out
+        .lines()
+        .filter(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+        .filter_map(|l| l.split_whitespace().nth(4).map(str::to_string))
+        .collect();
+    assert_eq!(cli.len(), 5, "{out}");
+    assert_eq!(repl, cli, "REPL:\n{out}");
+    // The session start ranks the same way: its experience lines come in that order.
+    let store = app.memory.as_ref().unwrap();
+    let start = app.recall(store, query, Some(4096)).unwrap();
+    let order: Vec<&str> = start
+        .items
+        .iter()
+        .map(|p| p.candidate.id.as_str())
+        .collect();
+    assert_eq!(
+        &order[..5],
+        &cli.iter().map(String::as_str).collect::<Vec<_>>()[..]
+    );
+}
+
+fn scripted_app(ws: &Path, replies: &[&str]) -> App {
+    let mut config = harvey::config::load(ws).unwrap();
+    config.tools.enabled = false;
+    config.memory.recent_sessions = 3;
+    App::with_engine(
+        ws.to_path_buf(),
+        config,
+        Box::new(ScriptedEngine::new(4096, replies.iter().copied())),
+    )
+}
+
+#[test]
+fn a_resumed_session_gets_the_memory_context() {
+    let ws = workspace();
+    import(
+        ws.path(),
+        &[workflow(
+            "The greenhouse pump needs priming after a power cut",
+        )],
+    );
+    let mut first = scripted_app(
+        ws.path(),
+        &["Prime it.", "We talked about the pump.", "[\"pump\"]"],
+    );
+    first
+        .turn("the pump after a power cut?", &mut |_| {})
+        .unwrap();
+    let report = first.close_session(&mut |_| {}).unwrap();
+    drop(first);
+    let mut second = scripted_app(ws.path(), &["Again: prime it."]);
+    let restored = second.continue_session(&report.record).unwrap();
+    assert_eq!(restored, 1);
+    second
+        .turn("and the pump after a power cut now?", &mut |_| {})
+        .unwrap();
+    let context = second
+        .conversation
+        .context()
+        .unwrap_or_default()
+        .to_string();
+    assert!(context.starts_with("[memory context]"), "{context}");
+    assert!(context.contains("needs priming"), "{context}");
+    // It is in the prompt the model got, right after the system prompt.
+    let messages = second.conversation.messages();
+    assert_eq!(messages[1].content, context);
+}
+
+#[test]
+fn a_hand_edited_session_summary_is_recalled_in_the_next_session() {
+    let ws = workspace();
+    let mut first = scripted_app(
+        ws.path(),
+        &["Sure.", "We discussed watering.", "[\"water\"]"],
+    );
+    first.turn("when should I water?", &mut |_| {}).unwrap();
+    let report = first.close_session(&mut |_| {}).unwrap();
+    drop(first);
+    let text = std::fs::read_to_string(&report.record).unwrap();
+    assert!(text.contains("[[Summary: "), "{text}");
+    let edited: String = text
+        .lines()
+        .map(|l| {
+            if l.starts_with("[[Summary: ") {
+                "[[Summary: The irrigation valve was replaced with a brass one.]]".to_string()
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n";
+    std::fs::write(&report.record, edited).unwrap();
+    let mut second = scripted_app(ws.path(), &["Noted."]);
+    second.turn("hello again", &mut |_| {}).unwrap();
+    let context = second
+        .conversation
+        .context()
+        .unwrap_or_default()
+        .to_string();
+    assert!(context.contains("[recent sessions]"), "{context}");
+    assert!(context.contains("brass one"), "{context}");
+    assert!(!context.contains("We discussed watering"), "{context}");
+}
