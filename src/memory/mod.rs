@@ -5,10 +5,12 @@
 pub mod file;
 pub mod guard;
 pub mod index;
+pub mod overview;
 pub mod query;
 pub mod recall;
 pub mod store;
 pub mod types;
+mod upkeep;
 
 pub use recall::{Candidate, Injection, Limits, MemorySilo, Section, Silo};
 pub use store::{MemoryStore, Patch, Reconciled, StoreError, Warning, WriteOutcome};
