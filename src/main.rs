@@ -1,16 +1,20 @@
 //! `harvey`: command line -> config -> app -> REPL or one-shot run.
-//! Exit codes: 0 ok, 1 runtime error, 2 usage error.
+//! Exit codes: 0 ok, 1 runtime error, 2 usage error, 130 `run` stopped by Ctrl-C (the
+//! session is closed first), 128+N the REPL ended by signal N.
 
 use std::fmt::Write as _;
 use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
 use harvey::app::{engine_params, App, AppOptions};
 use harvey::chat::agent::TurnEvent;
 use harvey::chat::stop_note;
+use harvey::engine::AbortFlag;
 use harvey::repl;
 
 mod knowledge_cli;
@@ -53,7 +57,7 @@ enum Command {
     /// the turns of a scripted chat (with and without KV prefix reuse) and peak memory.
     Bench(BenchArgs),
     /// Typed memories for scripts: add, import, list, show, recall (also in batch),
-    /// forget, flag, rebuild, status. Files live in <workspace>/agents/memories/.
+    /// forget, flag, index, rebuild, status. Files live in <workspace>/agents/memories/.
     #[command(subcommand)]
     Memory(memory_cli::MemoryCommand),
     /// Run one of the model's tools yourself, or list them (no model is loaded).
@@ -332,6 +336,45 @@ fn interactive(options: &AppOptions, resume: Option<Option<String>>) -> Result<E
     })
 }
 
+/// Ctrl-C during `harvey run`: the first one stops the reply (or skips the summary when
+/// the session is already closing); the session is then closed as usual and the process
+/// exits 130. Installed before the model loads, when there is no abort flag to raise yet.
+#[derive(Default)]
+struct Interrupt {
+    hit: AtomicBool,
+    abort: OnceLock<AbortFlag>,
+}
+
+impl Interrupt {
+    fn install() -> Result<Arc<Self>> {
+        let interrupt = Arc::new(Self::default());
+        let hook = Arc::clone(&interrupt);
+        ctrlc::set_handler(move || {
+            hook.hit.store(true, Ordering::SeqCst);
+            if let Some(abort) = hook.abort.get() {
+                abort.raise();
+            }
+        })
+        .context("cannot install the Ctrl-C handler")?;
+        Ok(interrupt)
+    }
+
+    fn is_hit(&self) -> bool {
+        self.hit.load(Ordering::SeqCst)
+    }
+
+    /// Raises the abort flag again if Ctrl-C came: a turn and the close sequence clear
+    /// the flag when they start, which must not swallow a Ctrl-C that came before.
+    fn reassert(&self) {
+        if let (true, Some(abort)) = (self.is_hit(), self.abort.get()) {
+            abort.raise();
+        }
+    }
+}
+
+/// Exit status after Ctrl-C, as a shell reports a process ended by SIGINT.
+const INTERRUPTED: u8 = 130;
+
 fn run_once(options: &AppOptions, args: RunArgs) -> Result<ExitCode> {
     let prompt = match args.prompt {
         Some(p) => p,
@@ -341,29 +384,44 @@ fn run_once(options: &AppOptions, args: RunArgs) -> Result<ExitCode> {
         eprintln!("error: empty prompt: pass PROMPT or pipe text on stdin (harvey run --help)");
         return Ok(ExitCode::from(2));
     }
+    let interrupt = Interrupt::install()?;
     let mut app = App::open(options)?;
+    let _ = interrupt.abort.set(app.abort.clone());
     if let Some(n) = args.max_tokens {
         app.config.sampling.max_tokens = n.max(1);
     }
     let stable = app.stable_memory_context();
     app.prepare_prefix(&stable);
+    if interrupt.is_hit() {
+        // Nothing was said yet: there is no session to close.
+        return Ok(ExitCode::from(INTERRUPTED));
+    }
     let mut stdout = std::io::stdout();
     let stream = !args.json;
-    let turn = app.agent_turn(&prompt, &mut |event| match event {
-        // A closed pipe only loses output; the run itself still completes.
-        TurnEvent::Text(piece) if stream => {
-            let _ = stdout
-                .write_all(piece.as_bytes())
-                .and_then(|()| stdout.flush());
+    // Keys typed on the terminal while the reply streams are not echoed into it.
+    let quiet = harvey::repl::echo::EchoOff::stdin();
+    let turn = app.agent_turn(&prompt, &mut |event| {
+        interrupt.reassert();
+        match event {
+            // A closed pipe only loses output; the run itself still completes.
+            TurnEvent::Text(piece) if stream => {
+                let _ = stdout
+                    .write_all(piece.as_bytes())
+                    .and_then(|()| stdout.flush());
+            }
+            TurnEvent::Text(_) => {}
+            other => {
+                let _ = harvey::repl::render::turn_event(&mut std::io::stderr(), &other);
+            }
         }
-        TurnEvent::Text(_) => {}
-        other => {
-            let _ = harvey::repl::render::turn_event(&mut std::io::stderr(), &other);
-        }
-    })?;
+    });
+    drop(quiet);
+    let turn = turn?;
     let completion = turn.completion;
     // The same close sequence as the REPL's, quietly: scripts read stdout and stderr.
-    let closed = app.close_session(&mut |_| {});
+    // After Ctrl-C the summary is skipped: the first progress report comes after the
+    // sequence clears the abort flag and before it summarizes.
+    let closed = app.close_session(&mut |_| interrupt.reassert());
     if args.json {
         let s = &completion.stats;
         let value = serde_json::json!({
@@ -396,6 +454,12 @@ fn run_once(options: &AppOptions, args: RunArgs) -> Result<ExitCode> {
         if let Some(note) = stop_note(completion.stop) {
             eprintln!("{note}");
         }
+    }
+    if interrupt.is_hit() {
+        if let Some(c) = &closed {
+            eprintln!("[session saved to {}]", c.record.display());
+        }
+        return Ok(ExitCode::from(INTERRUPTED));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -52,6 +52,8 @@ pub enum MemoryCommand {
     Forget { id: String },
     /// Lower a memory's confidence by 0.1; at 0.2 or below it is archived.
     Flag { id: String },
+    /// Print MEMORY.md: one line per active memory, most useful first, capped.
+    Index,
     /// Rebuild memories.db from the memory files (the files are the truth).
     Rebuild,
     /// Counts per type, the store path and the injection budget.
@@ -161,6 +163,10 @@ pub fn run(options: &AppOptions, cmd: MemoryCommand) -> Result<ExitCode> {
             let f = store.flag(&id)?;
             let archived = if f.archived { " — archived" } else { "" };
             println!("{id}: confidence {:.1}{archived}", f.confidence);
+            Ok(ExitCode::SUCCESS)
+        }
+        MemoryCommand::Index => {
+            print!("{}", store.overview()?);
             Ok(ExitCode::SUCCESS)
         }
         MemoryCommand::Rebuild => {

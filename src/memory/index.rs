@@ -285,6 +285,15 @@ impl Index {
         rows.collect()
     }
 
+    /// Ids of active memories whose `expires_at` is at or before `now`.
+    pub fn expired(&self, now: i64) -> rusqlite::Result<Vec<String>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT id FROM memories WHERE archived = 0 AND expires IS NOT NULL AND expires <= ?1 ORDER BY id",
+        )?;
+        let ids = stmt.query_map([now], |r| r.get(0))?;
+        ids.collect()
+    }
+
     /// Full-text hits among recallable memories (active, not expired at `now`) of the
     /// given types, best first, with their bm25 relevance made positive (larger = better).
     pub fn search(

@@ -5,6 +5,7 @@
 pub mod file;
 pub mod guard;
 pub mod index;
+pub mod overview;
 pub mod pack;
 pub mod query;
 pub mod rank;
@@ -12,6 +13,7 @@ pub mod recall;
 pub mod search;
 pub mod store;
 pub mod types;
+mod upkeep;
 
 pub use recall::{Candidate, Injection, Limits, MemorySilo, Section, Silo};
 pub use store::{MemoryStore, Patch, Reconciled, StoreError, Warning, WriteOutcome};

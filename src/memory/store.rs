@@ -1,5 +1,9 @@
 //! The memory store: files under `agents/memories/` (the truth), the SQLite index
-//! beside them, and `MEMORY.md` for humans.
+//! beside them, and `MEMORY.md` for humans ([`overview`]).
+//!
+//! Every change writes the new file (atomically) before it removes or moves an old
+//! one, so a crash leaves at worst an extra copy, which the next reconcile resolves
+//! ([`upkeep`]); nothing is ever half-written or lost.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -7,10 +11,11 @@ use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
-use super::file::{self, FormatError, EXTENSIONS};
+use super::file::{self, FormatError};
 use super::guard::{find_secret, relativize, MAX_BODY_BYTES};
 use super::index::{FileStamp, Index, Placement, Row};
 use super::types::{normalize_description, Draft, Memory, MemoryType, DEFAULT_CONFIDENCE};
+use super::{overview, upkeep};
 use crate::tokens::Embedder;
 
 /// Confidence at or below which `/memory flag` archives a memory.
@@ -76,6 +81,10 @@ pub struct Reconciled {
     pub removed: usize,
     pub unchanged: usize,
     pub warnings: Vec<Warning>,
+    /// Memories moved to `archive/` at this reconcile, with why (`expired`, `superseded`).
+    pub archived: Vec<(String, &'static str)>,
+    /// Older copies left by an interrupted type change, deleted (the newer copy stays).
+    pub stale_copies: Vec<PathBuf>,
 }
 
 /// What a write did.
@@ -278,9 +287,17 @@ impl MemoryStore {
     }
 
     /// Brings the index in line with the files: new and changed files are (re)read,
-    /// rows of deleted files dropped. Unreadable files are skipped with a warning.
+    /// rows of deleted files dropped. Unreadable files are skipped with a warning. Then
+    /// the files are tidied as harvey's own writes would have: the stale copy of an
+    /// interrupted type change is deleted, and expired memories and the ones listed in a
+    /// (re)read file's `supersedes:` (a file written by hand or by the Go tool) are
+    /// archived.
     pub fn reconcile(&mut self) -> Result<Reconciled, StoreError> {
-        let files = scan(&self.dir);
+        let mut files = upkeep::scan(&self.dir);
+        let mut report = Reconciled {
+            stale_copies: upkeep::drop_stale_copies(&self.dir, &mut files),
+            ..Reconciled::default()
+        };
         let known: HashMap<String, (String, FileStamp)> = self
             .index
             .stamps()
@@ -288,9 +305,9 @@ impl MemoryStore {
             .into_iter()
             .map(|(path, id, stamp)| (path, (id, stamp)))
             .collect();
-        let mut report = Reconciled::default();
         let mut seen: HashSet<&str> = HashSet::new();
         let mut ids: HashMap<String, String> = HashMap::new();
+        let mut supersedes: Vec<(String, Vec<String>)> = Vec::new();
         let dir = self.dir.clone();
         let result = self.index.batch(|index| {
             for f in &files {
@@ -333,6 +350,9 @@ impl MemoryStore {
                 }
                 ids.insert(memory.id.clone(), f.rel.clone());
                 index.upsert(&memory, &placement(&memory, &f.rel, f.stamp, f.archived))?;
+                if !f.archived && !memory.supersedes.is_empty() {
+                    supersedes.push((memory.id.clone(), memory.supersedes.clone()));
+                }
                 report.indexed += 1;
             }
             for path in known.keys() {
@@ -344,10 +364,49 @@ impl MemoryStore {
             Ok(())
         });
         result.map_err(|e| self.db_err(e))?;
-        if report.indexed > 0 || report.removed > 0 {
+        self.archive_stale(&supersedes, &mut report)?;
+        let changed = report.indexed > 0 || report.removed > 0 || !report.archived.is_empty();
+        if changed || !self.dir.join(overview::FILE_NAME).exists() {
             self.write_overview()?;
         }
         Ok(report)
+    }
+
+    /// Archives what reconcile found out of date: memories superseded by a (re)read
+    /// file, then expired ones. One that cannot be moved stays active with a warning.
+    fn archive_stale(
+        &mut self,
+        supersedes: &[(String, Vec<String>)],
+        report: &mut Reconciled,
+    ) -> Result<(), StoreError> {
+        let mut stale: Vec<(String, &'static str)> = Vec::new();
+        for (by, ids) in supersedes {
+            for id in ids.iter().filter(|id| *id != by) {
+                let row = self.index.get(id).map_err(|e| self.db_err(e))?;
+                if row.is_some_and(|r| !r.archived) && !stale.iter().any(|(s, _)| s == id) {
+                    stale.push((id.clone(), "superseded"));
+                }
+            }
+        }
+        let expired = self.index.expired(now_unix()).map_err(|e| self.db_err(e))?;
+        let expired: Vec<(String, &'static str)> = expired
+            .into_iter()
+            .filter(|id| !stale.iter().any(|(s, _)| s == id))
+            .map(|id| (id, "expired"))
+            .collect();
+        stale.extend(expired);
+        for (id, why) in stale {
+            match self.archive(&id) {
+                Ok(()) => report.archived.push((id, why)),
+                Err(e) => report.warnings.push(Warning {
+                    path: self
+                        .dir
+                        .join(self.row(&id).map(|r| r.path).unwrap_or_default()),
+                    problem: format!("{why} but not archived: {e}"),
+                }),
+            }
+        }
+        Ok(())
     }
 
     /// Drops the index and reads every file again.
@@ -409,6 +468,7 @@ impl MemoryStore {
             .index
             .active_with_norm(&norm)
             .map_err(|e| self.db_err(e))?;
+        let mut old_file = None;
         let (memory, rel, updated) = match existing {
             Some(row) => {
                 let mut m = self.read(&row)?;
@@ -433,11 +493,12 @@ impl MemoryStore {
                     }
                 }
                 m.updated_at = now;
-                // A type change moves the file to its new type directory.
+                // A type change moves the file to its new type directory: the old file
+                // goes only after the new one is written (see `save` below).
                 let rel = if row.mtype == mtype {
                     row.path.clone()
                 } else {
-                    let _ = std::fs::remove_file(self.dir.join(&row.path));
+                    old_file = Some(row.path.clone());
                     format!("{}/{}.spmd", mtype.as_str(), m.id)
                 };
                 (m, rel, true)
@@ -465,6 +526,13 @@ impl MemoryStore {
             }
         };
         self.save(&memory, &rel, false)?;
+        if let Some(old) = old_file {
+            // A crash before this line leaves two copies; reconcile keeps the newer.
+            let path = self.dir.join(old);
+            if let Err(e) = std::fs::remove_file(&path) {
+                tracing::warn!("cannot remove the old copy {}: {e}", path.display());
+            }
+        }
         let mut archived = Vec::new();
         for id in &draft.supersedes {
             if id != &memory.id && self.archive(id).is_ok() {
@@ -678,83 +746,26 @@ impl MemoryStore {
         self.index.counts().map_err(|e| self.db_err(e))
     }
 
-    /// Regenerates `MEMORY.md`: one line per active memory, grouped by type.
+    /// The text of `MEMORY.md` as the index stands now (see [`overview`]).
+    pub fn overview(&self) -> Result<String, StoreError> {
+        let rows = self.index.list(false).map_err(|e| self.db_err(e))?;
+        Ok(overview::render(&rows, now_unix()))
+    }
+
+    /// Regenerates `MEMORY.md`.
     fn write_overview(&self) -> Result<(), StoreError> {
         // Every path that changes memories ends here, so this is where new text gets
         // its vector. A failed embedding leaves the memory saved and found by full text.
         if let Err(e) = self.embed_missing() {
             tracing::warn!("{e}");
         }
-        let rows = self.index.list(false).map_err(|e| self.db_err(e))?;
-        let mut text = String::from(
-            "# Memories\n\nGenerated by harvey on every change; do not edit. The files under each \
-             type directory are the truth (`harvey memory` and `/memory` change them).\n",
-        );
-        for t in MemoryType::ALL {
-            let of_type: Vec<&Row> = rows.iter().filter(|r| r.mtype == t).collect();
-            if of_type.is_empty() {
-                continue;
-            }
-            text.push_str(&format!("\n## {t}\n\n"));
-            for r in of_type {
-                let kind = r
-                    .kind
-                    .as_deref()
-                    .map(|k| format!(" ({k})"))
-                    .unwrap_or_default();
-                text.push_str(&format!(
-                    "- `{}`{kind} {} — confidence {:.2}\n",
-                    r.id, r.description, r.confidence
-                ));
-            }
-        }
-        let path = self.dir.join("MEMORY.md");
+        let text = self.overview()?;
+        let path = self.dir.join(overview::FILE_NAME);
         file::write_atomic(&path, text.as_bytes()).map_err(|source| StoreError::Io { path, source })
     }
 }
 
-struct Found {
-    rel: String,
-    stamp: FileStamp,
-    dir_type: Option<MemoryType>,
-    archived: bool,
-}
-
-/// Memory files under `<type>/` and `archive/<type>/`, sorted (first path wins an id).
-fn scan(dir: &Path) -> Vec<Found> {
-    let mut found = Vec::new();
-    for (prefix, archived) in [("", false), ("archive/", true)] {
-        for t in MemoryType::ALL {
-            let sub = format!("{prefix}{}", t.as_str());
-            let Ok(entries) = std::fs::read_dir(dir.join(&sub)) else {
-                continue;
-            };
-            for entry in entries.flatten() {
-                let name = entry.file_name();
-                let Some(name) = name.to_str() else { continue };
-                let ext_ok = Path::new(name)
-                    .extension()
-                    .and_then(|e| e.to_str())
-                    .is_some_and(|e| EXTENSIONS.contains(&e));
-                if name.starts_with('.') || !ext_ok {
-                    continue;
-                }
-                if let Ok(stamp) = stamp_of(&entry.path()) {
-                    found.push(Found {
-                        rel: format!("{sub}/{name}"),
-                        stamp,
-                        dir_type: Some(t),
-                        archived,
-                    });
-                }
-            }
-        }
-    }
-    found.sort_by(|a, b| a.rel.cmp(&b.rel));
-    found
-}
-
-fn stamp_of(path: &Path) -> std::io::Result<FileStamp> {
+pub(crate) fn stamp_of(path: &Path) -> std::io::Result<FileStamp> {
     let meta = std::fs::metadata(path)?;
     if !meta.is_file() {
         return Err(std::io::Error::other("not a file"));

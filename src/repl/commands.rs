@@ -63,7 +63,7 @@ pub const COMMANDS: &[CommandSpec] = &[
         name: "memory",
         aliases: &[],
         usage: "/memory …",
-        help: "memories: list [--type T] [--kind K] | show ID | add TYPE TEXT | edit ID | forget ID | flag ID | recall QUERY | status",
+        help: "memories: list [--type T] [--kind K] | show ID | add TYPE TEXT | edit ID | forget ID | flag ID | recall QUERY | index | status",
     },
     CommandSpec {
         kind: CommandKind::Rag,

@@ -6,7 +6,7 @@ use crate::app::App;
 use crate::memory::index::Row;
 use crate::memory::{Draft, MemoryStore, MemoryType};
 
-const USAGE: &str = "usage: /memory list [--type T] [--kind K] | show ID | add TYPE TEXT | edit ID | forget ID | flag ID | recall QUERY | mine [FILE] [--force] | profile show|edit | status";
+const USAGE: &str = "usage: /memory list [--type T] [--kind K] | show ID | add TYPE TEXT | edit ID | forget ID | flag ID | recall QUERY | index | mine [FILE] [--force] | profile show|edit | status";
 
 pub fn command(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()> {
     let (sub, rest) = args.split_once(char::is_whitespace).unwrap_or((args, ""));
@@ -36,6 +36,10 @@ pub fn command(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()
                 f.confidence
             ),
             Ok(f) => writeln!(out, "{rest}: confidence now {:.1}", f.confidence),
+            Err(e) => writeln!(out, "error: {e}"),
+        },
+        "index" => match store.overview() {
+            Ok(text) => write!(out, "{text}"),
             Err(e) => writeln!(out, "error: {e}"),
         },
         "recall" => recall(app, rest, out),

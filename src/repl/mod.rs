@@ -2,9 +2,11 @@
 //! place that writes to the terminal.
 //!
 //! Ctrl-C while a reply streams raises the app's abort flag (the engine stops within a
-//! token); Ctrl-C at the prompt clears the line; Ctrl-D exits.
+//! token); Ctrl-C at the prompt clears the line; Ctrl-D exits. Keys typed while a reply
+//! streams are neither echoed into it nor kept for the next prompt ([`echo`]).
 
 pub mod commands;
+pub mod echo;
 mod input;
 pub mod knowledge;
 mod memory;
@@ -105,6 +107,8 @@ pub fn run(
         let ask_line = control.clone();
         let answers = std::sync::Mutex::new(answers);
         let ask: std::rc::Rc<crate::app::Ask> = std::rc::Rc::new(move |question: &str| {
+            // Keys typed while a reply streamed must not answer a question asked now.
+            echo::discard_typed();
             ask_line.send(Control::Ask(question.to_string())).ok()?;
             answers.lock().ok()?.recv().ok()
         });
@@ -130,7 +134,7 @@ pub fn run(
     let mut ended_by = None;
     let result = loop {
         match inbox.recv() {
-            Ok(Event::Line(line)) => match handle_line(app, &join_multiline(&line), &mut out) {
+            Ok(Event::Line(line)) => match handle_quietly(app, &join_multiline(&line), &mut out) {
                 Ok(Flow::Exit) => break Ok(()),
                 Ok(Flow::Continue) => {
                     let _ = control.send(Control::Next);
@@ -229,6 +233,25 @@ fn banner(out: &mut impl Write, app: &App) -> io::Result<()> {
         writeln!(out, "note: {notice}")?;
     }
     writeln!(out, "Type /help for commands, Ctrl-D to exit.")
+}
+
+/// [`handle_line`] with the terminal's echo off while a reply streams (chat text and
+/// `/session replay`), so keys typed meanwhile do not land in the reply ([`echo`]).
+/// Other commands keep the terminal as it is: `/memory edit` hands it to an editor.
+fn handle_quietly(app: &mut App, line: &str, out: &mut impl Write) -> io::Result<Flow> {
+    let streams = match parse(line) {
+        Input::Text(_) => true,
+        Input::Command { kind, args } => {
+            kind == CommandKind::Session && args.trim_start().starts_with("replay")
+        }
+        Input::Empty | Input::Unknown(_) => false,
+    };
+    let _quiet = if streams {
+        echo::EchoOff::stdin()
+    } else {
+        None
+    };
+    handle_line(app, line, out)
 }
 
 /// Handles one complete input; public so the loop's behaviour is testable without a TTY.

@@ -301,3 +301,67 @@ fn memory_commands_for_scripts() {
     );
     assert!(v["memory"]["tokens"].as_u64().unwrap() <= v["memory"]["budget"].as_u64().unwrap());
 }
+
+#[test]
+fn ctrl_c_during_run_stops_the_reply_closes_the_session_and_exits_130() {
+    use std::io::Read;
+    let model = model_path();
+    let ws = tempfile::tempdir().unwrap();
+    let prompt =
+        "Write a very long story, at least two thousand words, about a lighthouse keeper, \
+                  chapter by chapter, with many details.";
+    let mut child = Command::new(env!("CARGO_BIN_EXE_harvey"))
+        .arg("--workdir")
+        .arg(ws.path())
+        .args(["-m", model.to_str().unwrap(), "run", "--max-tokens", "4000"])
+        .arg(prompt)
+        .env_remove("HARVEY_MODEL")
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    // The reply has begun streaming: now Ctrl-C.
+    let mut first = [0u8; 1];
+    assert_eq!(stdout.read(&mut first).unwrap(), 1, "no reply streamed");
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let mut rest = Vec::new();
+    stdout.read_to_end(&mut rest).unwrap();
+    assert!(rest.ends_with(b"\n"), "the reply line is ended");
+    let out = child.wait_with_output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    let records: Vec<_> = std::fs::read_dir(ws.path().join("agents/sessions"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "spmd"))
+        .collect();
+    assert_eq!(records.len(), 1, "{records:?}\n{err}");
+    let name = records[0]
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    assert!(
+        err.contains("[session saved to ") && err.contains(&name),
+        "{err}"
+    );
+    let record = harvey::session::fountain::parse(&std::fs::read_to_string(&records[0]).unwrap());
+    assert!(record.ended, "THE END. written");
+    assert_eq!(record.exchanges.len(), 1);
+    assert_eq!(record.exchanges[0].user, prompt);
+    assert!(
+        record
+            .closing_notes
+            .iter()
+            .any(|n| n.starts_with("Summary: ")),
+        "{:?}",
+        record.closing_notes
+    );
+}

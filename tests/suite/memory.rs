@@ -314,6 +314,182 @@ fn flag_lowers_confidence_and_archives_at_point_two() {
     assert!(store.flag(&id).is_err());
 }
 
+#[test]
+fn a_type_change_writes_the_new_file_before_removing_the_old_one() {
+    let ws = tempfile::tempdir().unwrap();
+    let (mut store, _) = open(ws.path());
+    let id = store
+        .write(&draft("tool_use", "Run the linter before pushing", "v1"))
+        .unwrap()
+        .id()
+        .to_string();
+    let old = store.path_of(&id).unwrap();
+    // The new type directory cannot be created: the write fails, the memory is not lost.
+    let blocker = ws.path().join("agents/memories/workflow");
+    std::fs::write(&blocker, "not a directory").unwrap();
+    let moved = draft("workflow", "Run the linter before pushing", "v2");
+    assert!(store.write(&moved).is_err());
+    assert!(
+        old.exists(),
+        "the old file went before the new one was written"
+    );
+    assert_eq!(store.get(&id).unwrap().summary, "v1");
+    std::fs::remove_file(&blocker).unwrap();
+    store.write(&moved).unwrap();
+    assert!(!old.exists());
+    let m = store.get(&id).unwrap();
+    assert_eq!((m.mtype, m.summary.as_str()), (MemoryType::Workflow, "v2"));
+    assert_eq!(store.list(None, None).unwrap().len(), 1);
+}
+
+/// The state a crash between writing the new copy and removing the old one leaves.
+fn copy_with(from: &Path, to: &Path, mtype: &str, updated: &str) {
+    let text = std::fs::read_to_string(from).unwrap();
+    let mut m = harvey::memory::file::parse(text.as_bytes(), None).unwrap();
+    m.mtype = MemoryType::parse(mtype).unwrap();
+    m.updated_at = updated.into();
+    std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+    std::fs::write(to, render(&m)).unwrap();
+}
+
+#[test]
+fn reconcile_keeps_the_newer_copy_of_an_interrupted_type_change() {
+    let ws = tempfile::tempdir().unwrap();
+    let mem = ws.path().join("agents/memories");
+    let (mut store, _) = open(ws.path());
+    let a = store
+        .write(&draft("tool_use", "Cache the cargo registry", ""))
+        .unwrap()
+        .id()
+        .to_string();
+    let b = store
+        .write(&draft("workflow", "Tag releases after CI is green", ""))
+        .unwrap()
+        .id()
+        .to_string();
+    drop(store);
+    // a: the index still knows the old copy; the newer one appeared in workflow/.
+    let a_old = mem.join(format!("tool_use/{a}.spmd"));
+    let a_new = mem.join(format!("workflow/{a}.spmd"));
+    copy_with(&a_old, &a_new, "workflow", "2999-01-01T00:00:00Z");
+    // b: the index knows the new copy; the older one was left in tool_use/.
+    let b_new = mem.join(format!("workflow/{b}.spmd"));
+    let b_old = mem.join(format!("tool_use/{b}.spmd"));
+    copy_with(&b_new, &b_old, "tool_use", "2001-01-01T00:00:00Z");
+    let (store, report) = open(ws.path());
+    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+    let mut stale = report.stale_copies.clone();
+    stale.sort();
+    let mut expect = vec![a_old.clone(), b_old.clone()];
+    expect.sort();
+    assert_eq!(stale, expect);
+    assert!(!a_old.exists() && !b_old.exists() && a_new.exists() && b_new.exists());
+    for id in [&a, &b] {
+        assert_eq!(store.get(id).unwrap().mtype, MemoryType::Workflow);
+    }
+    assert_eq!(store.list(None, None).unwrap().len(), 2);
+    assert_eq!(ids(&store, "cargo registry cache"), vec![a.clone()]);
+}
+
+#[test]
+fn expired_and_hand_superseded_memories_are_archived_at_start() {
+    let ws = tempfile::tempdir().unwrap();
+    put(
+        ws.path(),
+        "project_fact/pf_old.spmd",
+        b"---\nid: pf_old\ntype: project_fact\ndescription: The API listens on port 8080\n---\n",
+    );
+    // Written by the Go tool (YAML list) and by hand (comma text).
+    put(
+        ws.path(),
+        "project_fact/pf_new.fountain",
+        b"---\nid: pf_new\ntype: project_fact\nsupersedes:\n    - pf_old\n    - no_such_id\ndescription: The API listens on port 9090\n---\n",
+    );
+    put(
+        ws.path(),
+        "workflow/wf_b.md",
+        b"---\nid: wf_b\nsupersedes: wf_a\ndescription: Deploy with the new script\n---\n",
+    );
+    put(
+        ws.path(),
+        "workflow/wf_a.md",
+        b"---\nid: wf_a\ndescription: Deploy with the old script\n---\n",
+    );
+    put(
+        ws.path(),
+        "tool_use/tu_gone.spmd",
+        b"---\nid: tu_gone\ndescription: Use the beta compiler\nexpires_at: \"2001-01-01T00:00:00Z\"\n---\n",
+    );
+    put(
+        ws.path(),
+        "tool_use/tu_later.spmd",
+        b"---\nid: tu_later\ndescription: Use the stable compiler\nexpires_at: \"2999-01-01\"\n---\n",
+    );
+    let (store, report) = open(ws.path());
+    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+    let mut archived = report.archived.clone();
+    archived.sort();
+    assert_eq!(
+        archived,
+        vec![
+            ("pf_old".to_string(), "superseded"),
+            ("tu_gone".to_string(), "expired"),
+            ("wf_a".to_string(), "superseded"),
+        ]
+    );
+    for (id, t) in [
+        ("pf_old", "project_fact"),
+        ("tu_gone", "tool_use"),
+        ("wf_a", "workflow"),
+    ] {
+        let path = store.path_of(id).unwrap();
+        assert!(
+            path.starts_with(ws.path().join("agents/memories/archive").join(t)) && path.exists(),
+            "{}",
+            path.display()
+        );
+        assert!(store.row(id).unwrap().archived);
+    }
+    let active: Vec<String> = store
+        .list(None, None)
+        .unwrap()
+        .into_iter()
+        .map(|r| r.id)
+        .collect();
+    assert_eq!(active.len(), 3, "{active:?}");
+    let overview = std::fs::read_to_string(ws.path().join("agents/memories/MEMORY.md")).unwrap();
+    for id in ["pf_new", "wf_b", "tu_later"] {
+        assert!(overview.contains(&format!("`{id}`")), "{overview}");
+    }
+    for id in ["pf_old", "wf_a", "tu_gone"] {
+        assert!(!overview.contains(id), "{overview}");
+    }
+    // Facts first: the project fact is the first memory line.
+    let first = overview.lines().find(|l| l.starts_with("- ")).unwrap();
+    assert!(first.contains("pf_new"), "{overview}");
+    drop(store);
+    let (_, again) = open(ws.path());
+    assert!(again.archived.is_empty() && again.indexed == 0, "{again:?}");
+}
+
+#[test]
+fn memory_md_is_capped_with_a_line_counting_the_rest() {
+    let ws = tempfile::tempdir().unwrap();
+    let (mut store, _) = open(ws.path());
+    let n = harvey::memory::overview::MAX_LINES + 15;
+    let drafts: Vec<Draft> = (0..n)
+        .map(|i| draft("workflow", &format!("Step number {i} of the release"), ""))
+        .collect();
+    assert!(store.write_many(&drafts).iter().all(Result::is_ok));
+    let text = std::fs::read_to_string(ws.path().join("agents/memories/MEMORY.md")).unwrap();
+    assert_eq!(text, store.overview().unwrap());
+    let shown = text.lines().filter(|l| l.starts_with("- `")).count();
+    assert!(text.lines().count() <= harvey::memory::overview::MAX_LINES);
+    assert!(shown < n);
+    let last = text.lines().last().unwrap();
+    assert!(last.contains(&format!("{} more", n - shown)), "{last}");
+}
+
 #[derive(Deserialize)]
 struct DevSet {
     memories: Vec<DevMemory>,
