@@ -95,6 +95,11 @@ fn main() {
         ("vectors only", Ranking::default().with_mode(Mode::Vector)),
         ("default (hybrid)", Ranking::default()),
     ];
+    let grid_only = std::env::var("HARVEY_RECALL_GRID").is_ok_and(|v| v == "only");
+    if grid_only {
+        grid(&mut stores, &vocab);
+        return;
+    }
     print_header();
     let mut results = Vec::new();
     for (name, ranking) in modes {
@@ -123,44 +128,29 @@ fn grid(stores: &mut [(MemoryStore, &Conversation)], vocab: &Vocabulary) {
         "legacy (rrf 60, cos>=0.3, strong priors)".into(),
         Ranking::legacy(),
     )];
-    for k in [10.0, 60.0] {
-        for floor in [0.0_f32, 0.5] {
-            variants.push((
-                format!("rrf k={k} floor={floor}"),
-                Ranking {
-                    fusion: Fusion::Rrf { k },
-                    relative_floor: floor,
-                    ..base
-                },
-            ));
-        }
-    }
-    for w in [0.3, 0.4, 0.5, 0.6, 0.7] {
-        for floor in [0.0_f32, 0.5, 0.7] {
-            variants.push((
-                format!("blend lex={w} floor={floor}"),
-                Ranking {
-                    lexical_weight: w,
-                    vector_weight: 1.0 - w,
-                    relative_floor: floor,
-                    ..base
-                },
-            ));
-        }
+    variants.push((
+        "rrf k=60 floor=0.5".into(),
+        Ranking {
+            fusion: Fusion::Rrf { k: 60.0 },
+            ..base
+        },
+    ));
+    for (w, floor) in [(0.3, 0.5_f32), (0.4, 0.5), (0.6, 0.5), (0.7, 0.5), (0.5, 0.0), (0.5, 0.7)] {
+        variants.push((
+            format!("blend lex={w} floor={floor}"),
+            Ranking {
+                lexical_weight: w,
+                vector_weight: 1.0 - w,
+                relative_floor: floor,
+                ..base
+            },
+        ));
     }
     variants.push((
         "default, no priors".into(),
         Ranking {
             confidence_strength: 0.0,
             recency_strength: 0.0,
-            ..base
-        },
-    ));
-    variants.push((
-        "default, pool 3k".into(),
-        Ranking {
-            pool_factor: 3,
-            min_pool: 0,
             ..base
         },
     ));

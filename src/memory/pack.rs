@@ -102,9 +102,9 @@ pub struct Limits {
     pub max_relevant: usize,
 }
 
-/// Fewest tokens a block line takes (`- ` + a few words + newline): bounds how many
+/// Tokens of a short block line (`- ` + a few words + newline): bounds how many
 /// candidates a budget could hold.
-const MIN_LINE_TOKENS: usize = 8;
+const MIN_LINE_TOKENS: usize = 12;
 
 /// Most relevance candidates asked of a silo for one budgeted recall.
 const MAX_WANTED: usize = 200;

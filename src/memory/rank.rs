@@ -46,7 +46,8 @@ pub struct Ranking {
     pub min_cosine: f32,
     /// Vector hits below `best × relative_floor` are dropped.
     pub relative_floor: f32,
-    /// Candidates fetched from each list per item wanted (at least `min_pool`).
+    /// Candidates fetched from each list for a short list: `k × pool_factor`, at least
+    /// `min_pool`, and never more than `max(k, min_pool)` for a long one (a budget).
     pub pool_factor: usize,
     pub min_pool: usize,
     /// How much confidence (0–1, neutral 0.5) may move a score: ±strength/2.
@@ -104,7 +105,10 @@ impl Ranking {
 
     /// Candidates to fetch from each list to return `k` items.
     pub fn pool(&self, k: usize) -> usize {
-        k.saturating_mul(self.pool_factor).max(self.min_pool).max(k)
+        k.saturating_mul(self.pool_factor)
+            .min(k.max(self.min_pool))
+            .max(self.min_pool)
+            .max(k)
     }
 
     pub fn uses_lexical(&self) -> bool {
@@ -343,6 +347,6 @@ mod tests {
     fn pool_is_deep_enough() {
         let r = Ranking::default();
         assert_eq!(r.pool(5), DEFAULT_MIN_POOL);
-        assert_eq!(r.pool(100), 400);
+        assert_eq!(r.pool(100), 100, "a long list is deep enough by itself");
     }
 }
