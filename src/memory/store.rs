@@ -268,19 +268,20 @@ impl MemoryStore {
     /// Brings the index in line with the files: new and changed files are (re)read,
     /// rows of deleted files dropped. Unreadable files are skipped with a warning.
     pub fn reconcile(&mut self) -> Result<Reconciled, StoreError> {
-        let files = scan(&self.dir);
-        let known: HashMap<String, (String, FileStamp)> = self
-            .index
-            .stamps()
-            .map_err(|e| self.db_err(e))?
-            .into_iter()
-            .map(|(path, id, stamp)| (path, (id, stamp)))
-            .collect();
         let mut report = Reconciled::default();
-        let mut seen: HashSet<&str> = HashSet::new();
         let mut ids: HashMap<String, String> = HashMap::new();
         let dir = self.dir.clone();
         let result = self.index.batch(|index| {
+            // Rows first, then files, both under the write lock: another process that
+            // writes a memory in between has its row read here and its file scanned
+            // after, so it never looks like a deleted file.
+            let known: HashMap<String, (String, FileStamp)> = index
+                .stamps()?
+                .into_iter()
+                .map(|(path, id, stamp)| (path, (id, stamp)))
+                .collect();
+            let files = scan(&dir);
+            let mut seen: HashSet<&str> = HashSet::new();
             for f in &files {
                 seen.insert(&f.rel);
                 if let Some((id, stamp)) = known.get(&f.rel) {
