@@ -7,7 +7,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use std::time::Duration;
 
 use harvey::memory::MemoryStore;
 use harvey::rag::RagStore;
@@ -46,10 +45,10 @@ fn kill_during_memory_add_loses_no_acknowledged_memory() {
     let mut acked: BTreeMap<String, String> = BTreeMap::new();
     let first: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     acked.insert(first["id"].as_str().unwrap().into(), "z0q".into());
-    let n = rounds(20);
+    let n = rounds(22);
     let mut kills = 0;
     for i in 1..=n {
-        let k = kill_after(add(i), rng.delay(full.mul_f64(1.2)));
+        let k = kill_after(add(i), rng.delay(full.mul_f64(1.5)));
         kills += usize::from(k.killed);
         if let Some(line) = k.stdout.first() {
             let v: serde_json::Value = serde_json::from_str(line).unwrap();
@@ -119,7 +118,7 @@ fn kill_during_an_import_of_1000_memories_keeps_every_saved_line() {
     );
     assert_eq!(first.len(), 1000, "every line acknowledged");
     let mut acked: BTreeSet<String> = first.into_iter().map(|(_, id)| id).collect();
-    let n = rounds(12);
+    let n = rounds(6);
     let (mut kills, mut partial) = (0, 0);
     for round in 1..=n {
         let path = file_for(round);
@@ -228,7 +227,7 @@ fn kill_during_a_rag_ingest_leaves_each_file_whole() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let mut before = reference_chunks(0);
     assert_eq!(rag_chunks(ws.path()), before);
-    let n = rounds(12);
+    let n = rounds(20);
     let (mut kills, mut mixed) = (0, 0);
     for v in 1..=n {
         write_docs(&docs, v);
@@ -301,7 +300,8 @@ fn kill_during_a_session_close_keeps_the_exchange() {
     let (out, full) = timed(session());
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(check_records(ws.path(), prompt), 1);
-    let n = rounds(6);
+    // A run with its close takes tens of seconds on a busy machine: two kills by default.
+    let n = rounds(2);
     let mut kills = 0;
     for _ in 0..n {
         // Most of a run is loading and the reply; aim at its second half, the close.
@@ -332,5 +332,4 @@ fn kill_during_a_session_close_keeps_the_exchange() {
     let records = check_records(ws.path(), prompt);
     assert_reconciled(ws.path());
     eprintln!("session close: {n} runs, {kills} killed, full run {full:?}, {records} records");
-    let _ = Duration::ZERO;
 }
