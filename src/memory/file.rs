@@ -122,7 +122,7 @@ pub fn render(m: &Memory) -> String {
     let mut put = |k: &str, v: Value| {
         map.insert(Value::String(k.into()), v);
     };
-    let s = |t: &str| Value::String(t.to_string());
+    let s = |t: &str| Value::String(yaml_text(t));
     let list = |items: &[String]| Value::Sequence(items.iter().map(|t| s(t)).collect());
     put("id", s(&m.id));
     put("type", s(m.mtype.as_str()));
@@ -150,7 +150,7 @@ pub fn render(m: &Memory) -> String {
     }
     for (k, v) in &m.extra {
         if !k.as_str().is_some_and(|k| KNOWN_KEYS.contains(&k)) {
-            map.insert(k.clone(), v.clone());
+            map.insert(k.clone(), yaml_value(v.clone()));
         }
     }
     // Serializing a mapping of strings, numbers and sequences cannot fail.
@@ -161,6 +161,31 @@ pub fn render(m: &Memory) -> String {
         out.push('\n');
     }
     out
+}
+
+/// Text as a front-matter value. YAML reads U+0085, U+2028 and U+2029 as line breaks,
+/// and the emitter can end a block scalar on one, so the closing `---` would run into
+/// it and the whole file stop parsing: they are written as plain newlines.
+fn yaml_text(text: &str) -> String {
+    text.replace(['\u{85}', '\u{2028}', '\u{2029}'], "\n")
+}
+
+/// [`yaml_text`] on every string inside a value kept from another tool.
+fn yaml_value(value: Value) -> Value {
+    match value {
+        Value::String(t) => Value::String(yaml_text(&t)),
+        Value::Sequence(items) => Value::Sequence(items.into_iter().map(yaml_value).collect()),
+        Value::Mapping(map) => Value::Mapping(
+            map.into_iter()
+                .map(|(k, v)| (yaml_value(k), yaml_value(v)))
+                .collect(),
+        ),
+        Value::Tagged(mut t) => {
+            t.value = yaml_value(t.value);
+            Value::Tagged(t)
+        }
+        other => other,
+    }
 }
 
 /// Writes `bytes` to `path` atomically (temp file, fsync, rename, fsync dir).
@@ -307,6 +332,16 @@ mod tests {
         .unwrap();
         assert_eq!(m.mtype, MemoryType::Workflow);
         assert_eq!(m.confidence, DEFAULT_CONFIDENCE);
+    }
+
+    #[test]
+    fn unicode_line_separators_do_not_break_the_front_matter() {
+        let mut m = parse(GO_FILE.as_bytes(), None).unwrap();
+        m.expires_at = Some("\n\u{2028}".into());
+        m.summary = "a\u{85}b\u{2029}c".into();
+        let back = parse(render(&m).as_bytes(), None).unwrap();
+        assert_eq!(back.expires_at.as_deref(), Some("\n\n"));
+        assert_eq!(back.summary, "a\nb\nc");
     }
 
     #[test]

@@ -43,6 +43,10 @@ CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
 );
 ";
 
+/// How long a connection waits for another process's write before giving up. Writes
+/// are short (one memory, one reconcile), so a wait this long means something is stuck.
+pub const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// bm25 column weights: description, summary, tags, action, body.
 const BM25: &str = "bm25(memories_fts, 4.0, 2.0, 2.0, 1.0, 0.5)";
 
@@ -94,9 +98,10 @@ impl Index {
     /// Opens (creating) the index; an index of another schema version is emptied.
     pub fn open(path: &Path) -> rusqlite::Result<Self> {
         let conn = Connection::open(path)?;
+        // First: another process may hold the lock while this one switches to WAL.
+        conn.busy_timeout(BUSY_TIMEOUT)?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
-        conn.busy_timeout(std::time::Duration::from_secs(5))?;
         let index = Self {
             conn,
             vectors: Default::default(),
@@ -115,7 +120,20 @@ impl Index {
         Ok(index)
     }
 
+    /// One transaction under the write lock: two processes opening a new (or old) index
+    /// at once must not both see "no schema" and drop what the other just wrote.
     fn migrate(&self) -> rusqlite::Result<()> {
+        self.conn.execute_batch("BEGIN IMMEDIATE")?;
+        match self.migrate_locked() {
+            Ok(()) => self.conn.execute_batch("COMMIT"),
+            Err(e) => {
+                let _ = self.conn.execute_batch("ROLLBACK");
+                Err(e)
+            }
+        }
+    }
+
+    fn migrate_locked(&self) -> rusqlite::Result<()> {
         self.conn.execute_batch(
             "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);",
         )?;

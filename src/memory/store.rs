@@ -293,23 +293,22 @@ impl MemoryStore {
     /// (re)read file's `supersedes:` (a file written by hand or by the Go tool) are
     /// archived.
     pub fn reconcile(&mut self) -> Result<Reconciled, StoreError> {
-        let mut files = upkeep::scan(&self.dir);
-        let mut report = Reconciled {
-            stale_copies: upkeep::drop_stale_copies(&self.dir, &mut files),
-            ..Reconciled::default()
-        };
-        let known: HashMap<String, (String, FileStamp)> = self
-            .index
-            .stamps()
-            .map_err(|e| self.db_err(e))?
-            .into_iter()
-            .map(|(path, id, stamp)| (path, (id, stamp)))
-            .collect();
-        let mut seen: HashSet<&str> = HashSet::new();
+        let mut report = Reconciled::default();
         let mut ids: HashMap<String, String> = HashMap::new();
         let mut supersedes: Vec<(String, Vec<String>)> = Vec::new();
         let dir = self.dir.clone();
         let result = self.index.batch(|index| {
+            // Rows first, then files, both under the write lock: another process that
+            // writes a memory in between has its row read here and its file scanned
+            // after, so it never looks like a deleted file.
+            let known: HashMap<String, (String, FileStamp)> = index
+                .stamps()?
+                .into_iter()
+                .map(|(path, id, stamp)| (path, (id, stamp)))
+                .collect();
+            let mut files = upkeep::scan(&dir);
+            report.stale_copies = upkeep::drop_stale_copies(&dir, &mut files);
+            let mut seen: HashSet<&str> = HashSet::new();
             for f in &files {
                 seen.insert(&f.rel);
                 if let Some((id, stamp)) = known.get(&f.rel) {

@@ -58,6 +58,7 @@ struct Unit {
 /// Cuts `text` into chunks of at most `max_tokens` tokens by `counter`.
 pub fn chunk(kind: Kind, text: &str, max_tokens: usize, counter: &dyn TokenCounter) -> Vec<Chunk> {
     let max_tokens = max_tokens.max(8);
+    let source: Vec<&str> = text.lines().collect();
     let units = match kind {
         Kind::Markdown => markdown_units(text),
         Kind::Code => blank_line_units(text, true),
@@ -85,9 +86,11 @@ pub fn chunk(kind: Kind, text: &str, max_tokens: usize, counter: &dyn TokenCount
             if let Some((_, open_end, heading, lines)) = open.as_mut() {
                 if !piece.hard_break && *heading == piece.heading {
                     // Join with the blank lines between, as in the source.
-                    let gap = piece.start.saturating_sub(*open_end + 1);
+                    let gap = source
+                        .get(*open_end..piece.start.saturating_sub(1))
+                        .unwrap_or_default();
                     let mut joined = lines.clone();
-                    joined.extend(std::iter::repeat_n(String::new(), gap));
+                    joined.extend(gap.iter().map(|l| l.to_string()));
                     joined.extend(piece.lines.iter().cloned());
                     if counter.count_tokens(&joined.join("\n")) <= max_tokens {
                         *lines = joined;
@@ -195,12 +198,13 @@ fn blank_line_units(text: &str, top_level: bool) -> Vec<Unit> {
     let mut units: Vec<Unit> = Vec::new();
     let mut current: Vec<String> = Vec::new();
     let mut start = 1;
-    let mut pending_blank = 0usize;
+    // Blank (or whitespace-only) lines since the last text line, kept as they are.
+    let mut pending_blank: Vec<&str> = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let number = i + 1;
         if line.trim().is_empty() {
             if !current.is_empty() {
-                pending_blank += 1;
+                pending_blank.push(line);
             }
             continue;
         }
@@ -208,7 +212,7 @@ fn blank_line_units(text: &str, top_level: bool) -> Vec<Unit> {
             && !line.starts_with('}')
             && !line.starts_with(')')
             && !line.starts_with(']');
-        let boundary = pending_blank > 0 && (!top_level || starts_item);
+        let boundary = !pending_blank.is_empty() && (!top_level || starts_item);
         if boundary && !current.is_empty() {
             units.push(Unit {
                 start,
@@ -216,10 +220,10 @@ fn blank_line_units(text: &str, top_level: bool) -> Vec<Unit> {
                 heading: None,
                 hard_break: false,
             });
-        } else if pending_blank > 0 {
-            current.extend(std::iter::repeat_n(String::new(), pending_blank));
+        } else {
+            current.extend(pending_blank.iter().map(|l| l.to_string()));
         }
-        pending_blank = 0;
+        pending_blank.clear();
         if current.is_empty() {
             start = number;
         }
@@ -262,12 +266,14 @@ fn markdown_units(text: &str) -> Vec<Unit> {
     };
     // Adds source line `number`, padding with the blank lines skipped since the last
     // one, so a unit's lines are always exactly the source's.
+    let source: Vec<&str> = text.lines().collect();
     let add = |current: &mut Vec<String>, start: &mut usize, number: usize, line: &str| {
         if current.is_empty() {
             *start = number;
         } else {
             let last = *start + current.len() - 1;
-            current.extend(std::iter::repeat_n(String::new(), number - last - 1));
+            let gap = source.get(last..number - 1).unwrap_or_default();
+            current.extend(gap.iter().map(|l| l.to_string()));
         }
         current.push(line.to_string());
     };

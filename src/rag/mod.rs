@@ -211,11 +211,11 @@ impl RagStore {
             source,
         };
         let conn = Connection::open(path).map_err(db)?;
+        conn.busy_timeout(crate::memory::index::BUSY_TIMEOUT)
+            .map_err(db)?;
         conn.pragma_update(None, "journal_mode", "WAL")
             .map_err(db)?;
         conn.pragma_update(None, "synchronous", "NORMAL")
-            .map_err(db)?;
-        conn.busy_timeout(std::time::Duration::from_secs(5))
             .map_err(db)?;
         conn.execute_batch(SCHEMA).map_err(db)?;
         conn.execute_batch(crate::vector::SCHEMA).map_err(db)?;

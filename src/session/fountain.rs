@@ -162,10 +162,7 @@ pub fn parse(text: &str) -> Record {
             if let Some(done) = current.take() {
                 record.exchanges.push(done);
             }
-            let (who, when) = match rest.split_once(" TALKING ") {
-                Some((w, t)) => (w.to_string(), t.trim().to_string()),
-                None => (rest.trim_end_matches(" TALKING").to_string(), String::new()),
-            };
+            let (who, when) = heading_parts(rest, &lines[i + 1..]);
             record.user_name = who.clone();
             // The scene counts only when both speeches are complete (closed by a blank line).
             let Some((user, next)) = read_speech(&lines, i + 2, &who) else {
@@ -183,7 +180,13 @@ pub fn parse(text: &str) -> Record {
             i = next;
             continue;
         }
-        if let Some(n) = line.strip_prefix("[[").and_then(|l| l.strip_suffix("]]")) {
+        // A note counts once its line is ended (a cut `[[a]]]` must not read as `a`).
+        let ended = i + 1 < lines.len();
+        if let Some(n) = line
+            .strip_prefix("[[")
+            .and_then(|l| l.strip_suffix("]]"))
+            .filter(|_| ended)
+        {
             match current.as_mut() {
                 Some(ex) => ex.notes.push(n.to_string()),
                 None => record.closing_notes.push(n.to_string()),
@@ -203,10 +206,8 @@ pub fn parse(text: &str) -> Record {
     // Notes after the last scene that belong to the close (summary, tags) were attached to
     // it by position; move the ones marked as closing notes.
     if let Some(last) = record.exchanges.last_mut() {
-        let (closing, own): (Vec<String>, Vec<String>) = last
-            .notes
-            .drain(..)
-            .partition(|n| CLOSING_PREFIXES.iter().any(|p| n.starts_with(p)));
+        let (closing, own): (Vec<String>, Vec<String>) =
+            last.notes.drain(..).partition(|n| is_closing(n));
         last.notes = own;
         record.closing_notes.splice(0..0, closing);
     }
@@ -221,6 +222,32 @@ pub const CLOSING_PREFIXES: &[&str] = &[
     "Mining failed: ",
     "Session stats: ",
 ];
+
+/// The user's character name and the time of a scene heading (after `INT. HARVEY AND `).
+/// The name is the speaker line that follows, so a name or a time containing ` TALKING `
+/// still splits where the writer joined them.
+fn heading_parts(rest: &str, after: &[&str]) -> (String, String) {
+    if let Some(who) = after.iter().map(|l| l.trim()).find(|l| !l.is_empty()) {
+        let when = rest
+            .strip_prefix(who)
+            .and_then(|t| t.strip_prefix(" TALKING"))
+            .filter(|t| t.is_empty() || t.starts_with(' '));
+        if let Some(when) = when {
+            return (who.to_string(), when.trim().to_string());
+        }
+    }
+    match rest.split_once(" TALKING ") {
+        Some((w, t)) => (w.to_string(), t.trim().to_string()),
+        None => (rest.trim_end_matches(" TALKING").to_string(), String::new()),
+    }
+}
+
+/// A note the close writes (`Summary: …`, or `Summary:` when the summary is empty).
+fn is_closing(note: &str) -> bool {
+    CLOSING_PREFIXES
+        .iter()
+        .any(|p| note.starts_with(p) || note == p.trim_end())
+}
 
 /// `CHARACTER` at `start`, then lines up to a blank line: the unescaped speech and the
 /// index after the blank line. `None` when the file ends before the speech is closed.

@@ -67,8 +67,8 @@ impl SessionIndex {
         let db_dir = agents_dir.join("memories");
         let _ = std::fs::create_dir_all(&db_dir);
         let conn = Connection::open(db_dir.join("memories.db"))?;
+        conn.busy_timeout(crate::memory::index::BUSY_TIMEOUT)?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
-        conn.busy_timeout(std::time::Duration::from_secs(5))?;
         conn.execute_batch(SCHEMA)?;
         Ok(Self {
             conn,

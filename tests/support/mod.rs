@@ -1,5 +1,7 @@
 //! Shared test helpers: the real default model and engine settings for tests.
 
+pub mod process;
+
 use std::path::PathBuf;
 
 use harvey::engine::{AbortFlag, EngineParams, GenerateOptions, LlamaEngine, SamplingParams};
