@@ -11,6 +11,7 @@
 
 mod backend;
 pub mod embed;
+pub mod gbnf;
 mod error;
 pub mod gguf;
 mod llama;
