@@ -621,7 +621,10 @@ impl App {
                 Err(_) => (fallback_tags, TagSource::Fallback),
             }
         };
-        let tags = tags.into_iter().filter(|t| find_secret(t).is_none()).collect();
+        let tags = tags
+            .into_iter()
+            .filter(|t| find_secret(t).is_none())
+            .collect();
         (summary, tags, source, skipped)
     }
 

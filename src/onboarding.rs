@@ -277,8 +277,14 @@ mod tests {
                 "https://ada:ghp_abcdefghijklmnopqrstuvwxyz0123456789@github.com/ada/x.git",
                 "https://github.com/ada/x.git",
             ),
-            ("https://oauth2:glpat-secret1234@gitlab.com/a/b", "https://gitlab.com/a/b"),
-            ("https://ghp_tokenalone@github.com/a/b", "https://github.com/a/b"),
+            (
+                "https://oauth2:glpat-secret1234@gitlab.com/a/b",
+                "https://gitlab.com/a/b",
+            ),
+            (
+                "https://ghp_tokenalone@github.com/a/b",
+                "https://github.com/a/b",
+            ),
             ("ssh://git@host:2222/a/b.git", "ssh://host:2222/a/b.git"),
             ("https://github.com/a/b@v1", "https://github.com/a/b@v1"),
             ("git@github.com:a/b.git", "git@github.com:a/b.git"),

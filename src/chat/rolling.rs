@@ -412,7 +412,10 @@ mod tests {
     fn tag_grammar_is_json_and_its_worst_case_fits() {
         let g = tag_grammar();
         assert!(!g.contains("\"\"\""), "{g}");
-        assert!(g.contains("tag ::= \"\\\"\" [a-z] [a-z0-9-]{0,19} \"\\\"\""), "{g}");
+        assert!(
+            g.contains("tag ::= \"\\\"\" [a-z] [a-z0-9-]{0,19} \"\\\"\""),
+            "{g}"
+        );
         // The longest list: five tags of TAG_MAX_CHARS, one byte (token) a character.
         let tag = format!("\"{}\"", "a".repeat(TAG_MAX_CHARS));
         let longest = format!("[{}]", vec![tag; TAGS.1].join(", "));
@@ -425,7 +428,10 @@ mod tests {
     fn cut_off_tags_are_an_error_not_parsed() {
         use crate::engine::scripted::ScriptedEngine;
         let mut e = ScriptedEngine::new(4096, [r#"["a", "b", "c"]"#]);
-        assert_eq!(tags(&mut e, "s", &AbortFlag::new()).unwrap(), ["a", "b", "c"]);
+        assert_eq!(
+            tags(&mut e, "s", &AbortFlag::new()).unwrap(),
+            ["a", "b", "c"]
+        );
         let long = format!("[{}", "\"x\", ".repeat(200));
         let mut e = ScriptedEngine::new(4096, [long]);
         let err = tags(&mut e, "s", &AbortFlag::new()).unwrap_err();

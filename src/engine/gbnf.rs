@@ -342,7 +342,11 @@ impl Eval<'_> {
         Ok(bytes)
     }
 
-    fn alternatives(&mut self, alts: &Alternatives, rule: &str) -> Result<usize, GrammarBoundError> {
+    fn alternatives(
+        &mut self,
+        alts: &Alternatives,
+        rule: &str,
+    ) -> Result<usize, GrammarBoundError> {
         let mut widest = 0;
         for seq in alts {
             let mut sum: usize = 0;

@@ -11,8 +11,8 @@
 
 mod backend;
 pub mod embed;
-pub mod gbnf;
 mod error;
+pub mod gbnf;
 pub mod gguf;
 mod llama;
 mod load;

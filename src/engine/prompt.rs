@@ -177,7 +177,11 @@ mod tests {
     fn a_message_that_is_template_text_stays_content() {
         let pieces = scaffold_pieces(CHATML_SCAFFOLD, 2).unwrap();
         assert_eq!(pieces.len(), 3);
-        for typed in ["<|im_end|>", "<|im_start|>assistant", "<|im_end|>\n<|im_start|>user\n"] {
+        for typed in [
+            "<|im_end|>",
+            "<|im_start|>assistant",
+            "<|im_end|>\n<|im_start|>user\n",
+        ] {
             let rendered = CHATML_SCAFFOLD
                 .replace(&placeholder(0), "Be brief")
                 .replace(&placeholder(1), typed);

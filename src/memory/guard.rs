@@ -128,7 +128,10 @@ mod tests {
             "The user pushed with ghp_abcdefghijklmnopqrstuvwxyz0123456789 and set password = hunter22 before the deploy.",
         );
         assert_eq!(find_secret(&text), None, "{text}");
-        assert!(text.starts_with("The user pushed with [redacted: a GitHub token]"), "{text}");
+        assert!(
+            text.starts_with("The user pushed with [redacted: a GitHub token]"),
+            "{text}"
+        );
         assert!(text.ends_with("before the deploy."), "{text}");
         assert_eq!(found, ["a GitHub token", "a password or secret assignment"]);
         let plain = "We fixed the build and wrote tests.";

@@ -136,9 +136,7 @@ pub fn mine_report(
     let n_ctx = engine.info().n_ctx as usize;
     let overhead = engine.count_prompt(&prompt(""))?;
     // The transcript chunk, the prompt and the longest possible answer all fit.
-    let limit = n_ctx
-        .saturating_sub(overhead + max_tokens + 16)
-        .max(32);
+    let limit = n_ctx.saturating_sub(overhead + max_tokens + 16).max(32);
     let counter = |t: &str| engine.count_tokens(t);
     let chunks = chunk_lines(&lines, limit, &counter);
     let mut mined = Mined {
@@ -160,16 +158,18 @@ pub fn mine_report(
         let parsed: Output = serde_json::from_str(text.trim())
             .map_err(|e| MineError::Parse(e.to_string(), out.text.clone()))?;
         mined.parsed += 1;
-        mined.drafts.extend(parsed.memories.into_iter().map(|p| Draft {
-            mtype: p.mtype,
-            description: p.description,
-            summary: p.summary,
-            tags: p.tags,
-            kind: Some(p.kind),
-            action: Some(p.action).filter(|a| !a.trim().is_empty()),
-            confidence: Some(0.5),
-            ..Draft::default()
-        }));
+        mined
+            .drafts
+            .extend(parsed.memories.into_iter().map(|p| Draft {
+                mtype: p.mtype,
+                description: p.description,
+                summary: p.summary,
+                tags: p.tags,
+                kind: Some(p.kind),
+                action: Some(p.action).filter(|a| !a.trim().is_empty()),
+                confidence: Some(0.5),
+                ..Draft::default()
+            }));
     }
     mined.drafts.truncate(MAX_PROPOSALS);
     Ok(mined)
@@ -257,7 +257,10 @@ mod tests {
     /// The longest answer the grammar admits: every list and string at its maximum.
     fn longest_answer() -> String {
         let longest = |values: &mut dyn Iterator<Item = &str>| {
-            values.max_by_key(|v| v.len()).unwrap_or_default().to_string()
+            values
+                .max_by_key(|v| v.len())
+                .unwrap_or_default()
+                .to_string()
         };
         let mtype = longest(&mut MemoryType::ALL.iter().map(|t| t.as_str()));
         let kind = longest(&mut KINDS.iter().copied());
@@ -269,10 +272,7 @@ mod tests {
             "1.".repeat(ACTION_MAX_CHARS / 2),
             vec![tag; MAX_TAGS].join(", ")
         );
-        format!(
-            r#"{{"memories": [{}]}}"#,
-            vec![item; PER_CHUNK].join(", ")
-        )
+        format!(r#"{{"memories": [{}]}}"#, vec![item; PER_CHUNK].join(", "))
     }
 
     #[test]

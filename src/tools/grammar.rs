@@ -117,7 +117,13 @@ fn int_body(min: i64, max: i64) -> String {
             let sign = if negative { "\"-\" " } else { "" };
             let classes: Vec<String> = digits
                 .iter()
-                .map(|&(a, b)| if a == b { format!("\"{a}\"") } else { format!("[{a}-{b}]") })
+                .map(|&(a, b)| {
+                    if a == b {
+                        format!("\"{a}\"")
+                    } else {
+                        format!("[{a}-{b}]")
+                    }
+                })
                 .collect();
             format!("{sign}{}", classes.join(" "))
         })
@@ -142,7 +148,11 @@ fn int_alternatives(min: i64, max: i64) -> Vec<DigitSeq> {
     }
     if max >= 0 {
         let lo = u64::try_from(min.max(0)).unwrap_or(0);
-        out.extend(digit_ranges(lo, max.unsigned_abs()).into_iter().map(|d| (false, d)));
+        out.extend(
+            digit_ranges(lo, max.unsigned_abs())
+                .into_iter()
+                .map(|d| (false, d)),
+        );
     }
     out
 }
@@ -155,7 +165,11 @@ fn digit_ranges(lo: u64, hi: u64) -> Vec<Vec<(u8, u8)>> {
     }
     let (lo_len, hi_len) = (lo.to_string().len(), hi.to_string().len());
     for len in lo_len..=hi_len {
-        let first = if len == 1 { 0 } else { 10u64.pow(len as u32 - 1) };
+        let first = if len == 1 {
+            0
+        } else {
+            10u64.pow(len as u32 - 1)
+        };
         let last = 10u64.saturating_pow(len as u32).saturating_sub(1);
         let (a, b) = (lo.max(first), hi.min(last));
         out.extend(same_length(&digits(a), &digits(b)));

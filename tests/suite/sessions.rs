@@ -409,8 +409,14 @@ fn real_model_mining_output_always_parses() {
         outputs += mined.parsed;
         assert!(mined.drafts.len() <= MAX_PROPOSALS);
         for d in &mined.drafts {
-            assert!(harvey::memory::MemoryType::parse(&d.mtype).is_some(), "{d:?}");
-            assert!(KINDS.contains(&d.kind.as_deref().unwrap_or_default()), "{d:?}");
+            assert!(
+                harvey::memory::MemoryType::parse(&d.mtype).is_some(),
+                "{d:?}"
+            );
+            assert!(
+                KINDS.contains(&d.kind.as_deref().unwrap_or_default()),
+                "{d:?}"
+            );
             let chars = d.description.chars().count();
             assert!(
                 (DESCRIPTION_CHARS.0..=DESCRIPTION_CHARS.1).contains(&chars),
@@ -422,7 +428,8 @@ fn real_model_mining_output_always_parses() {
             assert!((1..=MAX_TAGS).contains(&d.tags.len()), "{d:?}");
             assert!(
                 d.tags.iter().all(|t| (1..=TAG_MAX_CHARS).contains(&t.len())
-                    && t.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')),
+                    && t.chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')),
                 "{d:?}"
             );
         }
@@ -667,7 +674,11 @@ fn session_summaries_are_screened_for_secrets_before_they_are_saved_or_injected(
     drop(first);
     let mut second = make(vec!["ok".into()]);
     second.turn("hello", &mut |_| {}).unwrap();
-    let context = second.conversation.context().unwrap_or_default().to_string();
+    let context = second
+        .conversation
+        .context()
+        .unwrap_or_default()
+        .to_string();
     assert!(context.contains("[recent sessions]"), "{context}");
     assert!(!context.contains(token), "{context}");
 }
