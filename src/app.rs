@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use crate::chat::agent::{run_agent_turn, AgentTurn, ToolSet, TurnEvent};
 use crate::chat::prefix_cache::{restore_or_save, stable_prefix_ids, PrefixOutcome};
-use crate::chat::rolling::{compress_if_needed, Compression};
+use crate::chat::rolling::{compress_if_needed, Compression, TagSource};
 use crate::chat::{Conversation, TurnError, TurnLimits, SYSTEM_PROMPT};
 use crate::config::{self, Config, ConfigError};
 use crate::engine::LlamaEmbedder;
@@ -17,6 +17,7 @@ use crate::engine::{
     SamplingParams, TurnStats,
 };
 use crate::kb::KnowledgeBase;
+use crate::memory::guard::{find_secret, redact_secrets};
 use crate::memory::recall::{budget, CostCache, Injection, Limits};
 use crate::memory::MemoryStore;
 use crate::models::{ModelLookupError, ModelSources};
@@ -24,7 +25,7 @@ use crate::project::read_guidance;
 use crate::rag::RagStore;
 use crate::session::{Recorder, SessionEntry, SessionIndex, SessionStats};
 use crate::tokens::Embedder;
-use crate::tools::grammar::call_grammar;
+use crate::tools::grammar::{call_grammar, call_max_tokens};
 use crate::tools::workspace::{ListFiles, ReadFile, SearchFiles};
 use crate::tools::Registry;
 
@@ -61,6 +62,8 @@ pub struct App {
     /// Tools the model may call, and the grammar for calling them.
     pub tools: Registry,
     tool_grammar: String,
+    /// `max_tokens` of a tool call: the grammar's worst case in tokens.
+    tool_max_tokens: usize,
     /// `/tools on|off` (starts as `tools.enabled`).
     pub tools_enabled: bool,
     /// Things the user should know at startup (guidance cut, …).
@@ -107,6 +110,8 @@ pub struct CloseReport {
     pub record: PathBuf,
     pub summary: String,
     pub tags: Vec<String>,
+    /// Whether the tags are the model's or the keyword fallback.
+    pub tag_source: TagSource,
     /// The optional model work (summary, tags) was skipped by a Ctrl-C.
     pub skipped: bool,
 }
@@ -152,6 +157,8 @@ impl App {
         let guidance_budget = (engine.info().n_ctx as usize / 8).max(64);
         let guidance = read_guidance(&workspace, engine.as_ref(), guidance_budget);
         let system = system_prompt(&tools, tools_enabled, &guidance.text);
+        let tool_grammar = call_grammar(&tools.list());
+        let tool_max_tokens = call_max_tokens(&tool_grammar);
         let mut notices = engine.info().notes.clone();
         notices.extend(guidance.notices);
         let embedder = if config.memory.enabled {
@@ -229,7 +236,8 @@ impl App {
             ask: None,
             closed: false,
             notices,
-            tool_grammar: call_grammar(&tools.list()),
+            tool_grammar,
+            tool_max_tokens,
             tools,
             tools_enabled,
             workspace,
@@ -307,6 +315,7 @@ impl App {
         let tool_set = ToolSet {
             registry: &self.tools,
             grammar: &self.tool_grammar,
+            max_call_tokens: self.tool_max_tokens,
             max_rounds: self.config.tools.max_rounds_per_turn,
             confirm,
         };
@@ -396,7 +405,7 @@ impl App {
         }
         self.abort.clear();
         progress("summarizing session… (Ctrl-C to skip)");
-        let (summary, tags, skipped) = self.summarize_session();
+        let (summary, tags, tag_source, skipped) = self.summarize_session();
         let duration = (chrono::Local::now() - self.recorder.started()).num_seconds();
         let tps = average_decode_rate(&self.turns);
         let mut notes = vec![format!("Summary: {summary}")];
@@ -448,6 +457,7 @@ impl App {
             record,
             summary,
             tags,
+            tag_source,
             skipped,
         })
     }
@@ -573,7 +583,9 @@ impl App {
     }
 
     /// A paragraph and 3–5 tags for the whole session (chunked when it does not fit).
-    fn summarize_session(&mut self) -> (String, Vec<String>, bool) {
+    /// Both go through the secret screen memories get: the summary is injected into
+    /// later sessions as `[recent sessions]`.
+    fn summarize_session(&mut self) -> (String, Vec<String>, TagSource, bool) {
         let messages: Vec<crate::engine::Message> = self
             .transcript
             .iter()
@@ -602,15 +614,20 @@ impl App {
                 format!("(no summary) Began with: {}", first.join(" "))
             }
         };
-        let tags = if skipped {
-            fallback_tags
+        let summary = redact_secrets(&summary).0;
+        let (tags, source) = if skipped {
+            (fallback_tags, TagSource::Fallback)
         } else {
-            crate::chat::rolling::tags(self.engine.as_mut(), &summary, &self.abort)
-                .ok()
-                .filter(|t| t.len() >= 3)
-                .unwrap_or(fallback_tags)
+            match crate::chat::rolling::tags(self.engine.as_mut(), &summary, &self.abort) {
+                Ok(t) => (top_up_tags(t, fallback_tags), TagSource::Model),
+                Err(_) => (fallback_tags, TagSource::Fallback),
+            }
         };
-        (summary, tags, skipped)
+        let tags = tags
+            .into_iter()
+            .filter(|t| find_secret(t).is_none())
+            .collect();
+        (summary, tags, source, skipped)
     }
 
     /// Recalls memories for the session's first message and pins them as the
@@ -812,6 +829,19 @@ pub fn average_decode_rate(turns: &[TurnStats]) -> f64 {
     } else {
         0.0
     }
+}
+
+/// The model's distinct tags, completed to three from `keywords` when it repeated itself.
+fn top_up_tags(mut tags: Vec<String>, keywords: Vec<String>) -> Vec<String> {
+    for k in keywords {
+        if tags.len() >= crate::chat::rolling::TAGS.0 {
+            break;
+        }
+        if !tags.contains(&k) {
+            tags.push(k);
+        }
+    }
+    tags
 }
 
 /// The most frequent topic words of the session, when the model gives no tags.

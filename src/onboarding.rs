@@ -166,7 +166,11 @@ pub fn manifest_facts(workspace: &Path) -> Vec<Draft> {
             ));
         }
     }
-    if let Some(url) = read(".git/config").and_then(|t| origin_url(&t)) {
+    let origin = read(".git/config")
+        .and_then(|t| origin_url(&t))
+        .map(|u| without_credentials(&u))
+        .filter(|u| crate::memory::guard::find_secret(u).is_none());
+    if let Some(url) = origin {
         facts.push(Draft {
             mtype: MemoryType::ProjectFact.as_str().into(),
             description: "The git remote origin of this workspace".into(),
@@ -223,6 +227,24 @@ fn origin_url(config: &str) -> Option<String> {
     None
 }
 
+/// `url` without the credentials a remote may carry (`https://user:token@host/…`, or a
+/// token alone as the user name): the user part of a `scheme://` URL is dropped. An
+/// scp-style `user@host:path` keeps its user (ssh user names are not secrets) unless it
+/// holds a password.
+fn without_credentials(url: &str) -> String {
+    if let Some((scheme, rest)) = url.split_once("://") {
+        let authority_end = rest.find('/').unwrap_or(rest.len());
+        return match rest[..authority_end].rfind('@') {
+            Some(at) => format!("{scheme}://{}", &rest[at + 1..]),
+            None => url.to_string(),
+        };
+    }
+    match url.split_once('@') {
+        Some((user, host)) if user.contains(':') => host.to_string(),
+        _ => url.to_string(),
+    }
+}
+
 /// Saves manifest facts that are not in the store yet (an unchanged manifest writes
 /// nothing; a changed one updates its fact). Returns the ids written.
 pub fn save_manifest_facts(
@@ -242,4 +264,52 @@ pub fn save_manifest_facts(
         written.push(store.write(&draft)?.id().to_string());
     }
     Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_are_stripped_from_remote_urls() {
+        let cases = [
+            (
+                "https://ada:ghp_abcdefghijklmnopqrstuvwxyz0123456789@github.com/ada/x.git",
+                "https://github.com/ada/x.git",
+            ),
+            (
+                "https://oauth2:glpat-secret1234@gitlab.com/a/b",
+                "https://gitlab.com/a/b",
+            ),
+            (
+                "https://ghp_tokenalone@github.com/a/b",
+                "https://github.com/a/b",
+            ),
+            ("ssh://git@host:2222/a/b.git", "ssh://host:2222/a/b.git"),
+            ("https://github.com/a/b@v1", "https://github.com/a/b@v1"),
+            ("git@github.com:a/b.git", "git@github.com:a/b.git"),
+            ("ada:hunter22@host:a/b.git", "host:a/b.git"),
+            ("/srv/git/b.git", "/srv/git/b.git"),
+        ];
+        for (url, want) in cases {
+            assert_eq!(without_credentials(url), want, "{url}");
+        }
+    }
+
+    #[test]
+    fn the_origin_fact_never_holds_a_token() {
+        let ws = tempfile::tempdir().unwrap();
+        std::fs::create_dir(ws.path().join(".git")).unwrap();
+        std::fs::write(
+            ws.path().join(".git/config"),
+            "[remote \"origin\"]\n\turl = https://ada:ghp_abcdefghijklmnopqrstuvwxyz0123456789@github.com/ada/x.git\n",
+        )
+        .unwrap();
+        let facts = manifest_facts(ws.path());
+        let origin = facts
+            .iter()
+            .find(|f| f.description.contains("git remote origin"))
+            .expect("an origin fact");
+        assert_eq!(origin.summary, "origin is https://github.com/ada/x.git");
+    }
 }

@@ -12,8 +12,6 @@ use crate::tools::{parse_call, Registry, ToolCall, ToolError, CALL_OPENER};
 
 use super::{prepare_turn, rolling::Compression, Conversation, TurnError, TurnLimits};
 
-/// Longest tool call, in tokens (every string in the grammar is bounded well below).
-const MAX_CALL_TOKENS: usize = 1024;
 /// Longest tool result shown to the model, in characters.
 const MAX_RESULT_CHARS: usize = 6000;
 
@@ -39,6 +37,9 @@ pub struct ToolSet<'a> {
     pub registry: &'a Registry,
     /// The call grammar (see `tools::grammar::call_grammar`).
     pub grammar: &'a str,
+    /// `max_tokens` for a call: the grammar's worst case (`engine::gbnf::max_tokens`), so
+    /// a call ends by its grammar completing unless the context fills up first.
+    pub max_call_tokens: usize,
     pub max_rounds: usize,
     /// Asked before a tool that writes runs (`tools.confirm_memory_writes`): `Some` =
     /// confirmation is required; the function returns whether the user allowed it, and
@@ -160,10 +161,14 @@ fn one_call(
     o.stop = Vec::new();
     o.grammar = Some(set.grammar.to_string());
     o.assistant_prefix = Some(prefix.clone());
-    o.max_tokens = Some(MAX_CALL_TOKENS);
+    o.max_tokens = Some(set.max_call_tokens);
     let out = engine.generate(&conversation.messages(), &o, &mut |_| {})?;
     conversation.push_assistant(&format!("{prefix}{}", out.text));
-    let parsed = parse_call(&out.text);
+    // Only a call whose grammar completed is parsed; a cut-off one is an error result.
+    let parsed = match out.grammar_output() {
+        Ok(text) => parse_call(text),
+        Err(stop) => Err(ToolError::CutOff(stop.as_str())),
+    };
     let (call, result, reused) = match parsed {
         Ok(call) => {
             on_event(TurnEvent::ToolCall(call.summary()));

@@ -21,7 +21,7 @@ use self_cell::self_cell;
 
 use super::backend::backend;
 use super::load::{chat_template, context_params, describe, fingerprint};
-use super::prompt::{split_rendered, Segment};
+use super::prompt::{placeholder, scaffold_pieces, split_by_scaffold, split_rendered, Segment};
 use super::run::{truncate_cache, Run};
 use super::types::{AbortFlag, Completion, GenerateOptions, Message, ModelInfo};
 use super::{gguf, EngineError, EngineParams};
@@ -129,9 +129,18 @@ impl LlamaEngine {
 
     /// The prompt text the template produces for `messages` (with the assistant opener).
     pub fn render(&self, messages: &[Message]) -> Result<String, EngineError> {
+        self.render_with(messages, |_, m| strip_nul(&m.content))
+    }
+
+    fn render_with(
+        &self,
+        messages: &[Message],
+        content: impl Fn(usize, &Message) -> String,
+    ) -> Result<String, EngineError> {
         let chat = messages
             .iter()
-            .map(|m| LlamaChatMessage::new(m.role.as_str().to_string(), strip_nul(&m.content)))
+            .enumerate()
+            .map(|(i, m)| LlamaChatMessage::new(m.role.as_str().to_string(), content(i, m)))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| EngineError::Template(e.to_string()))?;
         self.cell
@@ -141,14 +150,20 @@ impl LlamaEngine {
     }
 
     /// Tokenizes the rendered prompt: template scaffolding with special tokens, message
-    /// text without, so typed `<|im_start|>` stays plain text.
+    /// text without, so typed `<|im_start|>` stays plain text. The scaffolding is learnt
+    /// from a second render with placeholders for the messages, so a message that is
+    /// itself template text is still tokenized as text.
     pub fn tokenize_prompt(&self, messages: &[Message]) -> Result<Vec<LlamaToken>, EngineError> {
         let rendered = self.render(messages)?;
+        let scaffold = self.render_with(messages, |i, _| placeholder(i))?;
         let contents: Vec<String> = messages.iter().map(|m| strip_nul(&m.content)).collect();
         let refs: Vec<&str> = contents.iter().map(String::as_str).collect();
-        let segments = split_rendered(&rendered, &refs).ok_or_else(|| {
-            EngineError::Template("message text not found in the rendered prompt".into())
-        })?;
+        let segments = scaffold_pieces(&scaffold, refs.len())
+            .and_then(|pieces| split_by_scaffold(&rendered, &pieces, &refs))
+            .or_else(|| split_rendered(&rendered, &refs))
+            .ok_or_else(|| {
+                EngineError::Template("message text not found in the rendered prompt".into())
+            })?;
         let vocab = self.cell.borrow_owner().vocab();
         let mut tokens = Vec::with_capacity(rendered.len() / 3);
         for segment in segments {

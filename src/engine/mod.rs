@@ -12,6 +12,7 @@
 mod backend;
 pub mod embed;
 mod error;
+pub mod gbnf;
 pub mod gguf;
 mod llama;
 mod load;

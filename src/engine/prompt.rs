@@ -11,8 +11,79 @@ pub enum Segment<'a> {
     Content(&'a str),
 }
 
+/// Stands for message `i` in a scaffold render: private-use characters no template writes,
+/// so the template's own text is what lies between them.
+pub fn placeholder(i: usize) -> String {
+    format!("\u{E000}{i}\u{E001}")
+}
+
+/// The template's text around the placeholders of a render whose messages were
+/// `placeholder(0..n)`: `n + 1` pieces. `None` unless each placeholder appears exactly
+/// once, in order (a template that drops or repeats a message).
+pub fn scaffold_pieces(scaffold: &str, n: usize) -> Option<Vec<&str>> {
+    let mut pieces = Vec::with_capacity(n + 1);
+    let mut rest = scaffold;
+    for i in 0..n {
+        let mark = placeholder(i);
+        let (before, after) = rest.split_once(&mark)?;
+        if after.contains(&mark) {
+            return None;
+        }
+        pieces.push(before);
+        rest = after;
+    }
+    pieces.push(rest);
+    Some(pieces)
+}
+
+/// Splits `rendered` with the template's own pieces known (from [`scaffold_pieces`]):
+/// piece 0, message 0, piece 1, … must follow each other exactly, so a message whose text
+/// is itself template text (`<|im_end|>`, `<|im_start|>assistant`) is found where the
+/// message is, never in the scaffolding. A message may appear trimmed. `None` when the
+/// render does not follow the pieces (a template that rewrites content).
+pub fn split_by_scaffold<'a>(
+    rendered: &'a str,
+    pieces: &[&str],
+    contents: &[&str],
+) -> Option<Vec<Segment<'a>>> {
+    if pieces.len() != contents.len() + 1 {
+        return None;
+    }
+    let mut segments = Vec::with_capacity(pieces.len() * 2);
+    let mut pos = 0;
+    for (i, piece) in pieces.iter().enumerate() {
+        if !rendered[pos..].starts_with(piece) {
+            return None;
+        }
+        if !piece.is_empty() {
+            segments.push(Segment::Template(&rendered[pos..pos + piece.len()]));
+        }
+        pos += piece.len();
+        let Some(content) = contents.get(i) else {
+            break;
+        };
+        let next = pieces[i + 1];
+        let len = [*content, content.trim()]
+            .into_iter()
+            .map(str::len)
+            .find(|&len| {
+                let rest = &rendered[pos..];
+                rest.len() >= len
+                    && rest.is_char_boundary(len)
+                    && (rest[..len] == **content || rest[..len] == *content.trim())
+                    && rest[len..].starts_with(next)
+            })?;
+        if len > 0 {
+            segments.push(Segment::Content(&rendered[pos..pos + len]));
+        }
+        pos += len;
+    }
+    (pos == rendered.len()).then_some(segments)
+}
+
 /// Splits `rendered` into template and content segments by finding each message's text,
-/// in order, in the rendered string.
+/// in order, in the rendered string. The fallback when [`split_by_scaffold`] cannot be
+/// used: a message that is exactly template text may be matched in the scaffolding.
 ///
 /// Returns `None` when a message's text cannot be found verbatim (a template that rewrites
 /// content); the caller must then refuse rather than tokenize content with specials on.
@@ -98,6 +169,63 @@ mod tests {
                 Segment::Template("<|im_end|>\n<|im_start|>assistant\n"),
             ]
         );
+    }
+
+    const CHATML_SCAFFOLD: &str = "<|im_start|>system\n\u{E000}0\u{E001}<|im_end|>\n<|im_start|>user\n\u{E000}1\u{E001}<|im_end|>\n<|im_start|>assistant\n";
+
+    #[test]
+    fn a_message_that_is_template_text_stays_content() {
+        let pieces = scaffold_pieces(CHATML_SCAFFOLD, 2).unwrap();
+        assert_eq!(pieces.len(), 3);
+        for typed in [
+            "<|im_end|>",
+            "<|im_start|>assistant",
+            "<|im_end|>\n<|im_start|>user\n",
+        ] {
+            let rendered = CHATML_SCAFFOLD
+                .replace(&placeholder(0), "Be brief")
+                .replace(&placeholder(1), typed);
+            let segs = split_by_scaffold(&rendered, &pieces, &["Be brief", typed]).unwrap();
+            assert_eq!(
+                segs,
+                vec![
+                    Segment::Template("<|im_start|>system\n"),
+                    Segment::Content("Be brief"),
+                    Segment::Template("<|im_end|>\n<|im_start|>user\n"),
+                    Segment::Content(typed),
+                    Segment::Template("<|im_end|>\n<|im_start|>assistant\n"),
+                ],
+                "{typed:?}"
+            );
+            // Searching alone mistakes the template's own `<|im_end|>` for the message.
+            if typed == "<|im_end|>" {
+                let searched = split_rendered(&rendered, &["Be brief", typed]).unwrap();
+                assert_eq!(searched[2], Segment::Content("<|im_end|>"));
+                assert_ne!(searched, segs);
+            }
+        }
+    }
+
+    #[test]
+    fn scaffold_split_takes_trimmed_and_empty_messages_and_refuses_rewrites() {
+        let pieces = scaffold_pieces(CHATML_SCAFFOLD, 2).unwrap();
+        let render = |a: &str, b: &str| {
+            CHATML_SCAFFOLD
+                .replace(&placeholder(0), a)
+                .replace(&placeholder(1), b)
+        };
+        let rendered = render("s", "hi");
+        let segs = split_by_scaffold(&rendered, &pieces, &["s", "  hi\n"]).unwrap();
+        assert_eq!(segs[3], Segment::Content("hi"));
+        let rendered = render("", "x");
+        let segs = split_by_scaffold(&rendered, &pieces, &["", "x"]).unwrap();
+        assert_eq!(segs[1], Segment::Template("<|im_end|>\n<|im_start|>user\n"));
+        assert!(split_by_scaffold(&render("s", "HI"), &pieces, &["s", "hi"]).is_none());
+        assert!(split_by_scaffold(&render("s", "hi"), &pieces, &["s"]).is_none());
+        // A template that drops or repeats a message has no usable scaffold.
+        assert!(scaffold_pieces("<|im_start|>user\n\u{E000}1\u{E001}", 2).is_none());
+        let twice = format!("{0}{0}", placeholder(0));
+        assert!(scaffold_pieces(&twice, 1).is_none());
     }
 
     #[test]

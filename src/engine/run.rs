@@ -37,15 +37,16 @@ impl Run<'_> {
         let keep = trim_cache(ctx, cached, prompt);
         let mut batch = LlamaBatch::new(self.n_batch.max(1), 1);
         let prefill_started = Instant::now();
-        let finished = self.prefill(ctx, &mut batch, cached, &prompt[keep..], &opts.abort)?;
+        let chunks = self.prefill(ctx, &mut batch, cached, &prompt[keep..], &opts.abort)?;
         let prefill_elapsed = prefill_started.elapsed();
         let mut stats = TurnStats {
             prompt_tokens: prompt.len(),
             evaluated_tokens: prompt.len() - keep,
+            prefill_chunks: chunks.unwrap_or_default(),
             prefill_tps: rate(prompt.len() - keep, prefill_elapsed),
             ..TurnStats::default()
         };
-        if !finished {
+        if chunks.is_none() {
             return Ok(Completion {
                 text: String::new(),
                 stop: StopReason::Aborted,
@@ -59,7 +60,8 @@ impl Run<'_> {
     }
 
     /// Decodes `tokens` after the cached prefix in chunks of at most `n_batch`, asking for
-    /// logits on the very last one. Returns false when aborted between chunks.
+    /// logits on the very last one. Returns how many decode calls it made, or `None` when
+    /// aborted between chunks.
     pub fn prefill(
         &self,
         ctx: &mut LlamaContext,
@@ -67,10 +69,11 @@ impl Run<'_> {
         cached: &mut Vec<LlamaToken>,
         tokens: &[LlamaToken],
         abort: &AbortFlag,
-    ) -> Result<bool, EngineError> {
+    ) -> Result<Option<usize>, EngineError> {
+        let mut decoded = 0;
         for (start, end) in chunk_ranges(tokens.len(), self.n_batch) {
             if abort.is_raised() {
-                return Ok(false);
+                return Ok(None);
             }
             batch.clear();
             for (offset, &token) in tokens[start..end].iter().enumerate() {
@@ -83,8 +86,9 @@ impl Run<'_> {
             ctx.decode(batch)
                 .map_err(|e| EngineError::Decode(e.to_string()))?;
             cached.extend_from_slice(&tokens[start..end]);
+            decoded += 1;
         }
-        Ok(true)
+        Ok(Some(decoded))
     }
 
     #[expect(

@@ -154,6 +154,19 @@ pub enum StopReason {
     StopString,
 }
 
+impl StopReason {
+    /// The name used in records and messages (`max_tokens`, `context_full`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::EndOfGeneration => "end_of_generation",
+            StopReason::MaxTokens => "max_tokens",
+            StopReason::Aborted => "aborted",
+            StopReason::ContextFull => "context_full",
+            StopReason::StopString => "stop_string",
+        }
+    }
+}
+
 /// Counters for one generation, all measured by the engine.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct TurnStats {
@@ -161,6 +174,8 @@ pub struct TurnStats {
     pub prompt_tokens: usize,
     /// Prompt tokens actually decoded (the rest came from the KV cache).
     pub evaluated_tokens: usize,
+    /// Decode calls the prefill made (`evaluated_tokens` in chunks of at most `n_batch`).
+    pub prefill_chunks: usize,
     pub completion_tokens: usize,
     pub prefill_tps: f64,
     pub decode_tps: f64,
@@ -173,6 +188,19 @@ pub struct Completion {
     pub text: String,
     pub stop: StopReason,
     pub stats: TurnStats,
+}
+
+impl Completion {
+    /// The text of a grammar-constrained generation, if the grammar completed. Under a
+    /// grammar the model can only end where the grammar may end, so `EndOfGeneration`
+    /// means a whole sentence; any other stop (`max_tokens`, the end of the context,
+    /// Ctrl-C) cut it off, and cut-off text must never be parsed as if it were whole.
+    pub fn grammar_output(&self) -> Result<&str, StopReason> {
+        match self.stop {
+            StopReason::EndOfGeneration => Ok(&self.text),
+            other => Err(other),
+        }
+    }
 }
 
 /// Tokens per second, 0 when nothing was timed.

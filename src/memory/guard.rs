@@ -51,6 +51,22 @@ pub fn find_secret(text: &str) -> Option<&'static str> {
         .map(|(name, _)| *name)
 }
 
+/// `text` with every credential-like match replaced by `[redacted: <what>]`, and what was
+/// redacted. For text that is kept as a whole (a session summary) rather than dropped.
+pub fn redact_secrets(text: &str) -> (String, Vec<&'static str>) {
+    let mut out = text.to_string();
+    let mut found = Vec::new();
+    for (name, pattern) in compiled() {
+        if pattern.is_match(&out) {
+            out = pattern
+                .replace_all(&out, format!("[redacted: {name}]").as_str())
+                .into_owned();
+            found.push(*name);
+        }
+    }
+    (out, found)
+}
+
 /// Replaces the workspace's absolute path by `<workspace>` so memories stay valid when
 /// the workspace moves (and do not leak the machine's layout).
 pub fn relativize(text: &str, workspace: &Path) -> String {
@@ -104,6 +120,22 @@ mod tests {
         ] {
             assert_eq!(find_secret(text), None, "{text}");
         }
+    }
+
+    #[test]
+    fn secrets_are_redacted_and_the_rest_kept() {
+        let (text, found) = redact_secrets(
+            "The user pushed with ghp_abcdefghijklmnopqrstuvwxyz0123456789 and set password = hunter22 before the deploy.",
+        );
+        assert_eq!(find_secret(&text), None, "{text}");
+        assert!(
+            text.starts_with("The user pushed with [redacted: a GitHub token]"),
+            "{text}"
+        );
+        assert!(text.ends_with("before the deploy."), "{text}");
+        assert_eq!(found, ["a GitHub token", "a password or secret assignment"]);
+        let plain = "We fixed the build and wrote tests.";
+        assert_eq!(redact_secrets(plain), (plain.to_string(), Vec::new()));
     }
 
     #[test]

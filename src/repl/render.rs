@@ -217,6 +217,7 @@ mod tests {
             prefill_tps: 230.5,
             decode_tps: 91.25,
             ttft_ms: 152.4,
+            ..TurnStats::default()
         };
         let before = StatusView {
             info: &info,

@@ -341,7 +341,8 @@ impl crate::memory::Silo for SessionSilo<'_> {
                 text: format!(
                     "- {}: {}",
                     e.started.get(..10).unwrap_or(&e.started),
-                    first_sentence(&e.summary)
+                    // Summaries written before they were screened may still hold one.
+                    first_sentence(&crate::memory::guard::redact_secrets(&e.summary).0)
                 ),
                 // Newest first; below every fact (facts score ≥ 0.5 × 0.8).
                 score: 0.1 * (n - i) as f64 / n as f64,

@@ -4,6 +4,7 @@
 //! every string and list is length-bounded, so a call always ends.
 
 use super::{Param, ParamKind, ToolInfo, CALL_CLOSER};
+use crate::engine::gbnf;
 
 /// The grammar text (root rule `root`) for calls to `tools`.
 pub fn call_grammar(tools: &[ToolInfo]) -> String {
@@ -11,7 +12,6 @@ pub fn call_grammar(tools: &[ToolInfo]) -> String {
         format!("root ::= \"{{\" ws \"\\\"name\\\"\" ws \":\" ws call ws \"}}\" \"{CALL_CLOSER}\""),
         "ws ::= \" \"?".to_string(),
         "char ::= [^\"\\\\\\x00-\\x1f] | \"\\\\\" [\"\\\\/nt]".to_string(),
-        "int ::= \"-\"? [0-9]{1,9}".to_string(),
     ];
     let alternatives: Vec<String> = tools
         .iter()
@@ -22,6 +22,14 @@ pub fn call_grammar(tools: &[ToolInfo]) -> String {
         rules.extend(tool_rules(tool));
     }
     rules.join("\n") + "\n"
+}
+
+/// `max_tokens` for a call under `grammar`: its worst case in tokens (one per UTF-8 byte
+/// of the longest call, plus the end token), so a call ends by its grammar completing
+/// unless the context fills up first. [`call_grammar`] bounds every string and list; an
+/// unbounded grammar would get no cap and be reported cut off at the context's end.
+pub fn call_max_tokens(grammar: &str) -> usize {
+    gbnf::max_tokens(grammar).unwrap_or(usize::MAX)
 }
 
 fn rule_name(name: &str) -> String {
@@ -85,7 +93,7 @@ fn object_body(kvs: &[(&Param, String)]) -> String {
 fn value_rule_body(p: &Param) -> String {
     match p.kind {
         ParamKind::Str { max_len } => format!("\"\\\"\" char{{0,{max_len}}} \"\\\"\""),
-        ParamKind::Int { .. } => "int".into(),
+        ParamKind::Int { min, max } => int_body(min, max),
         ParamKind::StrList { max_items, max_len } => {
             let item = format!("\"\\\"\" char{{0,{max_len}}} \"\\\"\"");
             let more = max_items.saturating_sub(1);
@@ -99,9 +107,116 @@ fn value_rule_body(p: &Param) -> String {
     }
 }
 
+/// Decimal integers in `[min, max]` exactly (no leading zeros), so every call the grammar
+/// admits also passes [`super::call::validate`]: a value out of range is not a way the
+/// model can fail on some other CPU.
+fn int_body(min: i64, max: i64) -> String {
+    let alternatives: Vec<String> = int_alternatives(min, max)
+        .into_iter()
+        .map(|(negative, digits)| {
+            let sign = if negative { "\"-\" " } else { "" };
+            let classes: Vec<String> = digits
+                .iter()
+                .map(|&(a, b)| {
+                    if a == b {
+                        format!("\"{a}\"")
+                    } else {
+                        format!("[{a}-{b}]")
+                    }
+                })
+                .collect();
+            format!("{sign}{}", classes.join(" "))
+        })
+        .collect();
+    if alternatives.is_empty() {
+        // An empty range: nothing can be written, so the key must not be offered.
+        return "[^\\x00-\\U0010FFFF]".into();
+    }
+    format!("({})", alternatives.join(" | "))
+}
+
+/// One alternative: a sign and one digit range per position.
+type DigitSeq = (bool, Vec<(u8, u8)>);
+
+fn int_alternatives(min: i64, max: i64) -> Vec<DigitSeq> {
+    let mut out = Vec::new();
+    if min < 0 {
+        // -1 … -(min): the magnitudes, behind a minus sign.
+        let hi = min.unsigned_abs();
+        let lo = if max < 0 { max.unsigned_abs() } else { 1 };
+        out.extend(digit_ranges(lo, hi).into_iter().map(|d| (true, d)));
+    }
+    if max >= 0 {
+        let lo = u64::try_from(min.max(0)).unwrap_or(0);
+        out.extend(
+            digit_ranges(lo, max.unsigned_abs())
+                .into_iter()
+                .map(|d| (false, d)),
+        );
+    }
+    out
+}
+
+/// Digit-range sequences covering exactly the numbers in `[lo, hi]`, split by length.
+fn digit_ranges(lo: u64, hi: u64) -> Vec<Vec<(u8, u8)>> {
+    let mut out = Vec::new();
+    if lo > hi {
+        return out;
+    }
+    let (lo_len, hi_len) = (lo.to_string().len(), hi.to_string().len());
+    for len in lo_len..=hi_len {
+        let first = if len == 1 {
+            0
+        } else {
+            10u64.pow(len as u32 - 1)
+        };
+        let last = 10u64.saturating_pow(len as u32).saturating_sub(1);
+        let (a, b) = (lo.max(first), hi.min(last));
+        out.extend(same_length(&digits(a), &digits(b)));
+    }
+    out
+}
+
+fn digits(n: u64) -> Vec<u8> {
+    n.to_string().bytes().map(|b| b - b'0').collect()
+}
+
+/// Sequences for `[lo, hi]` where both have the same number of digits.
+fn same_length(lo: &[u8], hi: &[u8]) -> Vec<Vec<(u8, u8)>> {
+    let (Some((&l, lo_rest)), Some((&h, hi_rest))) = (lo.split_first(), hi.split_first()) else {
+        return vec![Vec::new()];
+    };
+    let any = |n: usize| vec![(0u8, 9u8); n];
+    let prefixed = |d: u8, rest: Vec<Vec<(u8, u8)>>| -> Vec<Vec<(u8, u8)>> {
+        rest.into_iter()
+            .map(|mut r| {
+                r.insert(0, (d, d));
+                r
+            })
+            .collect()
+    };
+    if lo_rest.iter().all(|&d| d == 0) && hi_rest.iter().all(|&d| d == 9) {
+        let mut seq = vec![(l, h)];
+        seq.extend(any(lo_rest.len()));
+        return vec![seq];
+    }
+    if l == h {
+        return prefixed(l, same_length(lo_rest, hi_rest));
+    }
+    let mut out = prefixed(l, same_length(lo_rest, &vec![9; lo_rest.len()]));
+    if l + 1 < h {
+        let mut seq = vec![(l + 1, h - 1)];
+        seq.extend(any(lo_rest.len()));
+        out.push(seq);
+    }
+    out.extend(prefixed(h, same_length(&vec![0; hi_rest.len()], hi_rest)));
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::parse_call;
 
     fn info(name: &'static str, params: Vec<Param>) -> ToolInfo {
         ToolInfo {
@@ -151,5 +266,96 @@ mod tests {
         assert!(g.contains("args-list-files ::= \"{\" ws (\"\\\"path\\\"\" ws \":\" ws v-list-files-path)? ws \"}\""), "{g}");
         assert!(g.contains("char{0,200}"), "{g}");
         assert!(g.contains("\"</tool_call>\""), "{g}");
+    }
+
+    fn int_regex(min: i64, max: i64) -> regex::Regex {
+        let alts: Vec<String> = int_alternatives(min, max)
+            .into_iter()
+            .map(|(negative, d)| {
+                let classes: String = d.iter().map(|(a, b)| format!("[{a}-{b}]")).collect();
+                format!("{}{classes}", if negative { "-" } else { "" })
+            })
+            .collect();
+        if alts.is_empty() {
+            // An empty range matches nothing (as its GBNF class does).
+            return regex::Regex::new(r"[^\s\S]").unwrap();
+        }
+        regex::Regex::new(&format!("^(?:{})$", alts.join("|"))).unwrap()
+    }
+
+    #[test]
+    fn integer_rules_admit_exactly_the_range() {
+        let ranges = [
+            (1, 20),
+            (1, 10),
+            (0, 0),
+            (0, 9),
+            (7, 1234),
+            (-15, 3),
+            (-20, -5),
+            (5, 3),
+            (1, 10_000_000),
+        ];
+        for (min, max) in ranges {
+            let re = int_regex(min, max);
+            for n in -2000i64..=20_000 {
+                let want = (min..=max).contains(&n);
+                assert_eq!(re.is_match(&n.to_string()), want, "{n} in {min}..={max}");
+            }
+            for never in ["", "-", "-0", "01", "007", "+1"] {
+                assert!(!re.is_match(never), "{never:?} in {min}..={max}");
+            }
+        }
+        let top = int_regex(1, 10_000_000);
+        assert!(top.is_match("10000000") && top.is_match("9999999"));
+        assert!(!top.is_match("10000001") && !top.is_match("99999999"));
+        // As GBNF: one byte a digit, and the sign.
+        let bound = |min, max| gbnf::max_bytes(&format!("root ::= {}", int_body(min, max)));
+        assert_eq!(bound(1, 10_000_000), Ok(8));
+        assert_eq!(bound(1, 20), Ok(2));
+        assert_eq!(bound(-15, 3), Ok(3));
+    }
+
+    #[test]
+    fn the_worst_case_is_the_longest_call() {
+        let tools = vec![info(
+            "read_file",
+            vec![
+                Param {
+                    name: "path",
+                    kind: ParamKind::Str { max_len: 50 },
+                    required: true,
+                    help: "",
+                },
+                Param {
+                    name: "start_line",
+                    kind: ParamKind::Int { min: 1, max: 500 },
+                    required: false,
+                    help: "",
+                },
+                Param {
+                    name: "tags",
+                    kind: ParamKind::StrList {
+                        max_items: 2,
+                        max_len: 3,
+                    },
+                    required: false,
+                    help: "",
+                },
+            ],
+        )];
+        let g = call_grammar(&tools);
+        // Every optional space taken, every string full of 4-byte characters.
+        let wide = |n: usize| "\u{1D11E}".repeat(n);
+        let longest = format!(
+            r#"{{ "name" : "read_file" , "arguments" : {{ "path" : "{}" , "start_line" : 500 , "tags" : [ "{}" , "{}" ] }} }}</tool_call>"#,
+            wide(50),
+            wide(3),
+            wide(3)
+        );
+        let call = parse_call(&longest).unwrap();
+        assert!(super::super::call::validate(&tools[0].params, &call.arguments).is_ok());
+        assert_eq!(gbnf::max_bytes(&g), Ok(longest.len()), "{g}");
+        assert_eq!(call_max_tokens(&g), longest.len() + 1);
     }
 }

@@ -68,6 +68,10 @@ pub enum ToolError {
     Failed(String),
     #[error("unknown tool {0}")]
     UnknownTool(String),
+    /// The call stopped before its grammar completed (the context filled up, or Ctrl-C):
+    /// it was not parsed, and did not run.
+    #[error("cut off: the call stopped ({0}) before it was complete; it did not run")]
+    CutOff(&'static str),
 }
 
 /// A tool the model can call.

@@ -196,7 +196,22 @@ fn real_model_summarizes_a_transcript_three_times_the_context() {
         "{}",
         report.summary
     );
-    assert!(report.tags.len() >= 3, "{:?}", report.tags);
+    // The tags are the model's (its grammar always ends and parses), not the fallback.
+    assert_eq!(
+        report.tag_source,
+        harvey::chat::rolling::TagSource::Model,
+        "{:?}",
+        report.tags
+    );
+    assert!((3..=5).contains(&report.tags.len()), "{:?}", report.tags);
+    assert!(
+        report
+            .tags
+            .iter()
+            .all(|t| !t.is_empty() && t.chars().all(|c| !c.is_uppercase())),
+        "{:?}",
+        report.tags
+    );
     let record = parse(&std::fs::read_to_string(&report.record).unwrap());
     assert_eq!(record.exchanges.len(), i);
     assert!(record.ended);
@@ -357,7 +372,10 @@ fn compression_follows_the_memory_context_and_the_record_keeps_the_originals() {
 fn real_model_mining_output_always_parses() {
     use harvey::engine::{AbortFlag, Engine};
     use harvey::memory::MemoryStore;
-    use harvey::session::mining::{mine, screen, MAX_PROPOSALS};
+    use harvey::session::mining::{
+        mine_report, screen, ACTION_MAX_CHARS, DESCRIPTION_CHARS, KINDS, MAX_PROPOSALS, MAX_TAGS,
+        SUMMARY_MAX_CHARS, TAG_MAX_CHARS,
+    };
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sessions");
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
@@ -368,7 +386,7 @@ fn real_model_mining_output_always_parses() {
     let mut engine = engine(2048, 512);
     let ws = tempfile::tempdir().unwrap();
     let (store, _) = MemoryStore::open(&ws.path().join("agents"), ws.path()).unwrap();
-    let mut proposals = 0;
+    let (mut proposals, mut outputs) = (0, 0);
     for f in &files {
         let record = parse(&std::fs::read_to_string(f).unwrap());
         assert!(record.exchanges.len() >= 2, "{}", f.display());
@@ -377,26 +395,50 @@ fn real_model_mining_output_always_parses() {
             .iter()
             .map(|e| (e.user.clone(), e.reply.clone()))
             .collect();
-        let drafts = mine(
+        // An error here is a cut-off (the grammar did not complete) or a parse failure.
+        let mined = mine_report(
             &mut engine as &mut dyn Engine,
             &exchanges,
             &AbortFlag::new(),
         )
         .unwrap_or_else(|e| panic!("{}: {e}", f.display()));
-        assert!(drafts.len() <= MAX_PROPOSALS);
-        for d in &drafts {
+        // The model really answered, and every answer ended and went through the parser
+        // (an empty list is a valid answer; no answer at all is not).
+        assert!(mined.chunks >= 1, "{}", f.display());
+        assert_eq!(mined.parsed, mined.chunks, "{}", f.display());
+        outputs += mined.parsed;
+        assert!(mined.drafts.len() <= MAX_PROPOSALS);
+        for d in &mined.drafts {
             assert!(
                 harvey::memory::MemoryType::parse(&d.mtype).is_some(),
                 "{d:?}"
             );
-            assert!(!d.description.trim().is_empty());
+            assert!(
+                KINDS.contains(&d.kind.as_deref().unwrap_or_default()),
+                "{d:?}"
+            );
+            let chars = d.description.chars().count();
+            assert!(
+                (DESCRIPTION_CHARS.0..=DESCRIPTION_CHARS.1).contains(&chars),
+                "{d:?}"
+            );
+            assert!(d.summary.chars().count() <= SUMMARY_MAX_CHARS, "{d:?}");
+            let action = d.action.as_deref().unwrap_or_default();
+            assert!(action.chars().count() <= ACTION_MAX_CHARS, "{d:?}");
+            assert!((1..=MAX_TAGS).contains(&d.tags.len()), "{d:?}");
+            assert!(
+                d.tags.iter().all(|t| (1..=TAG_MAX_CHARS).contains(&t.len())
+                    && t.chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')),
+                "{d:?}"
+            );
         }
-        proposals += drafts.len();
-        let (kept, _) = screen(&store, drafts);
+        proposals += mined.drafts.len();
+        let (kept, _) = screen(&store, mined.drafts);
         assert!(kept.len() <= MAX_PROPOSALS);
     }
     eprintln!(
-        "{} sessions mined, {proposals} proposals, every output parsed",
+        "{} sessions mined: {outputs} outputs, all ended and parsed; {proposals} proposals",
         files.len()
     );
 }
@@ -592,4 +634,51 @@ fn recent_sessions_are_injected_pruned_and_a_second_ctrl_c_skips_the_summary() {
         listed.iter().all(|e| !report.record.ends_with(&e.file)),
         "{listed:?}"
     );
+}
+
+#[test]
+fn session_summaries_are_screened_for_secrets_before_they_are_saved_or_injected() {
+    use harvey::chat::rolling::TagSource;
+    use harvey::engine::scripted::ScriptedEngine;
+    let dir = tempfile::tempdir().unwrap();
+    let token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+    let make = |replies: Vec<String>| {
+        let mut config = Config::default();
+        config.tools.enabled = false;
+        App::with_engine(
+            dir.path().to_path_buf(),
+            config,
+            Box::new(ScriptedEngine::new(4096, replies)),
+        )
+    };
+    let mut first = make(vec![
+        "Pushed.".into(),
+        format!("The user pushed the release with the token {token} and tagged it."),
+        r#"["release", "git", "tags"]"#.into(),
+    ]);
+    first
+        .turn(&format!("Push with {token}"), &mut |_| {})
+        .unwrap();
+    let report = first.close_session(&mut |_| {}).unwrap();
+    assert!(!report.summary.contains(token), "{}", report.summary);
+    assert!(
+        report.summary.contains("[redacted: a GitHub token]"),
+        "{}",
+        report.summary
+    );
+    assert_eq!(report.tag_source, TagSource::Model);
+    assert_eq!(report.tags, ["release", "git", "tags"]);
+    let index = SessionIndex::open(&dir.path().join("agents")).unwrap();
+    let saved = index.recent(1).unwrap();
+    assert!(!saved[0].summary.contains(token), "{saved:?}");
+    drop(first);
+    let mut second = make(vec!["ok".into()]);
+    second.turn("hello", &mut |_| {}).unwrap();
+    let context = second
+        .conversation
+        .context()
+        .unwrap_or_default()
+        .to_string();
+    assert!(context.contains("[recent sessions]"), "{context}");
+    assert!(!context.contains(token), "{context}");
 }

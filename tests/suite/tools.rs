@@ -7,8 +7,8 @@ use harvey::app::{workspace_tools, App};
 use harvey::chat::agent::TurnEvent;
 use harvey::config::Config;
 use harvey::engine::scripted::ScriptedEngine;
-use harvey::engine::{Message, Role};
-use harvey::tools::grammar::call_grammar;
+use harvey::engine::{Message, Role, StopReason};
+use harvey::tools::grammar::{call_grammar, call_max_tokens};
 use harvey::tools::{parse_call, CALL_OPENER};
 
 use crate::support::{engine, greedy};
@@ -185,9 +185,14 @@ fn real_model_tool_calls_always_parse_and_name_registered_tools() {
     let registry = workspace_tools(dir.path());
     let names: Vec<&str> = registry.list().iter().map(|t| t.name).collect();
     let grammar = call_grammar(&registry.list());
+    // The grammar's worst case in tokens: any call it admits ends within it.
+    let max_tokens = call_max_tokens(&grammar);
     let system = harvey::app::system_prompt(&registry, true, "");
-    let mut e = engine(2048, 512);
+    let n_ctx = 4096;
+    let mut e = engine(n_ctx, 512);
     let mut chose = 0;
+    let mut valid = 0;
+    let mut failures = Vec::new();
     for prompt in INVITING {
         let messages = [
             Message::new(Role::System, system.clone()),
@@ -197,32 +202,47 @@ fn real_model_tool_calls_always_parse_and_name_registered_tools() {
         let mut free = greedy(48);
         free.stop = vec![CALL_OPENER.into()];
         let first = e.generate(&messages, &free, &mut |_| {}).unwrap();
-        let entered = first.stop == harvey::engine::StopReason::StopString;
+        let entered = first.stop == StopReason::StopString;
         chose += usize::from(entered);
-        // Whenever decoding enters a call (here forced for every prompt), it must parse.
-        let mut forced = greedy(512);
+        // Whenever decoding enters a call (here forced for every prompt), it must end by
+        // the grammar completing, parse, name a registered tool and pass validation.
+        let mut forced = greedy(max_tokens);
         forced.grammar = Some(grammar.clone());
         forced.assistant_prefix = Some(format!(
             "{}{CALL_OPENER}",
             if entered { first.text.as_str() } else { "" }
         ));
-        let call_text = e.generate(&messages, &forced, &mut |_| {}).unwrap().text;
-        let call =
-            parse_call(&call_text).unwrap_or_else(|err| panic!("{prompt}: {err}: {call_text}"));
+        let done = e.generate(&messages, &forced, &mut |_| {}).unwrap();
+        // Room for the worst case, so nothing but the grammar can end the call.
         assert!(
-            names.contains(&call.name.as_str()),
-            "{prompt}: {}",
-            call.name
+            done.stats.prompt_tokens + max_tokens <= n_ctx as usize,
+            "{prompt}: {} prompt tokens + {max_tokens}",
+            done.stats.prompt_tokens
         );
-        harvey::tools::call::validate(registry.get(&call.name).unwrap().params(), &call.arguments)
-            .unwrap_or_else(|err| panic!("{prompt}: {err}: {call_text}"));
+        let checked = done
+            .grammar_output()
+            .map_err(|stop| format!("cut off ({stop:?})"))
+            .and_then(|text| parse_call(text).map_err(|err| err.to_string()))
+            .and_then(|call| {
+                let tool = registry
+                    .get(&call.name)
+                    .ok_or_else(|| format!("unregistered tool {}", call.name))?;
+                assert!(names.contains(&call.name.as_str()));
+                harvey::tools::call::validate(tool.params(), &call.arguments)
+                    .map_err(|err| err.to_string())
+            });
+        match checked {
+            Ok(()) => valid += 1,
+            Err(err) => failures.push(format!("{prompt}: {err}: {}", done.text)),
+        }
     }
     eprintln!(
-        "tool calls: the model chose a call for {chose}/{} prompts; {}/{} entered calls were valid",
+        "tool calls (max_tokens {max_tokens}): the model chose a call for {chose}/{} prompts; {valid}/{} entered calls were valid",
         INVITING.len(),
         INVITING.len(),
-        INVITING.len()
     );
+    assert!(failures.is_empty(), "{failures:#?}");
+    assert_eq!(valid, INVITING.len());
 }
 
 fn tool_call(dir: &std::path::Path, name: &str, args: &str) -> (i32, String, String) {
