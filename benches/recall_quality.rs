@@ -135,7 +135,14 @@ fn grid(stores: &mut [(MemoryStore, &Conversation)], vocab: &Vocabulary) {
             ..base
         },
     ));
-    for (w, floor) in [(0.3, 0.5_f32), (0.4, 0.5), (0.6, 0.5), (0.7, 0.5), (0.5, 0.0), (0.5, 0.7)] {
+    for (w, floor) in [
+        (0.3, 0.5_f32),
+        (0.4, 0.5),
+        (0.6, 0.5),
+        (0.7, 0.5),
+        (0.5, 0.0),
+        (0.5, 0.7),
+    ] {
         variants.push((
             format!("blend lex={w} floor={floor}"),
             Ranking {

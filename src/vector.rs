@@ -1,5 +1,5 @@
-//! Vectors next to SQLite rows: content-hash keys, f32 BLOBs, brute-force top-k and
-//! reciprocal-rank fusion.
+//! Vectors next to SQLite rows: content-hash keys, f32 BLOBs, brute-force top-k (fusion
+//! with full text is `memory::rank`).
 //!
 //! Every store (memories, RAG stores, the knowledge base) keeps a `vectors` table keyed by
 //! (hash of the embedded text, embedder id). Rows point at a hash, never own a vector, so
@@ -206,44 +206,6 @@ impl<K> TopK<K> {
     }
 }
 
-/// The constant of reciprocal-rank fusion (the usual 60: flattens the top ranks so one
-/// list cannot dominate).
-pub const RRF_K: f64 = 60.0;
-
-/// Fuses ranked lists: each key scores Σ 1/(RRF_K + rank) over the lists it is in
-/// (rank from 1). Best first; ties keep first-seen order.
-pub fn rrf<K: Clone + Eq + std::hash::Hash>(lists: &[Vec<K>]) -> Vec<(K, f64)> {
-    let mut order: Vec<K> = Vec::new();
-    let mut scores: std::collections::HashMap<K, f64> = std::collections::HashMap::new();
-    for list in lists {
-        for (i, key) in list.iter().enumerate() {
-            let s = 1.0 / (RRF_K + (i + 1) as f64);
-            match scores.get_mut(key) {
-                Some(v) => *v += s,
-                None => {
-                    scores.insert(key.clone(), s);
-                    order.push(key.clone());
-                }
-            }
-        }
-    }
-    let mut out: Vec<(K, f64)> = order
-        .into_iter()
-        .map(|k| {
-            let s = scores[&k];
-            (k, s)
-        })
-        .collect();
-    out.sort_by(|a, b| b.1.total_cmp(&a.1));
-    out
-}
-
-/// The most an item can score with `lists` lists (rank 1 in each): turns fused scores
-/// into a 0–1 relevance that means the same in every silo.
-pub fn rrf_max(lists: usize) -> f64 {
-    lists as f64 / (RRF_K + 1.0)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -270,18 +232,6 @@ mod tests {
         }
         let keys: Vec<&str> = t.into_sorted().into_iter().map(|(_, k)| k).collect();
         assert_eq!(keys, ["b", "d", "c"]);
-    }
-
-    #[test]
-    fn rrf_rewards_agreement_between_lists() {
-        let fts = vec!["a", "b", "c"];
-        let vec = vec!["c", "d", "a"];
-        let fused = rrf(&[fts, vec]);
-        let keys: Vec<&str> = fused.iter().map(|(k, _)| *k).collect();
-        // a: 1/61 + 1/63, c: 1/63 + 1/61 (tie, a first seen), then b (1/62), d (1/62).
-        assert_eq!(keys, ["a", "c", "b", "d"]);
-        assert!((fused[0].1 - (1.0 / 61.0 + 1.0 / 63.0)).abs() < 1e-12);
-        assert!(fused[0].1 <= rrf_max(2));
     }
 
     #[test]

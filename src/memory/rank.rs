@@ -4,7 +4,7 @@
 //! the same 0–1 scale and can be compared in one list.
 //!
 //! Chosen on LoCoMo dev data (`cargo bench --bench recall_quality`; numbers in
-//! `docs/recall.md`): normalized score blending. Each side is scaled by its own best hit
+//! the closing note of issue 13): normalized score blending, full text weighted 0.6. Each side is scaled by its own best hit
 //! (bm25 / best bm25; cosine relative to the query's best and to the spread of its
 //! candidates), so a query's own distribution decides what is similar — MiniLM gives loose
 //! paraphrases cosines of 0.25–0.4, and an absolute floor dropped exactly the matches
@@ -56,8 +56,8 @@ pub struct Ranking {
     pub recency_strength: f64,
 }
 
-pub const DEFAULT_LEXICAL_WEIGHT: f64 = 0.5;
-pub const DEFAULT_VECTOR_WEIGHT: f64 = 0.5;
+pub const DEFAULT_LEXICAL_WEIGHT: f64 = 0.6;
+pub const DEFAULT_VECTOR_WEIGHT: f64 = 0.4;
 pub const DEFAULT_RELATIVE_FLOOR: f32 = 0.5;
 pub const DEFAULT_POOL_FACTOR: usize = 4;
 pub const DEFAULT_MIN_POOL: usize = 50;
