@@ -356,7 +356,7 @@ mod tests {
             40,
             "a large budget holds all 40, not top_k"
         );
-        assert!(Limits::budgeted(1024, 0.5).wanted() > 100);
+        assert!(Limits::budgeted(1024, 0.5).wanted() >= 64);
         assert_eq!(Limits::list(5, 0.5).wanted(), 5);
     }
 

@@ -131,11 +131,6 @@ const FACTUAL_POOL: usize = 32;
 pub struct MemorySilo<'a>(pub &'a MemoryStore);
 
 const FACTUAL: [MemoryType; 2] = [MemoryType::WorkspaceProfile, MemoryType::ProjectFact];
-const EXPERIENTIAL: [MemoryType; 3] = [
-    MemoryType::ToolUse,
-    MemoryType::Workflow,
-    MemoryType::UserPreference,
-];
 
 fn section_of(t: MemoryType) -> Section {
     match t {
@@ -181,9 +176,11 @@ impl Silo for MemorySilo<'_> {
         if query.is_empty() {
             return Ok(out);
         }
+        // Relevance over every type: a project fact that matches the query is found even
+        // outside the factual pool (a duplicate of a pooled one is dropped by `recall`).
         out.extend(
             store
-                .search(query, &EXPERIENTIAL, k)?
+                .search(query, &[], k)?
                 .iter()
                 .map(|h| candidate(&h.row, h.score)),
         );

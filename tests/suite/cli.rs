@@ -260,14 +260,20 @@ fn memory_commands_for_scripts() {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     assert_eq!(lines.len(), 3);
+    // The session-start ranking: factual items first (query-independent), then the
+    // relevant experience, best first.
+    let results = lines[0]["results"].as_array().unwrap();
+    let first_relevant = results
+        .iter()
+        .find(|r| r["section"] == "experience")
+        .unwrap_or_else(|| panic!("{}", lines[0]));
     assert_eq!(
-        lines[0]["results"][0]["id"]
-            .as_str()
-            .unwrap()
-            .split('_')
-            .next(),
-        Some("tool")
+        first_relevant["id"].as_str().unwrap().split('_').next(),
+        Some("tool"),
+        "{}",
+        lines[0]
     );
+    assert_eq!(results[0]["section"], "facts", "{}", lines[0]);
     assert_eq!(lines[1]["line"], 2);
     assert!(lines[1]["error"].as_str().unwrap().contains("not JSON"));
     let packed = &lines[2];
