@@ -569,16 +569,9 @@ impl KnowledgeBase {
         let Some(embedder) = &self.embedder else {
             return Ok(Vec::new());
         };
-        if query.trim().is_empty() {
+        let Some(q) = crate::tokens::embed_query(embedder.as_ref(), query, "knowledge-base search")
+        else {
             return Ok(Vec::new());
-        }
-        let q = match embedder.embed(&[query]) {
-            Ok(mut v) if !v.is_empty() => v.swap_remove(0),
-            Ok(_) => return Ok(Vec::new()),
-            Err(e) => {
-                tracing::warn!("{e}; knowledge-base search uses full text only");
-                return Ok(Vec::new());
-            }
         };
         let found = self
             .vectors

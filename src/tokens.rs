@@ -41,6 +41,22 @@ pub trait Embedder: TokenCounter + Send + Sync {
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;
 }
 
+/// The vector of a search query, or `None` for an empty query or a failed embedding
+/// (logged: the caller then searches full text only, as `what` says).
+pub fn embed_query(embedder: &dyn Embedder, query: &str, what: &str) -> Option<Vec<f32>> {
+    if query.trim().is_empty() {
+        return None;
+    }
+    match embedder.embed(&[query]) {
+        Ok(mut v) if !v.is_empty() => Some(v.swap_remove(0)),
+        Ok(_) => None,
+        Err(e) => {
+            tracing::warn!("{e}; {what} uses full text only");
+            None
+        }
+    }
+}
+
 /// Why embedding failed; the caller falls back to full-text search only.
 #[derive(Debug, thiserror::Error)]
 #[error("embedding failed: {0}")]

@@ -77,16 +77,8 @@ impl MemoryStore {
         let Some(embedder) = self.embedder() else {
             return Ok(Vec::new());
         };
-        if query.trim().is_empty() {
+        let Some(q) = crate::tokens::embed_query(embedder.as_ref(), query, "recall") else {
             return Ok(Vec::new());
-        }
-        let q = match embedder.embed(&[query]) {
-            Ok(mut v) if !v.is_empty() => v.swap_remove(0),
-            Ok(_) => return Ok(Vec::new()),
-            Err(e) => {
-                tracing::warn!("{e}; recall uses full text only");
-                return Ok(Vec::new());
-            }
         };
         self.index()
             .vector_search(&q, embedder.model_id(), types, now, k)

@@ -427,16 +427,8 @@ impl RagStore {
         let Some(embedder) = &self.embedder else {
             return Ok(Vec::new());
         };
-        if query.trim().is_empty() {
+        let Some(q) = crate::tokens::embed_query(embedder.as_ref(), query, "RAG query") else {
             return Ok(Vec::new());
-        }
-        let q = match embedder.embed(&[query]) {
-            Ok(mut v) if !v.is_empty() => v.swap_remove(0),
-            Ok(_) => return Ok(Vec::new()),
-            Err(e) => {
-                tracing::warn!("{e}; RAG query uses full text only");
-                return Ok(Vec::new());
-            }
         };
         let found = self
             .scan(&q, embedder.model_id(), k)
