@@ -171,28 +171,34 @@ impl KnowledgeBase {
             path: path.to_path_buf(),
             source,
         };
-        let conn = Connection::open(path).map_err(db)?;
-        conn.busy_timeout(crate::memory::index::BUSY_TIMEOUT)
-            .map_err(db)?;
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(db)?;
-        conn.pragma_update(None, "synchronous", "NORMAL")
-            .map_err(db)?;
-        conn.execute_batch(SCHEMA).map_err(db)?;
-        conn.execute_batch(crate::vector::SCHEMA).map_err(db)?;
+        let conn = crate::db::open(path).map_err(db)?;
+        crate::db::immediate(&conn, || {
+            conn.execute_batch(SCHEMA)?;
+            conn.execute_batch(crate::vector::SCHEMA)
+        })
+        .map_err(db)?;
         let kb = Self {
             path: path.to_path_buf(),
             conn,
             embedder,
             vectors: Default::default(),
         };
-        if kb.current_id()?.is_none() {
-            let id = match kb.project_id(default_project)? {
-                Some(id) => id,
-                None => kb.insert_project(default_project, "")?,
-            };
-            kb.set_current(id)?;
-        }
+        // Under the write lock: two processes opening a new knowledge base must not both
+        // create the default project.
+        crate::db::immediate_with(
+            &kb.conn,
+            |e| kb.db_err(e),
+            || {
+                if kb.current_id()?.is_none() {
+                    let id = match kb.project_id(default_project)? {
+                        Some(id) => id,
+                        None => kb.insert_project(default_project, "")?,
+                    };
+                    kb.set_current(id)?;
+                }
+                Ok(())
+            },
+        )?;
         kb.embed_missing()?;
         Ok(kb)
     }

@@ -23,6 +23,7 @@ pub mod app;
 pub mod bench;
 pub mod chat;
 pub mod config;
+pub mod db;
 pub mod engine;
 pub mod kb;
 pub mod memory;

@@ -45,7 +45,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
 
 /// How long a connection waits for another process's write before giving up. Writes
 /// are short (one memory, one reconcile), so a wait this long means something is stuck.
-pub const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+pub use crate::db::BUSY_TIMEOUT;
 
 /// bm25 column weights: description, summary, tags, action, body.
 const BM25: &str = "bm25(memories_fts, 4.0, 2.0, 2.0, 1.0, 0.5)";
@@ -97,11 +97,7 @@ const COLUMNS: &str = "m.id, m.type, m.kind, m.archived, m.description, m.summar
 impl Index {
     /// Opens (creating) the index; an index of another schema version is emptied.
     pub fn open(path: &Path) -> rusqlite::Result<Self> {
-        let conn = Connection::open(path)?;
-        // First: another process may hold the lock while this one switches to WAL.
-        conn.busy_timeout(BUSY_TIMEOUT)?;
-        conn.pragma_update(None, "journal_mode", "WAL")?;
-        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        let conn = crate::db::open(path)?;
         let index = Self {
             conn,
             vectors: Default::default(),
@@ -123,14 +119,7 @@ impl Index {
     /// One transaction under the write lock: two processes opening a new (or old) index
     /// at once must not both see "no schema" and drop what the other just wrote.
     fn migrate(&self) -> rusqlite::Result<()> {
-        self.conn.execute_batch("BEGIN IMMEDIATE")?;
-        match self.migrate_locked() {
-            Ok(()) => self.conn.execute_batch("COMMIT"),
-            Err(e) => {
-                let _ = self.conn.execute_batch("ROLLBACK");
-                Err(e)
-            }
-        }
+        self.atomic(|| self.migrate_locked())
     }
 
     fn migrate_locked(&self) -> rusqlite::Result<()> {
@@ -170,17 +159,7 @@ impl Index {
         &mut self,
         f: impl FnOnce(&Index) -> rusqlite::Result<T>,
     ) -> rusqlite::Result<T> {
-        self.conn.execute_batch("BEGIN IMMEDIATE")?;
-        match f(self) {
-            Ok(v) => {
-                self.conn.execute_batch("COMMIT")?;
-                Ok(v)
-            }
-            Err(e) => {
-                let _ = self.conn.execute_batch("ROLLBACK");
-                Err(e)
-            }
-        }
+        self.atomic(|| f(self))
     }
 
     /// Every indexed file with its stamp.
@@ -201,8 +180,19 @@ impl Index {
         rows.collect()
     }
 
-    /// Adds or replaces the row of `m.id` (and its full-text entry).
+    /// Runs `f` under the write lock unless a transaction is already open. Removing a
+    /// row and inserting its replacement are one step: another process reconciling the
+    /// same new file between them would otherwise insert it twice ("constraint failed").
+    fn atomic<T>(&self, f: impl FnOnce() -> rusqlite::Result<T>) -> rusqlite::Result<T> {
+        crate::db::immediate(&self.conn, f)
+    }
+
+    /// Adds or replaces the row of `m.id` (and its full-text entry), in one transaction.
     pub fn upsert(&self, m: &Memory, at: &Placement<'_>) -> rusqlite::Result<()> {
+        self.atomic(|| self.upsert_locked(m, at))
+    }
+
+    fn upsert_locked(&self, m: &Memory, at: &Placement<'_>) -> rusqlite::Result<()> {
         self.remove_id(&m.id)?;
         self.remove_path(at.path)?;
         self.conn.execute(
@@ -258,6 +248,10 @@ impl Index {
     }
 
     fn remove_where(&self, column: &str, value: &str) -> rusqlite::Result<()> {
+        self.atomic(|| self.remove_where_locked(column, value))
+    }
+
+    fn remove_where_locked(&self, column: &str, value: &str) -> rusqlite::Result<()> {
         self.conn.execute(
             &format!(
                 "DELETE FROM memories_fts WHERE rowid IN (SELECT rowid FROM memories WHERE {column} = ?1)"
@@ -375,8 +369,7 @@ impl Index {
         if costs.is_empty() {
             return Ok(());
         }
-        self.conn.execute_batch("BEGIN")?;
-        let result = (|| {
+        self.atomic(|| {
             let mut stmt = self.conn.prepare_cached(
                 "INSERT OR REPLACE INTO token_costs(key, tokens) VALUES (?1, ?2)",
             )?;
@@ -384,14 +377,7 @@ impl Index {
                 stmt.execute(params![key, i64::try_from(*tokens).unwrap_or(i64::MAX)])?;
             }
             Ok(())
-        })();
-        match result {
-            Ok(()) => self.conn.execute_batch("COMMIT"),
-            Err(e) => {
-                let _ = self.conn.execute_batch("ROLLBACK");
-                Err(e)
-            }
-        }
+        })
     }
 
     /// Active memories without a vector from `model`: (hash, text to embed), one per hash.
@@ -420,14 +406,7 @@ impl Index {
 
     /// Stores vectors in one transaction.
     pub fn put_vectors(&self, model: &str, items: &[(String, Vec<f32>)]) -> rusqlite::Result<()> {
-        self.conn.execute_batch("BEGIN")?;
-        match crate::vector::put(&self.conn, model, items) {
-            Ok(()) => self.conn.execute_batch("COMMIT"),
-            Err(e) => {
-                let _ = self.conn.execute_batch("ROLLBACK");
-                Err(e)
-            }
-        }
+        self.atomic(|| crate::vector::put(&self.conn, model, items))
     }
 
     /// Active memories with a vector from `model`, and those without.

@@ -622,7 +622,13 @@ impl MemoryStore {
                 .map(|b| format!("{b:02x}"))
                 .collect();
             let id = format!("{}_{hex}", mtype.as_str());
-            if self.index.get(&id).map_err(|e| self.db_err(e))?.is_none() {
+            // The file too: another process may have written it and not indexed it yet.
+            let taken_on_disk = self
+                .dir
+                .join(mtype.as_str())
+                .join(format!("{id}.spmd"))
+                .exists();
+            if !taken_on_disk && self.index.get(&id).map_err(|e| self.db_err(e))?.is_none() {
                 return Ok(id);
             }
         }

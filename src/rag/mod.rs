@@ -210,15 +210,12 @@ impl RagStore {
             path: path.to_path_buf(),
             source,
         };
-        let conn = Connection::open(path).map_err(db)?;
-        conn.busy_timeout(crate::memory::index::BUSY_TIMEOUT)
-            .map_err(db)?;
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(db)?;
-        conn.pragma_update(None, "synchronous", "NORMAL")
-            .map_err(db)?;
-        conn.execute_batch(SCHEMA).map_err(db)?;
-        conn.execute_batch(crate::vector::SCHEMA).map_err(db)?;
+        let conn = crate::db::open(path).map_err(db)?;
+        crate::db::immediate(&conn, || {
+            conn.execute_batch(SCHEMA)?;
+            conn.execute_batch(crate::vector::SCHEMA)
+        })
+        .map_err(db)?;
         conn.execute(
             "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema', ?1)",
             [SCHEMA_VERSION],

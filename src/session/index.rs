@@ -66,10 +66,8 @@ impl SessionIndex {
     pub fn open(agents_dir: &Path) -> rusqlite::Result<Self> {
         let db_dir = agents_dir.join("memories");
         let _ = std::fs::create_dir_all(&db_dir);
-        let conn = Connection::open(db_dir.join("memories.db"))?;
-        conn.busy_timeout(crate::memory::index::BUSY_TIMEOUT)?;
-        conn.pragma_update(None, "journal_mode", "WAL")?;
-        conn.execute_batch(SCHEMA)?;
+        let conn = crate::db::open(&db_dir.join("memories.db"))?;
+        crate::db::immediate(&conn, || conn.execute_batch(SCHEMA))?;
         Ok(Self {
             conn,
             dir: agents_dir.join("sessions"),

@@ -1,0 +1,125 @@
+//! Opening the SQLite files harvey shares between processes (memory index, sessions,
+//! RAG stores, knowledge base) the same way everywhere: WAL, a busy timeout, and set-up
+//! done under the write lock.
+//!
+//! SQLite's busy handler does not cover every wait: switching a new file to WAL while
+//! another process creates it, or upgrading a read to a write, can return "database is
+//! locked" at once. Those steps are retried here until [`BUSY_TIMEOUT`] runs out.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use rusqlite::{Connection, ErrorCode};
+
+/// How long a process waits for another one's write before it reports the lock.
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Opens `path` in WAL mode with the busy timeout set first.
+pub fn open(path: &Path) -> rusqlite::Result<Connection> {
+    let conn = Connection::open(path)?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    retry(|| conn.pragma_update(None, "journal_mode", "WAL"))?;
+    retry(|| conn.pragma_update(None, "synchronous", "NORMAL"))?;
+    Ok(conn)
+}
+
+/// Runs `f` in one `BEGIN IMMEDIATE` transaction, or inside the one already open.
+pub fn immediate<T>(
+    conn: &Connection,
+    f: impl FnOnce() -> rusqlite::Result<T>,
+) -> rusqlite::Result<T> {
+    immediate_with(conn, |e| e, f)
+}
+
+/// [`immediate`] for a caller with its own error type (`lift` wraps SQLite's).
+pub fn immediate_with<T, E>(
+    conn: &Connection,
+    lift: impl Fn(rusqlite::Error) -> E,
+    f: impl FnOnce() -> Result<T, E>,
+) -> Result<T, E> {
+    if !conn.is_autocommit() {
+        return f();
+    }
+    retry(|| conn.execute_batch("BEGIN IMMEDIATE")).map_err(&lift)?;
+    match f() {
+        Ok(v) => {
+            conn.execute_batch("COMMIT").map_err(&lift)?;
+            Ok(v)
+        }
+        Err(e) => {
+            let _ = conn.execute_batch("ROLLBACK");
+            Err(e)
+        }
+    }
+}
+
+/// Repeats `f` while another process holds the lock, up to [`BUSY_TIMEOUT`].
+pub fn retry<T>(mut f: impl FnMut() -> rusqlite::Result<T>) -> rusqlite::Result<T> {
+    let start = Instant::now();
+    let mut pause = Duration::from_millis(2);
+    loop {
+        match f() {
+            Err(e) if is_busy(&e) && start.elapsed() < BUSY_TIMEOUT => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(100));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// "database is locked" or "database table is locked".
+pub fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_connections_open_a_new_file_at_once_without_a_lock_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.db");
+        let threads: Vec<_> = (0..8)
+            .map(|i| {
+                let path = path.clone();
+                std::thread::spawn(move || {
+                    let conn = open(&path)?;
+                    immediate(&conn, || {
+                        conn.execute_batch("CREATE TABLE IF NOT EXISTS t(v INTEGER)")?;
+                        conn.execute("INSERT INTO t(v) VALUES (?1)", [i])
+                    })
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap().unwrap();
+        }
+        let conn = open(&path).unwrap();
+        let n: i64 = conn
+            .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(n, 8);
+    }
+
+    #[test]
+    fn a_failing_transaction_rolls_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = open(&dir.path().join("y.db")).unwrap();
+        conn.execute_batch("CREATE TABLE t(v INTEGER)").unwrap();
+        let r: rusqlite::Result<()> = immediate(&conn, || {
+            conn.execute("INSERT INTO t(v) VALUES (1)", [])?;
+            Err(rusqlite::Error::QueryReturnedNoRows)
+        });
+        assert!(r.is_err());
+        assert!(conn.is_autocommit());
+        let n: i64 = conn
+            .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(n, 0);
+    }
+}
