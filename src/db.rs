@@ -68,6 +68,26 @@ pub fn retry<T>(mut f: impl FnMut() -> rusqlite::Result<T>) -> rusqlite::Result<
     }
 }
 
+/// What to do about `e`, for the end of an error message: a full disk is not fixed by
+/// rebuilding an index, and a lock is not fixed by deleting it. `otherwise` is the
+/// caller's advice for a damaged file or an unknown error (it knows what can be rebuilt).
+pub fn hint(e: &rusqlite::Error, otherwise: &'static str) -> &'static str {
+    match e.sqlite_error_code() {
+        Some(ErrorCode::DiskFull) => {
+            "the disk is full: free some space and try again; what was written before is unchanged"
+        }
+        Some(ErrorCode::SystemIoFailure | ErrorCode::CannotOpen) => {
+            "it could not be written (a full disk, a file-size limit or permissions?): \
+             check free space and permissions, then try again; what was written before is unchanged"
+        }
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => {
+            "another harvey process held the lock for 30 s: try again when it has finished"
+        }
+        Some(ErrorCode::ReadOnly) => "the file is read-only: check its permissions",
+        _ => otherwise,
+    }
+}
+
 /// "database is locked" or "database table is locked".
 pub fn is_busy(e: &rusqlite::Error) -> bool {
     matches!(

@@ -63,7 +63,7 @@ pub const MAX_OBSERVATION_BYTES: usize = 4096;
 
 #[derive(Debug, thiserror::Error)]
 pub enum KbError {
-    #[error("knowledge base {path}: {source}")]
+    #[error("knowledge base {path}: {source} ({hint})", hint = crate::db::hint(source, "it is the only copy of the knowledge base: keep a backup before changing it"))]
     Db {
         path: PathBuf,
         source: rusqlite::Error,

@@ -22,6 +22,7 @@ impl App {
             return None;
         }
         self.abort.clear();
+        tracing::info!(turns = self.transcript.len(), "closing the session");
         progress("summarizing session… (Ctrl-C to skip)");
         let (summary, tags, tag_source, skipped) = self.summarize_session();
         let duration = (chrono::Local::now() - self.recorder.started()).num_seconds();

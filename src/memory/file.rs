@@ -214,6 +214,40 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     result
 }
 
+/// A temp file of [`write_atomic`] older than this belongs to a process that died mid-write
+/// (a live write holds its temp file for milliseconds).
+pub const STALE_TEMP: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// Whether `name` is a temp file of [`write_atomic`] (`.NAME.tmp-PID`).
+pub fn is_temp_name(name: &str) -> bool {
+    name.starts_with('.')
+        && name
+            .rsplit_once(".tmp-")
+            .is_some_and(|(_, pid)| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Removes temp files in `dir` left by a write that was killed (older than `STALE_TEMP`);
+/// returns how many. They are never read, only clutter.
+pub fn remove_stale_temps(dir: &Path) -> usize {
+    let mut removed = 0;
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let name = entry.file_name();
+        if !name.to_str().is_some_and(is_temp_name) {
+            continue;
+        }
+        let old = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age >= STALE_TEMP);
+        if old && std::fs::remove_file(entry.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
 fn split_front_matter(text: &str) -> Result<(&str, &str), FormatError> {
     let rest = text
         .strip_prefix("---\n")
@@ -289,6 +323,27 @@ fn first_line(text: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_old_temp_files_of_killed_writes_are_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let old = std::time::SystemTime::now() - STALE_TEMP * 2;
+        for name in [".a.spmd.tmp-123", ".gitkeep", "b.spmd", ".c.spmd.tmp-x"] {
+            let f = std::fs::File::create(dir.path().join(name)).unwrap();
+            f.set_modified(old).unwrap();
+        }
+        std::fs::write(dir.path().join(".d.spmd.tmp-456"), "being written").unwrap();
+        assert_eq!(remove_stale_temps(dir.path()), 1);
+        let mut left: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(
+            left,
+            [".c.spmd.tmp-x", ".d.spmd.tmp-456", ".gitkeep", "b.spmd"]
+        );
+    }
 
     const GO_FILE: &str = "---\nid: tool_use_a3f891\ntype: tool_use\nkind: pitfall\ncreated_at: \"2026-05-25T12:00:00Z\"\nupdated_at: \"2026-05-25T12:00:00Z\"\nsupersedes: []\ntags:\n    - git\ndescription: Run git init when git reports not a repository\nsummary: Running git init in the project root resolved the error immediately.\naction: Run `git init` in the project root, then retry.\nconfidence: 0.7\nsource_session: \"\"\nreviewer: alice\n---\nINT. TERMINAL - DAY\n\nThe user runs git status.\n";
 

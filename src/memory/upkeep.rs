@@ -28,14 +28,17 @@ pub(crate) struct Found {
 }
 
 /// Memory files under `<type>/` and `archive/<type>/`, sorted (first path wins an id).
+/// Stale temp files of killed writes are removed on the way (see `file::STALE_TEMP`).
 pub(crate) fn scan(dir: &Path) -> Vec<Found> {
     let mut found = Vec::new();
+    file::remove_stale_temps(dir);
     for (prefix, archived) in [("", false), ("archive/", true)] {
         for t in MemoryType::ALL {
             let sub = format!("{prefix}{}", t.as_str());
             let Ok(entries) = std::fs::read_dir(dir.join(&sub)) else {
                 continue;
             };
+            file::remove_stale_temps(&dir.join(&sub));
             for entry in entries.flatten() {
                 let name = entry.file_name();
                 let Some(name) = name.to_str() else { continue };

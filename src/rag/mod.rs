@@ -60,7 +60,7 @@ pub enum RagError {
     NoStore { name: String },
     #[error("a RAG store named {0:?} already exists")]
     Exists(String),
-    #[error("RAG store {path}: {source}")]
+    #[error("RAG store {path}: {source} ({hint})", hint = crate::db::hint(source, "if it is damaged, delete it and ingest the files again"))]
     Db {
         path: PathBuf,
         source: rusqlite::Error,

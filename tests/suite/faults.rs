@@ -6,7 +6,10 @@
 //! (at least 5 times) as many rounds.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, BufReader};
 use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use harvey::memory::MemoryStore;
 use harvey::rag::RagStore;
@@ -14,8 +17,8 @@ use harvey::session::fountain;
 
 use crate::support::model_path;
 use crate::support::process::{
-    assert_recalled, check_memories, harvey, kill_after, leftover_temps, rounds, run, text, timed,
-    workspace, Rng,
+    assert_recalled, check_memories, harvey, kill_after, kill_after_marker, leftover_temps, rounds,
+    run, text, timed, workspace, Rng,
 };
 
 /// The index already agrees with the files: nothing to re-read, nothing to drop.
@@ -293,28 +296,36 @@ fn kill_during_a_session_close_keeps_the_exchange() {
     let ws = workspace();
     let mut rng = Rng::new("session close");
     let prompt = "Name one colour.";
+    // The close logs "closing the session" as it starts (summary, mining, record, index):
+    // the kill clock starts there, so every kill lands inside the close, not in the load.
+    const MARK: &str = "closing the session";
     let session = || {
         let mut cmd = harvey(ws.path());
-        cmd.arg("-m")
+        cmd.env("RUST_LOG", "harvey=info")
+            .arg("-m")
             .arg(&model)
             .args(["run", "--max-tokens", "8", prompt]);
         cmd
     };
-    let (out, full) = timed(session());
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    // One whole run first: how long its close takes from the mark to the exit.
+    let close = close_time(session(), MARK);
     assert_eq!(check_records(ws.path(), prompt), 1);
-    // A run with its close takes tens of seconds on a busy machine: two kills by default.
-    let n = rounds(2);
+    // Later closes run faster than the first (page cache, a quieter machine): aim at the
+    // first 40 % of the measured close so that most rounds land inside it.
+    let n = rounds(3);
     let mut kills = 0;
     for _ in 0..n {
-        // Later runs are faster than the first (page cache, prefix cache): aim early.
-        let at = full.mul_f64(0.1) + rng.delay(full.mul_f64(0.7));
-        let k = kill_after(session(), at);
+        let at = rng.delay(close.mul_f64(0.4));
+        let k = kill_after_marker(session(), Some(MARK), at);
         kills += usize::from(k.killed);
         assert!(k.killed || k.success, "{}", k.stderr);
         check_records(ws.path(), prompt);
         check_memories(ws.path(), &BTreeSet::new());
     }
+    assert!(
+        kills > 0,
+        "no run was killed inside its close ({close:?} long)"
+    );
     let out = run(
         ws.path(),
         &[
@@ -334,5 +345,25 @@ fn kill_during_a_session_close_keeps_the_exchange() {
     assert!(!text(&out.stderr).contains("panicked"));
     let records = check_records(ws.path(), prompt);
     assert_reconciled(ws.path());
-    eprintln!("session close: {n} runs, {kills} killed, full run {full:?}, {records} records");
+    eprintln!(
+        "session close: {n} runs, {kills} killed inside a close of {close:?}, {records} records"
+    );
+}
+
+/// From the log line `mark` to the end of a complete run of `cmd`.
+fn close_time(mut cmd: Command, mark: &str) -> Duration {
+    let mut child = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let mut at = None;
+    for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+        if at.is_none() && line.contains(mark) {
+            at = Some(Instant::now());
+        }
+    }
+    assert!(child.wait().unwrap().success());
+    at.expect("the close is logged").elapsed()
 }

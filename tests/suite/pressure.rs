@@ -126,6 +126,10 @@ fn assert_clear_failure(out: &Output, what: &str) {
             || lower.contains("disk i/o error"),
         "{what}: the error names the cause: {err}"
     );
+    assert!(
+        !lower.contains("delete it"),
+        "{what}: a full disk is not fixed by deleting the index: {err}"
+    );
 }
 
 #[test]

@@ -94,32 +94,49 @@ pub struct Killed {
 
 /// Starts `cmd`, sends SIGKILL after `after` (unless it ended before) and collects the
 /// stdout lines it wrote (each is flushed as written: they are its acknowledgements).
-pub fn kill_after(mut cmd: Command, after: Duration) -> Killed {
+pub fn kill_after(cmd: Command, after: Duration) -> Killed {
+    kill_after_marker(cmd, None, after)
+}
+
+/// [`kill_after`], with the clock started when a stderr line contains `marker` (a log
+/// line at the start of the step under test); a run that never prints it is not killed.
+pub fn kill_after_marker(mut cmd: Command, marker: Option<&str>, after: Duration) -> Killed {
     let mut child = cmd
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let stdout = child.stdout.take().unwrap();
-    let mut stderr = child.stderr.take().unwrap();
+    let stderr = child.stderr.take().unwrap();
     let lines = std::thread::spawn(move || {
         BufReader::new(stdout)
             .lines()
             .map_while(Result::ok)
             .collect::<Vec<_>>()
     });
+    let (seen, marked) = std::sync::mpsc::channel();
+    let wanted = marker.map(str::to_string);
     let errors = std::thread::spawn(move || {
         let mut s = String::new();
-        let _ = std::io::Read::read_to_string(&mut stderr, &mut s);
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if wanted.as_deref().is_some_and(|m| line.contains(m)) {
+                let _ = seen.send(Instant::now());
+            }
+            s.push_str(&line);
+            s.push('\n');
+        }
         s
     });
-    let deadline = Instant::now() + after;
+    let mut deadline = marker.is_none().then(|| Instant::now() + after);
     let mut killed = false;
     let status = loop {
         if let Some(status) = child.try_wait().unwrap() {
             break status;
         }
-        if Instant::now() >= deadline {
+        if deadline.is_none() {
+            deadline = marked.try_recv().ok().map(|at| at + after);
+        }
+        if deadline.is_some_and(|d| Instant::now() >= d) {
             child.kill().unwrap();
             killed = true;
             break child.wait().unwrap();
