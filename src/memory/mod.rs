@@ -12,6 +12,7 @@ pub mod rank;
 pub mod recall;
 pub mod search;
 pub mod store;
+pub mod transfer;
 pub mod types;
 mod upkeep;
 

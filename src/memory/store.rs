@@ -9,14 +9,16 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use sha2::{Digest, Sha256};
-
 use super::file::{self, FormatError};
 use super::guard::{find_secret, relativize, MAX_BODY_BYTES};
 use super::index::{FileStamp, Index, Placement, Row};
 use super::types::{normalize_description, Draft, Memory, MemoryType, DEFAULT_CONFIDENCE};
 use super::{overview, upkeep};
 use crate::tokens::Embedder;
+
+mod write;
+pub(super) use write::check_fields;
+pub use write::{Patch, WriteOutcome};
 
 /// Confidence at or below which `/memory flag` archives a memory.
 pub const FLAG_ARCHIVE_AT: f64 = 0.2;
@@ -48,6 +50,11 @@ pub enum StoreError {
     TooLong { bytes: usize },
     #[error("confidence must be between 0 and 1, not {0}")]
     BadConfidence(f64),
+    #[error("{field}: {problem}")]
+    BadField {
+        field: &'static str,
+        problem: String,
+    },
     #[error("no memory with id {0:?} (`/memory list` shows the ids)")]
     NotFound(String),
     #[error("memory {id} is archived")]
@@ -85,53 +92,6 @@ pub struct Reconciled {
     pub archived: Vec<(String, &'static str)>,
     /// Older copies left by an interrupted type change, deleted (the newer copy stays).
     pub stale_copies: Vec<PathBuf>,
-}
-
-/// What a write did.
-#[derive(Debug, Clone, PartialEq)]
-pub enum WriteOutcome {
-    Added {
-        id: String,
-        archived: Vec<String>,
-    },
-    /// An active memory had the same description: it was updated instead.
-    Updated {
-        id: String,
-        archived: Vec<String>,
-    },
-}
-
-impl WriteOutcome {
-    pub fn id(&self) -> &str {
-        match self {
-            WriteOutcome::Added { id, .. } | WriteOutcome::Updated { id, .. } => id,
-        }
-    }
-
-    pub fn describe(&self) -> String {
-        let (verb, id, archived) = match self {
-            WriteOutcome::Added { id, archived } => ("saved", id, archived),
-            WriteOutcome::Updated { id, archived } => (
-                "updated (same description as an existing memory)",
-                id,
-                archived,
-            ),
-        };
-        let mut s = format!("{verb} {id}");
-        if !archived.is_empty() {
-            s.push_str(&format!("; archived superseded {}", archived.join(", ")));
-        }
-        s
-    }
-}
-
-/// Fields `update` may change (`None` = keep).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Patch {
-    pub description: Option<String>,
-    pub summary: Option<String>,
-    pub body: Option<String>,
-    pub tags: Option<Vec<String>>,
 }
 
 /// What `/memory flag` did.
@@ -279,7 +239,7 @@ impl MemoryStore {
         result.map_err(|e| self.db_err(e))
     }
 
-    fn db_err(&self, source: rusqlite::Error) -> StoreError {
+    pub(super) fn db_err(&self, source: rusqlite::Error) -> StoreError {
         StoreError::Index {
             path: self.dir.join("memories.db"),
             source,
@@ -414,226 +374,6 @@ impl MemoryStore {
         self.reconcile()
     }
 
-    /// Saves a memory. A description equal (after normalization) to an active memory's
-    /// updates that memory instead of adding a duplicate; `supersedes` archives the
-    /// listed memories.
-    pub fn write(&mut self, draft: &Draft) -> Result<WriteOutcome, StoreError> {
-        let outcome = self.write_one(draft)?;
-        self.write_overview()?;
-        Ok(outcome)
-    }
-
-    /// Saves many memories; each line gets its own result. `MEMORY.md` is written once.
-    pub fn write_many(&mut self, drafts: &[Draft]) -> Vec<Result<WriteOutcome, StoreError>> {
-        let results: Vec<_> = drafts.iter().map(|d| self.write_one(d)).collect();
-        if let Err(e) = self.write_overview() {
-            tracing::warn!("cannot write MEMORY.md: {e}");
-        }
-        results
-    }
-
-    fn write_one(&mut self, draft: &Draft) -> Result<WriteOutcome, StoreError> {
-        let mtype = MemoryType::parse(&draft.mtype)
-            .ok_or_else(|| StoreError::BadType(draft.mtype.clone()))?;
-        let clean = |t: &str| relativize(t.trim(), &self.workspace);
-        let description = clean(&draft.description).replace('\n', " ");
-        if description.trim().is_empty() {
-            return Err(StoreError::NoDescription);
-        }
-        let summary = clean(&draft.summary);
-        let body = clean(&draft.body);
-        let action = draft.action.as_deref().map(clean).filter(|a| !a.is_empty());
-        if body.len() > MAX_BODY_BYTES {
-            return Err(StoreError::TooLong { bytes: body.len() });
-        }
-        if let Some(c) = draft.confidence.filter(|c| !(0.0..=1.0).contains(c)) {
-            return Err(StoreError::BadConfidence(c));
-        }
-        let tags_text = draft.tags.join(" ");
-        for (field, text) in [
-            ("description", description.as_str()),
-            ("summary", summary.as_str()),
-            ("body", body.as_str()),
-            ("action", action.as_deref().unwrap_or("")),
-            ("tags", tags_text.as_str()),
-        ] {
-            if let Some(what) = find_secret(text) {
-                return Err(StoreError::Secret { field, what });
-            }
-        }
-        let now = now_rfc3339();
-        let norm = normalize_description(&description);
-        let existing = self
-            .index
-            .active_with_norm(&norm)
-            .map_err(|e| self.db_err(e))?;
-        let mut old_file = None;
-        let (memory, rel, updated) = match existing {
-            Some(row) => {
-                let mut m = self.read(&row)?;
-                m.mtype = mtype;
-                m.description = description;
-                if !summary.is_empty() {
-                    m.summary = summary;
-                }
-                if !body.is_empty() {
-                    m.body = body;
-                }
-                if !draft.tags.is_empty() {
-                    m.tags = draft.tags.clone();
-                }
-                m.kind = draft.kind.clone().or(m.kind);
-                m.action = action.or(m.action);
-                m.confidence = draft.confidence.unwrap_or(m.confidence);
-                m.expires_at = draft.expires_at.clone().or(m.expires_at);
-                for s in &draft.supersedes {
-                    if !m.supersedes.contains(s) {
-                        m.supersedes.push(s.clone());
-                    }
-                }
-                m.updated_at = now;
-                // A type change moves the file to its new type directory: the old file
-                // goes only after the new one is written (see `save` below).
-                let rel = if row.mtype == mtype {
-                    row.path.clone()
-                } else {
-                    old_file = Some(row.path.clone());
-                    format!("{}/{}.spmd", mtype.as_str(), m.id)
-                };
-                (m, rel, true)
-            }
-            None => {
-                let id = self.new_id(mtype, &description)?;
-                let m = Memory {
-                    id: id.clone(),
-                    mtype,
-                    kind: draft.kind.clone().filter(|k| !k.is_empty()),
-                    created_at: now.clone(),
-                    updated_at: now,
-                    supersedes: draft.supersedes.clone(),
-                    tags: draft.tags.clone(),
-                    description,
-                    summary,
-                    action,
-                    confidence: draft.confidence.unwrap_or(DEFAULT_CONFIDENCE),
-                    source_session: draft.source_session.clone().filter(|s| !s.is_empty()),
-                    expires_at: draft.expires_at.clone().filter(|s| !s.is_empty()),
-                    body,
-                    extra: serde_yaml::Mapping::new(),
-                };
-                (m, format!("{}/{id}.spmd", mtype.as_str()), false)
-            }
-        };
-        self.save(&memory, &rel, false)?;
-        if let Some(old) = old_file {
-            // A crash before this line leaves two copies; reconcile keeps the newer.
-            let path = self.dir.join(old);
-            if let Err(e) = std::fs::remove_file(&path) {
-                tracing::warn!("cannot remove the old copy {}: {e}", path.display());
-            }
-        }
-        let mut archived = Vec::new();
-        for id in &draft.supersedes {
-            if id != &memory.id && self.archive(id).is_ok() {
-                archived.push(id.clone());
-            }
-        }
-        let id = memory.id;
-        Ok(if updated {
-            WriteOutcome::Updated { id, archived }
-        } else {
-            WriteOutcome::Added { id, archived }
-        })
-    }
-
-    /// Changes some fields of an active memory (same checks as a write).
-    pub fn update(&mut self, id: &str, patch: &Patch) -> Result<Memory, StoreError> {
-        let row = self.row(id)?;
-        if row.archived {
-            return Err(StoreError::Archived { id: id.to_string() });
-        }
-        let mut m = self.read(&row)?;
-        let clean = |t: &str| relativize(t.trim(), &self.workspace);
-        if let Some(d) = &patch.description {
-            let d = clean(d).replace('\n', " ");
-            if d.trim().is_empty() {
-                return Err(StoreError::NoDescription);
-            }
-            m.description = d;
-        }
-        if let Some(s) = &patch.summary {
-            m.summary = clean(s);
-        }
-        if let Some(b) = &patch.body {
-            let b = clean(b);
-            if b.len() > MAX_BODY_BYTES {
-                return Err(StoreError::TooLong { bytes: b.len() });
-            }
-            m.body = b;
-        }
-        if let Some(t) = &patch.tags {
-            m.tags = t.clone();
-        }
-        let tags = m.tags.join(" ");
-        for (field, text) in [
-            ("description", m.description.as_str()),
-            ("summary", m.summary.as_str()),
-            ("body", m.body.as_str()),
-            ("tags", tags.as_str()),
-        ] {
-            if let Some(what) = find_secret(text) {
-                return Err(StoreError::Secret { field, what });
-            }
-        }
-        m.updated_at = now_rfc3339();
-        self.save(&m, &row.path, false)?;
-        self.write_overview()?;
-        Ok(m)
-    }
-
-    /// Writes the file atomically and indexes it.
-    fn save(&self, m: &Memory, rel: &str, archived: bool) -> Result<(), StoreError> {
-        let path = self.dir.join(rel);
-        file::write_atomic(&path, file::render(m).as_bytes()).map_err(|source| StoreError::Io {
-            path: path.clone(),
-            source,
-        })?;
-        let stamp = stamp_of(&path).map_err(|source| StoreError::Io {
-            path: path.clone(),
-            source,
-        })?;
-        self.index
-            .upsert(m, &placement(m, rel, stamp, archived))
-            .map_err(|e| self.db_err(e))
-    }
-
-    fn new_id(&mut self, mtype: MemoryType, description: &str) -> Result<String, StoreError> {
-        loop {
-            self.counter += 1;
-            let mut h = Sha256::new();
-            h.update(description.as_bytes());
-            h.update(now_nanos().to_le_bytes());
-            h.update(self.counter.to_le_bytes());
-            h.update(std::process::id().to_le_bytes());
-            let hex: String = h
-                .finalize()
-                .iter()
-                .take(3)
-                .map(|b| format!("{b:02x}"))
-                .collect();
-            let id = format!("{}_{hex}", mtype.as_str());
-            // The file too: another process may have written it and not indexed it yet.
-            let taken_on_disk = self
-                .dir
-                .join(mtype.as_str())
-                .join(format!("{id}.spmd"))
-                .exists();
-            if !taken_on_disk && self.index.get(&id).map_err(|e| self.db_err(e))?.is_none() {
-                return Ok(id);
-            }
-        }
-    }
-
     /// The indexed row of `id`.
     pub fn row(&self, id: &str) -> Result<Row, StoreError> {
         self.index
@@ -653,7 +393,7 @@ impl MemoryStore {
         Ok(self.dir.join(self.row(id)?.path))
     }
 
-    fn read(&self, row: &Row) -> Result<Memory, StoreError> {
+    pub(super) fn read(&self, row: &Row) -> Result<Memory, StoreError> {
         let path = self.dir.join(&row.path);
         let bytes = std::fs::read(&path).map_err(|source| StoreError::Io {
             path: path.clone(),
@@ -758,7 +498,7 @@ impl MemoryStore {
     }
 
     /// Regenerates `MEMORY.md`.
-    fn write_overview(&self) -> Result<(), StoreError> {
+    pub(super) fn write_overview(&self) -> Result<(), StoreError> {
         // Every path that changes memories ends here, so this is where new text gets
         // its vector. A failed embedding leaves the memory saved and found by full text.
         if let Err(e) = self.embed_missing() {

@@ -13,3 +13,4 @@ mod repl;
 mod retrieval;
 mod sessions;
 mod tools;
+mod transfer;

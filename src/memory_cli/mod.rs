@@ -1,7 +1,7 @@
 //! `harvey memory …`: the memory store for scripts (no chat, no full model load).
 
-use std::io::{BufRead, IsTerminal, Read, Write};
-use std::path::{Path, PathBuf};
+use std::io::{BufRead, Read, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
@@ -14,19 +14,31 @@ use harvey::memory::types::split_tags;
 use harvey::memory::{Draft, MemoryStore, MemoryType};
 use harvey::sources::Sources;
 
+mod transfer;
+
 #[derive(Debug, Subcommand)]
 pub enum MemoryCommand {
     /// Save one memory (a description equal to an existing one updates it instead).
     Add(AddArgs),
     /// Save memories from a JSON Lines file, one per line with the fields of `add`
     /// ({"type": …, "description": …, "summary": …, "tags": [..], "body": …, "kind": …,
-    /// "action": …, "confidence": …, "supersedes": [..], "expires_at": …}). A bad line is
-    /// reported with its number and the rest go on. `-` reads stdin.
+    /// "action": …, "confidence": …, "supersedes": [..], "expires_at": …}). A line with an
+    /// "id" is a memory written by `export` and is restored as it was (same id, dates,
+    /// tags; importing it again changes nothing). A bad line is reported with its number
+    /// and the rest go on. `-` reads stdin.
     Import {
         file: PathBuf,
         /// One JSON result per line instead of text.
         #[arg(long)]
         json: bool,
+    },
+    /// Write every active memory as JSON Lines with all its fields (to FILE, or stdout),
+    /// for `harvey memory import` in another workspace or tool.
+    Export {
+        file: Option<PathBuf>,
+        /// Replace FILE if it exists.
+        #[arg(long)]
+        force: bool,
     },
     /// List active (or archived) memories.
     List {
@@ -138,7 +150,8 @@ pub fn run(options: &AppOptions, cmd: MemoryCommand) -> Result<ExitCode> {
     let extra = Extra::open(&workspace, &config, embedder);
     match cmd {
         MemoryCommand::Add(args) => add(&mut store, args),
-        MemoryCommand::Import { file, json } => import(&mut store, &file, json),
+        MemoryCommand::Import { file, json } => transfer::import(&mut store, &file, json),
+        MemoryCommand::Export { file, force } => transfer::export(&store, file.as_deref(), force),
         MemoryCommand::List {
             mtype,
             kind,
@@ -221,83 +234,6 @@ fn add(store: &mut MemoryStore, args: AddArgs) -> Result<ExitCode> {
         println!("{}", outcome.describe());
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn import(store: &mut MemoryStore, file: &Path, json: bool) -> Result<ExitCode> {
-    let text = if file == Path::new("-") {
-        let mut t = String::new();
-        std::io::stdin()
-            .read_to_string(&mut t)
-            .context("cannot read stdin")?;
-        t
-    } else {
-        std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?
-    };
-    let name = file.display().to_string();
-    let mut drafts = Vec::new();
-    let mut lines = Vec::new();
-    let mut failed = 0usize;
-    let report = |line: usize, result: Result<String, String>| match (&result, json) {
-        (Ok(m), false) => println!("{name}:{line}: {m}"),
-        (Err(e), false) => eprintln!("{name}:{line}: error: {e}"),
-        (Ok(m), true) => println!(
-            "{}",
-            serde_json::json!({"line": line, "ok": true, "message": m})
-        ),
-        (Err(e), true) => println!(
-            "{}",
-            serde_json::json!({"line": line, "ok": false, "error": e})
-        ),
-    };
-    for (i, raw) in text.lines().enumerate() {
-        if raw.trim().is_empty() {
-            continue;
-        }
-        match serde_json::from_str::<Draft>(raw) {
-            Ok(d) => {
-                drafts.push(d);
-                lines.push(i + 1);
-            }
-            Err(e) => {
-                failed += 1;
-                report(i + 1, Err(format!("not a memory: {e} (fields: type, description, summary, tags, body, kind, action, confidence, supersedes, source_session, expires_at)")));
-            }
-        }
-    }
-    let progress = std::io::stderr().is_terminal() && drafts.len() > 200;
-    let mut saved = 0usize;
-    for (chunk_i, chunk) in drafts.chunks(200).enumerate() {
-        let results = store.write_many(chunk);
-        for (j, r) in results.into_iter().enumerate() {
-            let line = lines[chunk_i * 200 + j];
-            match r {
-                Ok(o) => {
-                    saved += 1;
-                    report(line, Ok(o.describe()));
-                }
-                Err(e) => {
-                    failed += 1;
-                    report(line, Err(e.to_string()));
-                }
-            }
-        }
-        if progress {
-            eprint!(
-                "\rimported {}/{}",
-                chunk_i * 200 + chunk.len(),
-                drafts.len()
-            );
-        }
-    }
-    if progress {
-        eprintln!();
-    }
-    eprintln!("{saved} saved, {failed} failed");
-    Ok(if failed == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
 }
 
 fn list(

@@ -1,0 +1,315 @@
+//! The write path: new memories (deduplicated by description, superseding others),
+//! patches, the atomic file write and new ids.
+
+use sha2::{Digest, Sha256};
+
+use super::*;
+
+/// What a write did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum WriteOutcome {
+    Added {
+        id: String,
+        archived: Vec<String>,
+    },
+    /// An active memory had the same description: it was updated instead.
+    Updated {
+        id: String,
+        archived: Vec<String>,
+    },
+    /// An exported memory written back under its own id (`how`: added, replaced,
+    /// unchanged); see `transfer`.
+    Restored {
+        id: String,
+        how: &'static str,
+    },
+}
+
+impl WriteOutcome {
+    pub fn id(&self) -> &str {
+        match self {
+            WriteOutcome::Added { id, .. }
+            | WriteOutcome::Updated { id, .. }
+            | WriteOutcome::Restored { id, .. } => id,
+        }
+    }
+
+    pub fn describe(&self) -> String {
+        let (verb, id, archived) = match self {
+            WriteOutcome::Added { id, archived } => ("saved", id, archived),
+            WriteOutcome::Updated { id, archived } => (
+                "updated (same description as an existing memory)",
+                id,
+                archived,
+            ),
+            WriteOutcome::Restored { id, how } => {
+                return format!("{how} {id} (restored with its id)")
+            }
+        };
+        let mut s = format!("{verb} {id}");
+        if !archived.is_empty() {
+            s.push_str(&format!("; archived superseded {}", archived.join(", ")));
+        }
+        s
+    }
+}
+
+/// Fields `update` may change (`None` = keep).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Patch {
+    pub description: Option<String>,
+    pub summary: Option<String>,
+    pub body: Option<String>,
+    pub tags: Option<Vec<String>>,
+}
+
+impl MemoryStore {
+    /// Saves a memory. A description equal (after normalization) to an active memory's
+    /// updates that memory instead of adding a duplicate; `supersedes` archives the
+    /// listed memories.
+    pub fn write(&mut self, draft: &Draft) -> Result<WriteOutcome, StoreError> {
+        let outcome = self.write_one(draft)?;
+        self.write_overview()?;
+        Ok(outcome)
+    }
+
+    /// Saves many memories; each line gets its own result. `MEMORY.md` is written once.
+    pub fn write_many(&mut self, drafts: &[Draft]) -> Vec<Result<WriteOutcome, StoreError>> {
+        let results: Vec<_> = drafts.iter().map(|d| self.write_one(d)).collect();
+        if let Err(e) = self.write_overview() {
+            tracing::warn!("cannot write MEMORY.md: {e}");
+        }
+        results
+    }
+
+    pub(in crate::memory) fn write_one(
+        &mut self,
+        draft: &Draft,
+    ) -> Result<WriteOutcome, StoreError> {
+        let mtype = MemoryType::parse(&draft.mtype)
+            .ok_or_else(|| StoreError::BadType(draft.mtype.clone()))?;
+        let clean = |t: &str| relativize(t.trim(), &self.workspace);
+        let description = clean(&draft.description).replace('\n', " ");
+        if description.trim().is_empty() {
+            return Err(StoreError::NoDescription);
+        }
+        let summary = clean(&draft.summary);
+        let body = clean(&draft.body);
+        let action = draft.action.as_deref().map(clean).filter(|a| !a.is_empty());
+        check_fields(
+            &description,
+            &summary,
+            &body,
+            action.as_deref().unwrap_or(""),
+            &draft.tags,
+            draft.confidence,
+        )?;
+        let now = now_rfc3339();
+        let norm = normalize_description(&description);
+        let existing = self
+            .index
+            .active_with_norm(&norm)
+            .map_err(|e| self.db_err(e))?;
+        let mut old_file = None;
+        let (memory, rel, updated) = match existing {
+            Some(row) => {
+                let mut m = self.read(&row)?;
+                m.mtype = mtype;
+                m.description = description;
+                if !summary.is_empty() {
+                    m.summary = summary;
+                }
+                if !body.is_empty() {
+                    m.body = body;
+                }
+                if !draft.tags.is_empty() {
+                    m.tags = draft.tags.clone();
+                }
+                m.kind = draft.kind.clone().or(m.kind);
+                m.action = action.or(m.action);
+                m.confidence = draft.confidence.unwrap_or(m.confidence);
+                m.expires_at = draft.expires_at.clone().or(m.expires_at);
+                for s in &draft.supersedes {
+                    if !m.supersedes.contains(s) {
+                        m.supersedes.push(s.clone());
+                    }
+                }
+                m.updated_at = now;
+                // A type change moves the file to its new type directory: the old file
+                // goes only after the new one is written (see `save` below).
+                let rel = if row.mtype == mtype {
+                    row.path.clone()
+                } else {
+                    old_file = Some(row.path.clone());
+                    format!("{}/{}.spmd", mtype.as_str(), m.id)
+                };
+                (m, rel, true)
+            }
+            None => {
+                let id = self.new_id(mtype, &description)?;
+                let m = Memory {
+                    id: id.clone(),
+                    mtype,
+                    kind: draft.kind.clone().filter(|k| !k.is_empty()),
+                    created_at: now.clone(),
+                    updated_at: now,
+                    supersedes: draft.supersedes.clone(),
+                    tags: draft.tags.clone(),
+                    description,
+                    summary,
+                    action,
+                    confidence: draft.confidence.unwrap_or(DEFAULT_CONFIDENCE),
+                    source_session: draft.source_session.clone().filter(|s| !s.is_empty()),
+                    expires_at: draft.expires_at.clone().filter(|s| !s.is_empty()),
+                    body,
+                    extra: serde_yaml::Mapping::new(),
+                };
+                (m, format!("{}/{id}.spmd", mtype.as_str()), false)
+            }
+        };
+        self.save(&memory, &rel, false)?;
+        if let Some(old) = old_file {
+            // A crash before this line leaves two copies; reconcile keeps the newer.
+            let path = self.dir.join(old);
+            if let Err(e) = std::fs::remove_file(&path) {
+                tracing::warn!("cannot remove the old copy {}: {e}", path.display());
+            }
+        }
+        let mut archived = Vec::new();
+        for id in &draft.supersedes {
+            if id != &memory.id && self.archive(id).is_ok() {
+                archived.push(id.clone());
+            }
+        }
+        let id = memory.id;
+        Ok(if updated {
+            WriteOutcome::Updated { id, archived }
+        } else {
+            WriteOutcome::Added { id, archived }
+        })
+    }
+
+    /// Changes some fields of an active memory (same checks as a write).
+    pub fn update(&mut self, id: &str, patch: &Patch) -> Result<Memory, StoreError> {
+        let row = self.row(id)?;
+        if row.archived {
+            return Err(StoreError::Archived { id: id.to_string() });
+        }
+        let mut m = self.read(&row)?;
+        let clean = |t: &str| relativize(t.trim(), &self.workspace);
+        if let Some(d) = &patch.description {
+            let d = clean(d).replace('\n', " ");
+            if d.trim().is_empty() {
+                return Err(StoreError::NoDescription);
+            }
+            m.description = d;
+        }
+        if let Some(s) = &patch.summary {
+            m.summary = clean(s);
+        }
+        if let Some(b) = &patch.body {
+            let b = clean(b);
+            if b.len() > MAX_BODY_BYTES {
+                return Err(StoreError::TooLong { bytes: b.len() });
+            }
+            m.body = b;
+        }
+        if let Some(t) = &patch.tags {
+            m.tags = t.clone();
+        }
+        let tags = m.tags.join(" ");
+        for (field, text) in [
+            ("description", m.description.as_str()),
+            ("summary", m.summary.as_str()),
+            ("body", m.body.as_str()),
+            ("tags", tags.as_str()),
+        ] {
+            if let Some(what) = find_secret(text) {
+                return Err(StoreError::Secret { field, what });
+            }
+        }
+        m.updated_at = now_rfc3339();
+        self.save(&m, &row.path, false)?;
+        self.write_overview()?;
+        Ok(m)
+    }
+
+    /// Writes the file atomically and indexes it.
+    pub(in crate::memory) fn save(
+        &self,
+        m: &Memory,
+        rel: &str,
+        archived: bool,
+    ) -> Result<(), StoreError> {
+        let path = self.dir.join(rel);
+        file::write_atomic(&path, file::render(m).as_bytes()).map_err(|source| StoreError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        let stamp = stamp_of(&path).map_err(|source| StoreError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        self.index
+            .upsert(m, &placement(m, rel, stamp, archived))
+            .map_err(|e| self.db_err(e))
+    }
+
+    fn new_id(&mut self, mtype: MemoryType, description: &str) -> Result<String, StoreError> {
+        loop {
+            self.counter += 1;
+            let mut h = Sha256::new();
+            h.update(description.as_bytes());
+            h.update(now_nanos().to_le_bytes());
+            h.update(self.counter.to_le_bytes());
+            h.update(std::process::id().to_le_bytes());
+            let hex: String = h
+                .finalize()
+                .iter()
+                .take(3)
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            let id = format!("{}_{hex}", mtype.as_str());
+            // The file too: another process may have written it and not indexed it yet.
+            let taken_on_disk = self
+                .dir
+                .join(mtype.as_str())
+                .join(format!("{id}.spmd"))
+                .exists();
+            if !taken_on_disk && self.index.get(&id).map_err(|e| self.db_err(e))?.is_none() {
+                return Ok(id);
+            }
+        }
+    }
+}
+
+/// The checks every write makes on what a memory says (that there is a description is
+/// the caller's check): a body that is a fact, a confidence in 0–1, no secrets.
+pub(in crate::memory) fn check_fields(
+    description: &str,
+    summary: &str,
+    body: &str,
+    action: &str,
+    tags: &[String],
+    confidence: Option<f64>,
+) -> Result<(), StoreError> {
+    if body.len() > MAX_BODY_BYTES {
+        return Err(StoreError::TooLong { bytes: body.len() });
+    }
+    if let Some(c) = confidence.filter(|c| !(0.0..=1.0).contains(c)) {
+        return Err(StoreError::BadConfidence(c));
+    }
+    let tags = tags.join(" ");
+    for (field, text) in [
+        ("description", description),
+        ("summary", summary),
+        ("body", body),
+        ("action", action),
+        ("tags", tags.as_str()),
+    ] {
+        if let Some(what) = find_secret(text) {
+            return Err(StoreError::Secret { field, what });
+        }
+    }
+    Ok(())
+}
