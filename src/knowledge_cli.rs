@@ -148,7 +148,7 @@ fn setup(options: &AppOptions) -> Result<(PathBuf, Config)> {
             options.workspace.display()
         )
     })?;
-    let config = harvey::config::load(&workspace)?;
+    let config = crate::load_config(&workspace)?;
     Ok((workspace, config))
 }
 

@@ -20,6 +20,15 @@ use harvey::repl;
 mod knowledge_cli;
 mod memory_cli;
 
+/// The workspace config; its notices (keys of the Go tool's file) go to stderr, once.
+fn load_config(workspace: &std::path::Path) -> Result<harvey::config::Config> {
+    let config = harvey::config::load(workspace)?;
+    for notice in &config.notices {
+        eprintln!("warning: {notice}");
+    }
+    Ok(config)
+}
+
 /// A terminal agent that runs a local GGUF model in-process and remembers across sessions.
 ///
 /// Without a subcommand harvey starts an interactive chat in the workspace (the current
@@ -182,7 +191,7 @@ fn tool(options: &AppOptions, cmd: ToolCommand) -> Result<ExitCode> {
             options.workspace.display()
         )
     })?;
-    let config = harvey::config::load(&workspace)?;
+    let config = load_config(&workspace)?;
     let (registry, _) = harvey::app::default_tools(&workspace, &config);
     match cmd {
         ToolCommand::List { json } => {
@@ -386,6 +395,9 @@ fn run_once(options: &AppOptions, args: RunArgs) -> Result<ExitCode> {
     }
     let interrupt = Interrupt::install()?;
     let mut app = App::open(options)?;
+    for notice in &app.config.notices {
+        eprintln!("warning: {notice}");
+    }
     let _ = interrupt.abort.set(app.abort.clone());
     if let Some(n) = args.max_tokens {
         app.config.sampling.max_tokens = n.max(1);

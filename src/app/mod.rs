@@ -160,7 +160,8 @@ impl App {
         let system = system_prompt(&tools, tools_enabled, &guidance.text);
         let tool_grammar = call_grammar(&tools.list());
         let tool_max_tokens = call_max_tokens(&tool_grammar);
-        let mut notices = engine.info().notes.clone();
+        let mut notices = config.notices.clone();
+        notices.extend(engine.info().notes.iter().cloned());
         notices.extend(guidance.notices);
         let embedder = if config.memory.enabled {
             let (embedder, note) = open_embedder(&config, &workspace);

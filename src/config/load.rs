@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::raw::RawConfig;
 use super::resolve::resolve;
+use super::upstream::{translate, Upstream};
 use super::Config;
 
 /// The workspace config file, relative to the workspace root.
@@ -37,10 +38,17 @@ pub enum ConfigError {
 }
 
 /// Loads the workspace config, or the built-in defaults when the file does not exist.
+/// A file written by the Go tool gets one line in `Config::notices` naming its keys.
 pub fn load(workspace: &Path) -> Result<Config, ConfigError> {
     let path = workspace.join(CONFIG_FILE);
     match std::fs::read_to_string(&path) {
-        Ok(text) => parse(&text, &path),
+        Ok(text) => {
+            let (mut config, upstream) = parse_noted(&text, &path)?;
+            config
+                .notices
+                .extend(upstream.warning(Path::new(CONFIG_FILE)));
+            Ok(config)
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
         Err(source) => Err(ConfigError::Read { path, source }),
     }
@@ -48,6 +56,11 @@ pub fn load(workspace: &Path) -> Result<Config, ConfigError> {
 
 /// Parses config text; `path` is only used in error messages.
 pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
+    parse_noted(text, path).map(|(config, _)| config)
+}
+
+/// Parses config text and says what was made of the Go tool's keys.
+pub fn parse_noted(text: &str, path: &Path) -> Result<(Config, Upstream), ConfigError> {
     let syntax = |e: serde_yaml::Error| {
         let (line, column) = e.location().map_or((0, 0), |l| (l.line(), l.column()));
         let message = e.to_string();
@@ -65,17 +78,19 @@ pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
     };
     // An empty file (or one with only comments) means "all defaults".
     let value: serde_yaml::Value = serde_yaml::from_str(text).map_err(syntax)?;
-    let raw: RawConfig = if value.is_null() {
+    let mut raw: RawConfig = if value.is_null() {
         RawConfig::default()
     } else {
         serde_yaml::from_str(text).map_err(syntax)?
     };
-    resolve(raw).map_err(|(key, message)| ConfigError::Invalid {
+    let invalid = |(key, message): (String, String)| ConfigError::Invalid {
         path: path.to_path_buf(),
         line: line_of_key(text, &key),
         key,
         message,
-    })
+    };
+    let upstream = translate(&mut raw, &value).map_err(invalid)?;
+    Ok((resolve(raw).map_err(invalid)?, upstream))
 }
 
 /// The 1-based line where the last part of a dotted key is set, if it is in the file.

@@ -7,8 +7,10 @@
 mod load;
 mod raw;
 mod resolve;
+mod upstream;
 
-pub use load::{load, parse, ConfigError, CONFIG_FILE};
+pub use load::{load, parse, parse_noted, ConfigError, CONFIG_FILE};
+pub use upstream::Upstream;
 
 use std::path::PathBuf;
 
@@ -42,6 +44,8 @@ pub struct Config {
     pub sampling: SamplingConfig,
     pub memory: MemoryConfig,
     pub tools: ToolsConfig,
+    /// Warnings from reading the file (keys of the Go tool), shown once at start.
+    pub notices: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -1,6 +1,8 @@
 //! The YAML shape of `agents/harvey.yaml`: every key optional, unknown keys rejected.
 //!
 //! Defaults live in `DEFAULT_*` constants in `mod.rs`; this file only mirrors the file.
+//! Keys of the Go tool's file are accepted as raw values (`Foreign`) and translated or
+//! reported by `upstream.rs`, so a misspelt harvey key is still an error with its place.
 
 use serde::Deserialize;
 
@@ -14,7 +16,31 @@ pub struct RawConfig {
     pub sampling: RawSampling,
     pub memory: RawMemory,
     pub tools: RawTools,
+    // The Go tool's sections and flat keys.
+    pub ollama: Foreign,
+    pub llamafile: Foreign,
+    pub llamacpp: Foreign,
+    pub security: Foreign,
+    pub session: Foreign,
+    pub model_aliases: Foreign,
+    pub chunking: Foreign,
+    pub skills: Foreign,
+    pub learn_model: Foreign,
+    pub knowledge_db: Foreign,
+    pub auto_record: Foreign,
+    pub safe_mode: Foreign,
+    pub run_timeout: Foreign,
+    pub ollama_timeout: Foreign,
+    pub sessions_dir: Foreign,
+    pub agents_dir: Foreign,
+    pub model_cache_db: Foreign,
+    pub syntax_highlight: Foreign,
+    pub auto_format: Foreign,
+    pub sensor_inject_format_findings: Foreign,
 }
+
+/// A key of the Go tool's file, kept as written.
+pub type Foreign = Option<serde_yaml::Value>;
 
 #[derive(Debug, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -22,6 +48,9 @@ pub struct RawTools {
     pub enabled: bool,
     pub max_rounds_per_turn: usize,
     pub confirm_memory_writes: bool,
+    pub max_tool_calls_per_turn: Foreign,
+    pub max_output_bytes: Foreign,
+    pub tool_result_compaction: Foreign,
 }
 
 impl Default for RawTools {
@@ -30,6 +59,9 @@ impl Default for RawTools {
             enabled: true,
             max_rounds_per_turn: DEFAULT_MAX_TOOL_ROUNDS,
             confirm_memory_writes: false,
+            max_tool_calls_per_turn: None,
+            max_output_bytes: None,
+            tool_result_compaction: None,
         }
     }
 }
@@ -166,6 +198,10 @@ pub struct RawRag {
     pub active: Option<String>,
     pub chunk_tokens: usize,
     pub top_k: usize,
+    pub stores: Foreign,
+    pub db_path: Foreign,
+    pub embedding_model: Foreign,
+    pub model_map: Foreign,
 }
 
 impl Default for RawRag {
@@ -175,6 +211,10 @@ impl Default for RawRag {
             active: None,
             chunk_tokens: DEFAULT_RAG_CHUNK_TOKENS,
             top_k: DEFAULT_RAG_TOP_K,
+            stores: None,
+            db_path: None,
+            embedding_model: None,
+            model_map: None,
         }
     }
 }
@@ -184,6 +224,7 @@ impl Default for RawRag {
 pub struct RawKnowledgeBase {
     pub enabled: bool,
     pub project: Option<String>,
+    pub path: Foreign,
 }
 
 impl Default for RawKnowledgeBase {
@@ -191,6 +232,7 @@ impl Default for RawKnowledgeBase {
         Self {
             enabled: true,
             project: None,
+            path: None,
         }
     }
 }

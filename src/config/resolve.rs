@@ -14,6 +14,7 @@ pub fn resolve_defaults() -> Config {
         sampling: sampling(raw.sampling),
         memory: memory(raw.memory),
         tools: tools(raw.tools),
+        notices: Vec::new(),
     }
 }
 
@@ -29,6 +30,7 @@ pub fn resolve(raw: RawConfig) -> Result<Config, (String, String)> {
         sampling: sampling(raw.sampling),
         memory: memory(raw.memory),
         tools: tools(raw.tools),
+        notices: Vec::new(),
     })
 }
 

@@ -131,7 +131,7 @@ pub fn run(options: &AppOptions, cmd: MemoryCommand) -> Result<ExitCode> {
             options.workspace.display()
         )
     })?;
-    let config = harvey::config::load(&workspace)?;
+    let config = crate::load_config(&workspace)?;
     let (mut store, report) = MemoryStore::open(&workspace.join("agents"), &workspace)?;
     if !matches!(cmd, MemoryCommand::Rebuild) {
         for w in &report.warnings {
