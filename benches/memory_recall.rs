@@ -67,7 +67,9 @@ fn main() {
         let started = Instant::now();
         store.index_only(&synthetic(n)).expect("bulk index");
         let load_s = started.elapsed().as_secs_f64();
-        let conn = rusqlite::Connection::open(store.dir().join("memories.db")).expect("db");
+        let conn =
+            rusqlite::Connection::open(store.dir().join(harvey::memory::location::INDEX_FILE))
+                .expect("db");
         let bare = measure(|q| {
             if let Some(fts) = fts_query(q) {
                 let mut stmt = conn
@@ -89,7 +91,7 @@ fn main() {
         let assembly = measure(|q| {
             std::hint::black_box(recall(&[&silo], q, limits, &vocab).expect("recall"));
         });
-        // With token counts cached in memories.db (a returning session: the first
+        // With token counts cached in the index (a returning session: the first
         // round fills the cache, the measured rounds hit it).
         let cached = measure(|q| {
             let costs = CostCache::new(&vocab, &store, "bench-model");
@@ -130,7 +132,9 @@ fn overlapping_words(vocab: &Vocabulary, sizes: &[usize]) {
         store.index_only(&overlapping(n)).expect("bulk index");
         random_vectors(&store, embedder.as_ref());
         store.use_embedder(embedder.clone());
-        let conn = rusqlite::Connection::open(store.dir().join("memories.db")).expect("db");
+        let conn =
+            rusqlite::Connection::open(store.dir().join(harvey::memory::location::INDEX_FILE))
+                .expect("db");
         let queries = overlap_queries();
         let bare = measure_on(&queries, |q| {
             if let Some(fts) = fts_query(q) {

@@ -23,6 +23,36 @@ pub fn open(path: &Path) -> rusqlite::Result<Connection> {
     Ok(conn)
 }
 
+/// Opens a file harvey does not own for reading only, as immutable: no lock, no `-shm`,
+/// no journal, nothing written beside it. (A `-wal` it may have is not read.)
+pub fn open_untouched(path: &Path) -> rusqlite::Result<Connection> {
+    let text = path.to_string_lossy();
+    let escaped = text
+        .replace('%', "%25")
+        .replace('?', "%3f")
+        .replace('#', "%23");
+    Connection::open_with_flags(
+        format!("file:{escaped}?immutable=1"),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_URI,
+    )
+}
+
+/// Whether another program wrote the SQLite file at `path`: it has tables and no `meta`
+/// table (every file harvey writes has one). Read without touching the file.
+pub fn written_elsewhere(path: &Path) -> bool {
+    let Ok(conn) = open_untouched(path) else {
+        return false;
+    };
+    let tables = |name: Option<&str>| -> rusqlite::Result<i64> {
+        conn.query_row(
+            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND (?1 IS NULL OR name = ?1)",
+            [name],
+            |r| r.get(0),
+        )
+    };
+    matches!((tables(None), tables(Some("meta"))), (Ok(n), Ok(0)) if n > 0)
+}
+
 /// Runs `f` in one `BEGIN IMMEDIATE` transaction, or inside the one already open.
 pub fn immediate<T>(
     conn: &Connection,

@@ -68,6 +68,11 @@ pub enum KbError {
         path: PathBuf,
         source: rusqlite::Error,
     },
+    #[error(
+        "{path} was written by the Go harvey: harvey leaves it as it is, so the knowledge base \
+         is off in this workspace (reading it is not built yet)"
+    )]
+    Foreign { path: PathBuf },
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,
@@ -159,7 +164,11 @@ impl KnowledgeBase {
             path: agents_dir.to_path_buf(),
             source,
         })?;
-        Self::at(&agents_dir.join("knowledge.db"), default_project, embedder)
+        let path = agents_dir.join("knowledge.db");
+        if crate::db::written_elsewhere(&path) {
+            return Err(KbError::Foreign { path });
+        }
+        Self::at(&path, default_project, embedder)
     }
 
     pub fn at(

@@ -1,4 +1,4 @@
-//! `memories.db`: the derived SQLite index (WAL) over the memory files.
+//! `harvey-index.db` (see `location`): the derived SQLite index (WAL) over the memory files.
 //!
 //! One `memories` row per file (active or archived) and an FTS5 table over description,
 //! summary, tags, action and body (porter stemming, so "fixing" finds "fix"). The files

@@ -68,7 +68,7 @@ pub fn memory_line(row: &Row) -> String {
     line
 }
 
-/// Token counts remembered in `memories.db`, keyed by the tokenizer's identity (the
+/// Token counts remembered in the index, keyed by the tokenizer's identity (the
 /// model file's fingerprint) and a hash of the exact text, so a count is never stale.
 /// Tokenizing every candidate line dominated session-start assembly (see
 /// `benches/memory_recall.rs`); with the cache, a returning session only tokenizes what
@@ -161,7 +161,7 @@ impl Silo for MemorySilo<'_> {
             .index()
             .top(&FACTUAL, now, FACTUAL_POOL)
             .map_err(|source| StoreError::Index {
-                path: store.dir().join("memories.db"),
+                path: store.dir().join(crate::memory::location::INDEX_FILE),
                 source,
             })?;
         let mut out: Vec<Candidate> = top

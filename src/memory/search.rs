@@ -27,7 +27,7 @@ impl MemoryStore {
         let now = now_unix();
         let pool = ranking.pool(k);
         let db_err = |source| StoreError::Index {
-            path: self.dir().join("memories.db"),
+            path: self.dir().join(crate::memory::location::INDEX_FILE),
             source,
         };
         let lexical: Vec<(Row, f64)> = match fts_query(query).filter(|_| ranking.uses_lexical()) {
@@ -83,7 +83,7 @@ impl MemoryStore {
         self.index()
             .vector_search(&q, embedder.model_id(), types, now, k)
             .map_err(|source| StoreError::Index {
-                path: self.dir().join("memories.db"),
+                path: self.dir().join(crate::memory::location::INDEX_FILE),
                 source,
             })
     }

@@ -118,7 +118,7 @@ impl MemoryStore {
             path: dir.clone(),
             source,
         })?;
-        let db = dir.join("memories.db");
+        let db = super::location::index_path(&dir);
         let index = Index::open(&db).map_err(|source| StoreError::Index { path: db, source })?;
         let mut store = Self {
             dir,
@@ -140,7 +140,7 @@ impl MemoryStore {
             path: dir.clone(),
             source,
         })?;
-        let db = dir.join("memories.db");
+        let db = super::location::index_path(&dir);
         let index = Index::open(&db).map_err(|source| StoreError::Index { path: db, source })?;
         Ok(Self {
             dir,
@@ -241,7 +241,7 @@ impl MemoryStore {
 
     pub(super) fn db_err(&self, source: rusqlite::Error) -> StoreError {
         StoreError::Index {
-            path: self.dir.join("memories.db"),
+            path: self.dir.join(crate::memory::location::INDEX_FILE),
             source,
         }
     }

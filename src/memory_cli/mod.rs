@@ -66,7 +66,7 @@ pub enum MemoryCommand {
     Flag { id: String },
     /// Print MEMORY.md: one line per active memory, most useful first, capped.
     Index,
-    /// Rebuild memories.db from the memory files (the files are the truth).
+    /// Rebuild the index (agents/memories/harvey-index.db) from the memory files (the files are the truth).
     Rebuild,
     /// Counts per type, the store path and the injection budget.
     Status {
@@ -189,7 +189,10 @@ pub fn run(options: &AppOptions, cmd: MemoryCommand) -> Result<ExitCode> {
             }
             println!(
                 "rebuilt {}: {} memories indexed, {} files skipped",
-                store.dir().join("memories.db").display(),
+                store
+                    .dir()
+                    .join(harvey::memory::location::INDEX_FILE)
+                    .display(),
                 r.indexed,
                 r.warnings.len()
             );

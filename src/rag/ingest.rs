@@ -94,6 +94,7 @@ impl RagStore {
         progress: &mut dyn FnMut(Progress),
         cancel: &dyn Fn() -> bool,
     ) -> Result<IngestReport, RagError> {
+        self.writable()?;
         let started = Instant::now();
         let mut report = IngestReport::default();
         let mut files: Vec<PathBuf> = Vec::new();
@@ -336,6 +337,7 @@ impl RagStore {
 
     /// Removes one file's chunks; returns how many.
     pub fn remove_file(&self, key: &str) -> Result<usize, RagError> {
+        self.writable()?;
         let db = |e| RagError::Db {
             path: self.path().to_path_buf(),
             source: e,
@@ -356,6 +358,7 @@ impl RagStore {
     /// Removes files that no longer exist on disk (relative paths are taken from
     /// `workspace`). Returns (files, chunks) removed.
     pub fn prune_missing(&self, workspace: &Path) -> Result<(usize, usize), RagError> {
+        self.writable()?;
         let db = |e| RagError::Db {
             path: self.path().to_path_buf(),
             source: e,

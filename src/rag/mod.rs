@@ -7,6 +7,7 @@
 //! own chunks.
 
 pub mod chunk;
+mod foreign;
 pub mod ingest;
 pub mod settings;
 
@@ -82,6 +83,13 @@ pub enum RagError {
     },
     #[error("{0}")]
     Embed(String),
+    #[error(
+        "RAG store {name:?} ({path}) was written by the Go harvey: harvey searches it and never \
+         writes it; make a store of its own (`/rag new NAME`) and ingest the files there"
+    )]
+    Foreign { name: String, path: PathBuf },
+    #[error("{path}: not a RAG store harvey can read (no chunks table with a content column); it is left as it is")]
+    Unreadable { path: PathBuf },
 }
 
 /// A chunk found by a query.
@@ -127,6 +135,8 @@ pub struct RagStore {
     conn: Connection,
     embedder: Option<Arc<dyn Embedder>>,
     vectors: crate::vector::VectorCache<i64>,
+    /// Written by the Go tool: read into memory, never written (see `foreign`).
+    foreign: bool,
 }
 
 /// `agents/rag`
@@ -140,6 +150,11 @@ pub fn valid_name(name: &str) -> bool {
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+/// Whether the store `name` was written by the Go tool (searched, never written).
+pub fn written_by_go(agents_dir: &Path, name: &str) -> bool {
+    foreign::is_foreign(&rag_dir(agents_dir).join(format!("{name}.db")))
 }
 
 /// The stores under `agents/rag`, by name.
@@ -197,6 +212,9 @@ impl RagStore {
         if !path.is_file() {
             return Err(RagError::NoStore { name: name.into() });
         }
+        if foreign::is_foreign(&path) {
+            return foreign::open(&path, name);
+        }
         Self::at(&path, name, embedder)
     }
 
@@ -227,6 +245,7 @@ impl RagStore {
             conn,
             embedder: None,
             vectors: Default::default(),
+            foreign: false,
         };
         if let Some(e) = embedder {
             store.bind_embedder(e.as_ref())?;
@@ -284,6 +303,22 @@ impl RagStore {
             path: self.path.clone(),
             source,
         }
+    }
+
+    /// Whether the Go tool wrote this store (searched, never written).
+    pub fn is_foreign(&self) -> bool {
+        self.foreign
+    }
+
+    /// `Err` for a store harvey must not write.
+    pub(crate) fn writable(&self) -> Result<(), RagError> {
+        if self.foreign {
+            return Err(RagError::Foreign {
+                name: self.name.clone(),
+                path: self.path.clone(),
+            });
+        }
+        Ok(())
     }
 
     pub(crate) fn conn(&self) -> &Connection {
@@ -349,6 +384,7 @@ impl RagStore {
         chunks: &[(String, usize, usize, String)],
         vectors: Option<(&str, &[Vec<f32>])>,
     ) -> Result<(), RagError> {
+        self.writable()?;
         let db = |e| RagError::Db {
             path: self.path.clone(),
             source: e,
@@ -540,6 +576,12 @@ pub fn open_active(
     let mut stores = Vec::new();
     for name in &settings.active {
         match RagStore::open(agents_dir, name, embedder.cloned()) {
+            Ok(s) if s.is_foreign() => {
+                notices.push(format!(
+                    "rag: store {name:?} was written by the Go harvey: searched by full text, never written"
+                ));
+                stores.push(s);
+            }
             Ok(s) => stores.push(s),
             Err(e @ RagError::EmbedderMismatch { .. }) => {
                 notices.push(format!("rag: {e}; using full-text search for it"));

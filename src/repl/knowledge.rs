@@ -207,7 +207,13 @@ pub fn run_rag(
             if json {
                 let items: Vec<_> = names
                     .iter()
-                    .map(|n| serde_json::json!({"name": n, "active": settings.active.contains(n)}))
+                    .map(|n| {
+                        serde_json::json!({
+                            "name": n,
+                            "active": settings.active.contains(n),
+                            "foreign": ragmod::written_by_go(&agents, n),
+                        })
+                    })
                     .collect();
                 writeln!(
                     out,
@@ -223,7 +229,12 @@ pub fn run_rag(
                     } else {
                         " "
                     };
-                    writeln!(out, "{mark} {n}")?;
+                    let foreign = if ragmod::written_by_go(&agents, n) {
+                        "  (written by the Go harvey: searched by full text, never written)"
+                    } else {
+                        ""
+                    };
+                    writeln!(out, "{mark} {n}{foreign}")?;
                 }
                 writeln!(
                     out,
@@ -297,7 +308,9 @@ pub fn run_rag(
             Ok(Ok(changed))
         }
         RagOp::Drop(name) => {
-            tryf!(place.open(&name).map(drop));
+            let store = tryf!(place.open(&name));
+            tryf!(store.writable());
+            drop(store);
             let path = ragmod::rag_dir(&agents).join(format!("{name}.db"));
             for suffix in ["", "-wal", "-shm"] {
                 let p = PathBuf::from(format!("{}{suffix}", path.display()));

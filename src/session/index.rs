@@ -1,4 +1,4 @@
-//! The sessions index and the per-session `memory_stats`, in `memories.db` beside the
+//! The sessions index and the per-session `memory_stats`, in the memory index (`harvey-index.db`) beside the
 //! memory index. The session files are the truth for the index: at startup rows whose
 //! file is gone are pruned, and a file changed since it was indexed (a summary edited by
 //! hand) is read again, as memory files are.
@@ -62,11 +62,11 @@ pub struct SessionIndex {
 }
 
 impl SessionIndex {
-    /// Opens the index in `<agents>/memories/memories.db`; sessions live in `<agents>/sessions`.
+    /// Opens the index in `<agents>/memories/harvey-index.db`; sessions live in `<agents>/sessions`.
     pub fn open(agents_dir: &Path) -> rusqlite::Result<Self> {
         let db_dir = agents_dir.join("memories");
         let _ = std::fs::create_dir_all(&db_dir);
-        let conn = crate::db::open(&db_dir.join("memories.db"))?;
+        let conn = crate::db::open(&crate::memory::location::index_path(&db_dir))?;
         crate::db::immediate(&conn, || conn.execute_batch(SCHEMA))?;
         Ok(Self {
             conn,
@@ -325,7 +325,7 @@ impl crate::memory::Silo for SessionSilo<'_> {
                         .index
                         .dir
                         .with_file_name("memories")
-                        .join("memories.db"),
+                        .join(crate::memory::location::INDEX_FILE),
                     source,
                 })?;
         let n = rows.len();

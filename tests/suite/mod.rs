@@ -14,3 +14,4 @@ mod retrieval;
 mod sessions;
 mod tools;
 mod transfer;
+mod upstream;

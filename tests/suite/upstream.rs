@@ -1,0 +1,203 @@
+//! A workspace the Go tool has used: harvey reads its config, memory files and sessions
+//! directory without writing into any file it does not own.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use crate::support::process::{run, text};
+
+/// The Go tool's index: its own tables, no `meta.schema` row of harvey's.
+fn go_index(path: &Path) {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.execute_batch(
+        "CREATE TABLE memories(id TEXT PRIMARY KEY, type TEXT, path TEXT, updated_at TEXT);
+         CREATE TABLE memory_vectors(id TEXT, model TEXT, vector BLOB);
+         INSERT INTO memories VALUES ('workflow_a1b2c3', 'workflow',
+             'workflow/workflow_a1b2c3.spmd', '2025-05-26T08:30:00Z');",
+    )
+    .unwrap();
+}
+
+/// A Go RAG store (chunks with content, a vector blob of another embedder, the source)
+/// and a Go knowledge base (observations with a `body`), in our own words.
+fn go_stores(agents: &Path) {
+    std::fs::create_dir_all(agents.join("rag")).unwrap();
+    let rag = rusqlite::Connection::open(agents.join("rag/notes.db")).unwrap();
+    rag.execute_batch(
+        "PRAGMA journal_mode = WAL;
+         CREATE TABLE chunks(id INTEGER PRIMARY KEY, content TEXT NOT NULL,
+             embedding BLOB NOT NULL, source TEXT NOT NULL DEFAULT '');
+         INSERT INTO chunks(content, embedding, source) VALUES
+             ('The changelog is generated from the merged pull requests.', x'00', 'docs/changelog.md');",
+    )
+    .unwrap();
+    drop(rag);
+    let kb = rusqlite::Connection::open(agents.join("knowledge.db")).unwrap();
+    kb.execute_batch(
+        "CREATE TABLE projects(id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL UNIQUE);
+         CREATE TABLE observations(id INTEGER PRIMARY KEY AUTOINCREMENT, project_id INTEGER,
+             kind TEXT NOT NULL DEFAULT 'note', body TEXT NOT NULL);
+         INSERT INTO projects(name) VALUES ('site');
+         INSERT INTO observations(project_id, body) VALUES (1, 'The staging host is rebuilt nightly.');",
+    )
+    .unwrap();
+}
+
+fn fixture() -> tempfile::TempDir {
+    let ws = tempfile::tempdir().unwrap();
+    let agents = ws.path().join("agents");
+    std::fs::create_dir_all(agents.join("memories/workflow")).unwrap();
+    std::fs::create_dir_all(agents.join("memories/project_fact")).unwrap();
+    std::fs::write(
+        agents.join("harvey.yaml"),
+        "ollama:\n  url: http://localhost:11434\n  model: granite3.3:8b\n\
+         security:\n  safe_mode: true\nmemory:\n  top_k: 5\n  rag:\n    active: notes\n  knowledge_base:\n    path: agents/knowledge.db\n\
+         auto_record: true\n",
+    )
+    .unwrap();
+    go_index(&agents.join("memories/memories.db"));
+    go_stores(&agents);
+    std::fs::write(
+        agents.join("memories/workflow/workflow_a1b2c3.spmd"),
+        "---\nid: workflow_a1b2c3\ntype: workflow\ncreated_at: \"2025-05-25T12:00:00Z\"\n\
+         updated_at: \"2025-05-26T08:30:00Z\"\nsupersedes: []\ntags:\n    - release\n\
+         description: Tag the release before running the publish script\n\
+         summary: The publish script reads the version from the newest tag.\nconfidence: 0.6\n\
+         source_session: \"\"\nreviewer: alice\n---\nINT. TERMINAL - DAY\n",
+    )
+    .unwrap();
+    std::fs::write(
+        agents.join("memories/project_fact/project_fact_d4e5f6.spmd"),
+        "---\nid: project_fact_d4e5f6\ntype: project_fact\ncreated_at: \"2025-04-01T09:00:00Z\"\n\
+         updated_at: \"2025-04-01T09:00:00Z\"\ndescription: The API server listens on port 8080\n\
+         confidence: 0.9\n---\n",
+    )
+    .unwrap();
+    ws
+}
+
+fn digests(root: &Path) -> BTreeMap<PathBuf, String> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let digest = Sha256::digest(std::fs::read(&path).unwrap());
+                let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+                out.insert(path.strip_prefix(root).unwrap().to_path_buf(), hex);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn a_go_workspace_is_read_and_none_of_its_files_change() {
+    let ws = fixture();
+    let before = digests(ws.path());
+
+    let listed = run(ws.path(), &["memory", "list", "--json"]);
+    assert!(listed.status.success(), "{}", text(&listed.stderr));
+    let listed = text(&listed.stdout);
+    assert!(
+        listed.contains("workflow_a1b2c3") && listed.contains("project_fact_d4e5f6"),
+        "{listed}"
+    );
+    let recalled = run(
+        ws.path(),
+        &["memory", "recall", "how do I publish a release", "--json"],
+    );
+    assert!(recalled.status.success(), "{}", text(&recalled.stderr));
+    assert!(
+        text(&recalled.stdout).contains("workflow_a1b2c3"),
+        "{}",
+        text(&recalled.stdout)
+    );
+    let packed = run(
+        ws.path(),
+        &[
+            "memory",
+            "recall",
+            "how is the changelog generated",
+            "--budget",
+            "512",
+        ],
+    );
+    assert!(packed.status.success(), "{}", text(&packed.stderr));
+    assert!(
+        text(&packed.stdout).contains("rag:notes/docs/changelog.md"),
+        "the Go store is searched: {}",
+        text(&packed.stdout)
+    );
+    let notes = text(&packed.stderr);
+    assert!(
+        notes.contains("\"notes\" was written by the Go harvey")
+            && notes.contains("knowledge.db was written by the Go harvey"),
+        "{notes}"
+    );
+    let added = run(
+        ws.path(),
+        &[
+            "memory",
+            "add",
+            "--type",
+            "tool_use",
+            "--description",
+            "cargo test needs the model fetched first",
+        ],
+    );
+    assert!(added.status.success(), "{}", text(&added.stderr));
+
+    let after = digests(ws.path());
+    for (path, digest) in &before {
+        assert_eq!(after.get(path), Some(digest), "{} changed", path.display());
+    }
+    assert!(ws
+        .path()
+        .join("agents/memories")
+        .join(harvey::memory::location::INDEX_FILE)
+        .exists());
+}
+
+#[test]
+fn an_index_of_an_earlier_harvey_is_moved_to_its_own_name() {
+    let ws = crate::support::process::workspace();
+    let out = run(
+        ws.path(),
+        &[
+            "memory",
+            "add",
+            "--type",
+            "project_fact",
+            "--description",
+            "port 8080",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let dir = ws.path().join("agents/memories");
+    let ours = dir.join(harvey::memory::location::INDEX_FILE);
+    // The layout of harvey before the index had its own name.
+    for suffix in ["", "-wal", "-shm"] {
+        let from = PathBuf::from(format!("{}{suffix}", ours.display()));
+        if from.exists() {
+            std::fs::rename(
+                &from,
+                format!("{}{suffix}", dir.join("memories.db").display()),
+            )
+            .unwrap();
+        }
+    }
+    let listed = run(ws.path(), &["memory", "list", "--json"]);
+    assert!(listed.status.success(), "{}", text(&listed.stderr));
+    assert!(text(&listed.stdout).contains("port 8080"));
+    assert!(ours.exists());
+    assert!(
+        !dir.join("memories.db").exists(),
+        "harvey's old index is moved, not kept twice"
+    );
+}
