@@ -162,6 +162,13 @@ pub fn parse(text: &str) -> Record {
             if let Some(done) = current.take() {
                 record.exchanges.push(done);
             }
+            if super::go_record::is_go_scene(&lines[i + 1..]) {
+                let (who, exchange, next) = super::go_record::read_scene(&lines, i, rest);
+                record.user_name = who;
+                current = exchange;
+                i = next;
+                continue;
+            }
             let (who, when) = heading_parts(rest, &lines[i + 1..]);
             record.user_name = who.clone();
             // The scene counts only when both speeches are complete (closed by a blank line).

@@ -1,5 +1,5 @@
-//! The sessions index and the per-session `memory_stats`, in the memory index (`harvey-index.db`) beside the
-//! memory index. The session files are the truth for the index: at startup rows whose
+//! The sessions index and the per-session `memory_stats`, in the memory index file
+//! (`agents/memories/harvey-index.db`). The session files are the truth for the index: at startup rows whose
 //! file is gone are pruned, and a file changed since it was indexed (a summary edited by
 //! hand) is read again, as memory files are.
 
@@ -79,9 +79,16 @@ impl SessionIndex {
     }
 
     /// Brings the index in line with the session files: rows whose file is gone are
-    /// dropped, and a file whose size or mtime changed since it was indexed has its
-    /// summary and tags read again from its closing notes. Returns (pruned, re-read).
+    /// dropped, a file whose size or mtime changed since it was indexed has its
+    /// summary and tags read again from its closing notes, and a record with exchanges
+    /// and no row (the Go tool's, or one whose session was killed) is added. Returns
+    /// (pruned, re-read or added).
     pub fn reconcile(&self) -> rusqlite::Result<(usize, usize)> {
+        let (pruned, reread) = self.reread()?;
+        Ok((pruned, reread + self.discover()?))
+    }
+
+    fn reread(&self) -> rusqlite::Result<(usize, usize)> {
         let files: Vec<String> = {
             let mut stmt = self.conn.prepare("SELECT file FROM sessions")?;
             let rows = stmt.query_map([], |r| r.get(0))?;
@@ -131,6 +138,44 @@ impl SessionIndex {
             self.set_stamp(&f, stamp)?;
         }
         Ok((pruned, reread))
+    }
+
+    /// Adds the records in the sessions directory that have no row yet.
+    fn discover(&self) -> rusqlite::Result<usize> {
+        let Ok(dir) = std::fs::read_dir(&self.dir) else {
+            return Ok(0);
+        };
+        let mut added = 0;
+        for path in dir.filter_map(|e| e.ok().map(|e| e.path())) {
+            let Some(file) = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .filter(|n| n.ends_with(".spmd"))
+                .map(str::to_string)
+            else {
+                continue;
+            };
+            let Some(stamp) = file_stamp(&path) else {
+                continue;
+            };
+            if self.get(&file)?.is_some() || self.stamp(&file)? == Some(stamp) {
+                continue;
+            }
+            let record = match std::fs::read_to_string(&path) {
+                Ok(text) => super::fountain::parse(&text),
+                Err(_) => continue,
+            };
+            match entry_of(&file, &record) {
+                Some(entry) => {
+                    self.put(&entry)?;
+                    added += 1;
+                }
+                // Nothing to list yet (a session that has just started): remember the
+                // stamp so the file is read again only when it changes.
+                None => self.set_stamp(&file, stamp)?,
+            }
+        }
+        Ok(added)
     }
 
     fn stamp(&self, file: &str) -> rusqlite::Result<Option<(i64, i64)>> {
@@ -354,4 +399,43 @@ fn first_sentence(text: &str) -> String {
     let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
     let end = flat.find(". ").map(|i| i + 1).unwrap_or(flat.len());
     flat.chars().take(end.min(200)).collect()
+}
+
+/// The row for a record found on disk: its start (title date, else the first scene),
+/// the time between its first and last scene, its closing summary and tags.
+fn entry_of(file: &str, record: &super::fountain::Record) -> Option<SessionEntry> {
+    let first = record.exchanges.first()?;
+    let last = record.exchanges.last()?;
+    let time = |t: &str| chrono::NaiveDateTime::parse_from_str(t.trim(), "%Y-%m-%d %H:%M:%S").ok();
+    let started = Some(record.title.date.as_str())
+        .filter(|d| time(d).is_some())
+        .unwrap_or(&first.when)
+        .to_string();
+    let duration_s = match (time(&started), time(&last.when)) {
+        (Some(a), Some(b)) => (b - a).num_seconds().max(0),
+        _ => 0,
+    };
+    let note = |prefix: &str| {
+        record
+            .closing_notes
+            .iter()
+            .find_map(|n| n.strip_prefix(prefix).map(|v| v.trim().to_string()))
+    };
+    Some(SessionEntry {
+        file: file.to_string(),
+        started,
+        duration_s,
+        turns: record.exchanges.len() as i64,
+        summary: note("Summary: ").unwrap_or_default(),
+        tags: note("Tags: ")
+            .map(|t| {
+                t.split(',')
+                    .map(str::trim)
+                    .filter(|t| !t.is_empty())
+                    .map(String::from)
+                    .collect()
+            })
+            .unwrap_or_default(),
+        name: None,
+    })
 }

@@ -3,6 +3,7 @@
 
 pub mod advice;
 pub mod fountain;
+mod go_record;
 pub mod index;
 pub mod mining;
 pub mod recorder;

@@ -201,3 +201,98 @@ fn an_index_of_an_earlier_harvey_is_moved_to_its_own_name() {
         "harvey's old index is moved, not kept twice"
     );
 }
+
+/// A session the Go recorder wrote: an action line after the heading, harvey forwarding
+/// to the model, the model's name as the reply's speaker, stats after the reply.
+const GO_SESSION: &str = "Title: Harvey Session
+Credit: Recorded by Harvey
+Author: ADA
+Date: 2025-05-25 12:00:00
+Model: GEMMA4 (ollama)
+
+FADE IN:
+
+
+INT. HARVEY AND ADA TALKING 2025-05-25 12:00:05
+
+Harvey and ADA are in chat mode. Model: GEMMA4. Workspace: /home/ada/proj.
+
+ADA
+How do I publish a release?
+
+HARVEY
+Forwarding to GEMMA4.
+
+GEMMA4
+Tag it first.
+
+Then run the publish script.
+
+gemma4 · 120 reply + 900 ctx · 3.2s · 37.5 tok/s
+
+
+
+INT. HARVEY AND ADA TALKING 2025-05-25 12:03:00
+
+Harvey and ADA are in chat mode. Model: GEMMA4. Workspace: /home/ada/proj.
+
+ADA
+And the changelog?
+
+HARVEY
+Forwarding to GEMMA4.
+
+GEMMA4
+It is generated from the merged pull requests.
+
+
+THE END.
+";
+
+#[test]
+fn a_go_session_is_listed_shown_and_continued_with_its_exchanges() {
+    use harvey::app::App;
+    use harvey::config::Config;
+    use harvey::engine::scripted::ScriptedEngine;
+    use harvey::repl::handle_line;
+
+    let dir = tempfile::tempdir().unwrap();
+    let sessions = dir.path().join("agents/sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    let file = "harvey-session-20250525-120000.spmd";
+    std::fs::write(sessions.join(file), GO_SESSION).unwrap();
+    let mut config = Config::default();
+    config.tools.enabled = false;
+    config.memory.embedder = harvey::config::Embedder::None;
+    let mut app = App::with_engine(
+        dir.path().to_path_buf(),
+        config,
+        Box::new(ScriptedEngine::new(4096, ["Yes."])),
+    );
+    let mut say = |line: &str| {
+        let mut out = Vec::new();
+        handle_line(&mut app, line, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    };
+    let listed = say("/session list");
+    assert!(listed.contains(file), "{listed}");
+    let shown = say(&format!("/session show {file}"));
+    assert!(shown.contains("Then run the publish script."), "{shown}");
+    let cont = say(&format!("/session continue {file}"));
+    assert!(cont.contains("2 exchanges restored"), "{cont}");
+    let turns = app.conversation.turns();
+    assert_eq!(turns.len(), 4);
+    assert_eq!(turns[0].content, "How do I publish a release?");
+    assert_eq!(
+        turns[1].content,
+        "Tag it first.\n\nThen run the publish script."
+    );
+    assert_eq!(
+        turns[3].content,
+        "It is generated from the merged pull requests."
+    );
+    assert_eq!(
+        std::fs::read_to_string(sessions.join(file)).unwrap(),
+        GO_SESSION
+    );
+}
