@@ -51,3 +51,56 @@ impl Hinter for InputHelper {
 impl Highlighter for InputHelper {}
 
 impl Helper for InputHelper {}
+
+/// The Go tool's line history (`agents/harvey_history`, one entry per line), copied into
+/// harvey's (`history`) the first time harvey runs in the workspace; the Go file is only
+/// read. Returns how many entries were taken.
+pub(super) fn import_go_history<H: rustyline::Helper>(
+    editor: &mut rustyline::Editor<H, rustyline::history::FileHistory>,
+    agents: &std::path::Path,
+    history: &std::path::Path,
+) -> Option<usize> {
+    if history.exists() {
+        return None;
+    }
+    let text = std::fs::read_to_string(agents.join("harvey_history")).ok()?;
+    let entries: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    for entry in &entries {
+        let _ = editor.add_history_entry(*entry);
+    }
+    editor.save_history(history).ok()?;
+    Some(entries.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_go_history_is_taken_once_and_left_as_it_was() {
+        let dir = tempfile::tempdir().unwrap();
+        let go = dir.path().join("harvey_history");
+        std::fs::write(&go, "/rag ingest docs\n\n!git status\nhow do I publish?\n").unwrap();
+        let ours = dir.path().join("history");
+        let mut editor =
+            rustyline::Editor::<InputHelper, rustyline::history::FileHistory>::new().unwrap();
+        assert_eq!(import_go_history(&mut editor, dir.path(), &ours), Some(3));
+        let mut again =
+            rustyline::Editor::<InputHelper, rustyline::history::FileHistory>::new().unwrap();
+        again.load_history(&ours).unwrap();
+        let entries: Vec<String> = again.history().iter().cloned().collect();
+        assert_eq!(
+            entries,
+            ["/rag ingest docs", "!git status", "how do I publish?"]
+        );
+        assert_eq!(
+            import_go_history(&mut again, dir.path(), &ours),
+            None,
+            "once"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&go).unwrap(),
+            "/rag ingest docs\n\n!git status\nhow do I publish?\n"
+        );
+    }
+}

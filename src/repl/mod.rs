@@ -60,6 +60,11 @@ pub fn run(
     let history = app.agents_dir().join("history");
     let mut editor = editor()?;
     let mut out = io::stdout();
+    if let Some(n) = input::import_go_history(&mut editor, &app.agents_dir(), &history) {
+        app.notices.push(format!(
+            "line history: {n} entries from the Go harvey's agents/harvey_history"
+        ));
+    }
     if crate::project::ensure_agents_gitignore(&app.agents_dir())? {
         app.notices.push(
             "wrote agents/.gitignore (sessions, cache, databases and history stay private)".into(),
