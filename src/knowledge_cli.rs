@@ -11,7 +11,6 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use clap::Subcommand;
 use harvey::app::{open_embedder, AppOptions};
-use harvey::config::Config;
 use harvey::kb::{default_project, KnowledgeBase};
 use harvey::repl::knowledge::{progress_line, run_kb, run_rag, KbOp, Place, RagOp};
 
@@ -141,17 +140,6 @@ pub enum ConceptAction {
     },
 }
 
-fn setup(options: &AppOptions) -> Result<(PathBuf, Config)> {
-    let workspace = options.workspace.canonicalize().with_context(|| {
-        format!(
-            "workspace {} is not a directory",
-            options.workspace.display()
-        )
-    })?;
-    let config = crate::load_config(&workspace)?;
-    Ok((workspace, config))
-}
-
 /// The shared implementation words its hints as REPL commands (`/rag new NAME`); on the
 /// command line they read `harvey rag new NAME`. Only a `/rag ` or `/kb ` that starts the
 /// text or follows a space, backtick or parenthesis is a command, so paths are left alone.
@@ -206,7 +194,7 @@ fn emit(
 }
 
 pub fn rag(options: &AppOptions, cmd: RagCommand) -> Result<ExitCode> {
-    let (workspace, config) = setup(options)?;
+    let (workspace, config) = crate::open_workspace(options)?;
     let (embedder, note) = open_embedder(&config, &workspace);
     if let Some(note) = note {
         eprintln!("note: {note}");
@@ -257,7 +245,7 @@ pub fn rag(options: &AppOptions, cmd: RagCommand) -> Result<ExitCode> {
 }
 
 pub fn kb(options: &AppOptions, cmd: KbCommand) -> Result<ExitCode> {
-    let (workspace, config) = setup(options)?;
+    let (workspace, config) = crate::open_workspace(options)?;
     let (embedder, note) = open_embedder(&config, &workspace);
     if let Some(note) = note {
         eprintln!("note: {note}");

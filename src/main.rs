@@ -20,13 +20,20 @@ use harvey::repl;
 mod knowledge_cli;
 mod memory_cli;
 
-/// The workspace config; its notices (keys of the Go tool's file) go to stderr, once.
-fn load_config(workspace: &std::path::Path) -> Result<harvey::config::Config> {
-    let config = harvey::config::load(workspace)?;
+/// The workspace directory and its config, for the subcommands that load no model; the
+/// config's notices (keys of the Go tool's file) go to stderr, once.
+fn open_workspace(options: &AppOptions) -> Result<(PathBuf, harvey::config::Config)> {
+    let workspace = options.workspace.canonicalize().with_context(|| {
+        format!(
+            "workspace {} is not a directory",
+            options.workspace.display()
+        )
+    })?;
+    let config = harvey::config::load(&workspace)?;
     for notice in &config.notices {
         eprintln!("warning: {notice}");
     }
-    Ok(config)
+    Ok((workspace, config))
 }
 
 /// A terminal agent that runs a local GGUF model in-process and remembers across sessions.
@@ -185,13 +192,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
 }
 
 fn tool(options: &AppOptions, cmd: ToolCommand) -> Result<ExitCode> {
-    let workspace = options.workspace.canonicalize().with_context(|| {
-        format!(
-            "workspace {} is not a directory",
-            options.workspace.display()
-        )
-    })?;
-    let config = load_config(&workspace)?;
+    let (workspace, config) = open_workspace(options)?;
     let (registry, _) = harvey::app::default_tools(&workspace, &config);
     match cmd {
         ToolCommand::List { json } => {

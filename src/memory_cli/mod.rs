@@ -125,13 +125,7 @@ pub struct RecallArgs {
 }
 
 pub fn run(options: &AppOptions, cmd: MemoryCommand) -> Result<ExitCode> {
-    let workspace = options.workspace.canonicalize().with_context(|| {
-        format!(
-            "workspace {} is not a directory",
-            options.workspace.display()
-        )
-    })?;
-    let config = crate::load_config(&workspace)?;
+    let (workspace, config) = crate::open_workspace(options)?;
     let (mut store, report) = MemoryStore::open(&workspace.join("agents"), &workspace)?;
     if !matches!(cmd, MemoryCommand::Rebuild) {
         for w in &report.warnings {

@@ -128,66 +128,8 @@ mod tests {
     use super::super::fountain::parse;
 
     /// Two chat turns, an agent scene between them and a reply with paragraphs, as the
-    /// Go recorder lays them out.
-    pub(crate) const GO_SESSION: &str = "Title: Harvey Session
-Credit: Recorded by Harvey
-Author: ADA
-Date: 2026-05-25 12:00:00
-Draft date: 2026-05-25
-Model: GEMMA4 (ollama)
-Backend: ollama
-
-FADE IN:
-
-
-INT. HARVEY AND ADA TALKING 2026-05-25 12:00:05
-
-Harvey and ADA are in chat mode. Model: GEMMA4. Workspace: /home/ada/proj.
-
-[[rag: 2 chunks from notes, top score 0.61]]
-
-ADA
-How do I publish a release?
-
-HARVEY
-Forwarding to GEMMA4.
-
-GEMMA4
-Tag it first.
-
-Then run the publish script.
-
-gemma4 · 120 reply + 900 ctx · 3.2s · 37.5 tok/s
-
-
-
-INT. AGENT MODE 2026-05-25 12:01:00
-
-HARVEY
-Harvey proposes to write 1 file(s) to the workspace.
-
-[[write: notes.md — ok]]
-
-
-
-INT. HARVEY AND ADA TALKING 2026-05-25 12:02:00
-
-Harvey and ADA are in chat mode. Model: GEMMA4. Workspace: /home/ada/proj.
-
-ADA
-And the changelog?
-
-HARVEY
-Forwarding to GEMMA4.
-
-[[tool: read_file({\"path\":\"CHANGELOG.md\"}) — ok]]
-
-GEMMA4
-It is generated.
-
-
-THE END.
-";
+    /// Go recorder lays them out (shared with the integration tests).
+    const GO_SESSION: &str = include_str!("../../tests/fixtures/go-session.spmd");
 
     #[test]
     fn the_go_recorders_scenes_give_their_exchanges() {
