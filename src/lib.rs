@@ -8,7 +8,7 @@
 //! - `rag`: document stores (chunks, full text, vectors) for recall.
 //! - `kb`: the knowledge base (projects, observations, concepts).
 //! - `vector`: content-hash-keyed vectors, exact top-k and rank fusion.
-//! - `models`: where the model file is found.
+//! - `models`: where the model file is found; `gguf`: what a model file is, from its header.
 //! - `platform`: cores, memory, SoC temperature and throttling.
 //! - `config`: raw YAML shape -> resolved, immutable [`config::Config`].
 //! - `engine`: the only importer of `llama_cpp_2`: load, template, tokenize, generate.
@@ -25,6 +25,7 @@ pub mod chat;
 pub mod config;
 pub mod db;
 pub mod engine;
+pub mod gguf;
 pub mod kb;
 pub mod memory;
 pub mod models;

@@ -19,6 +19,7 @@ use harvey::repl;
 
 mod knowledge_cli;
 mod memory_cli;
+mod model_cli;
 
 /// The workspace directory and its config, for the subcommands that load no model; the
 /// config's notices (keys of the Go tool's file) go to stderr, once.
@@ -87,6 +88,10 @@ enum Command {
     /// links. Works without any setting: the first project is the workspace's name.
     #[command(subcommand)]
     Kb(knowledge_cli::KbCommand),
+    /// The GGUF models harvey can find, described from their headers (no weights
+    /// loaded): list, show.
+    #[command(subcommand)]
+    Model(model_cli::ModelCommand),
 }
 
 #[derive(Debug, Subcommand)]
@@ -188,6 +193,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         Some(Command::Memory(cmd)) => memory_cli::run(&options, cmd),
         Some(Command::Rag(cmd)) => knowledge_cli::rag(&options, cmd),
         Some(Command::Kb(cmd)) => knowledge_cli::kb(&options, cmd),
+        Some(Command::Model(cmd)) => model_cli::run(&options, cmd),
     }
 }
 

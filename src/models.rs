@@ -89,8 +89,9 @@ pub fn search_dirs(models_dir: &Path, workspace: &Path) -> Vec<PathBuf> {
     dirs
 }
 
-/// The default model in `dir` if present, else the first chat GGUF by name.
-/// Embedding models (names containing `minilm` or `embed`) are never chosen for chat.
+/// The default model in `dir` if present, else the first chat GGUF by name. A file whose
+/// header does not read, and an embedding model (by its header, or a name containing
+/// `minilm` or `embed`), is never chosen for chat.
 pub fn model_in_dir(dir: &Path) -> Option<PathBuf> {
     let default = dir.join(DEFAULT_MODEL_FILE);
     if default.is_file() {
@@ -110,7 +111,10 @@ fn is_chat_gguf(path: &Path) -> bool {
         .file_name()
         .map(|n| n.to_string_lossy().to_lowercase())
         .unwrap_or_default();
-    name.ends_with(".gguf") && !name.contains("minilm") && !name.contains("embed")
+    name.ends_with(".gguf")
+        && !name.contains("minilm")
+        && !name.contains("embed")
+        && crate::gguf::read(path).is_ok_and(|info| !info.embedding && info.tensors > 0)
 }
 
 #[cfg(test)]
@@ -124,9 +128,17 @@ mod tests {
         let b = dir.path().join("b");
         std::fs::create_dir_all(&a).unwrap();
         std::fs::create_dir_all(&b).unwrap();
-        std::fs::write(b.join("zeta.gguf"), b"x").unwrap();
-        std::fs::write(b.join("all-minilm-l6-v2.gguf"), b"x").unwrap();
-        std::fs::write(b.join("alpha.gguf"), b"x").unwrap();
+        let chat = crate::gguf::sample::header("llama");
+        std::fs::write(b.join("zeta.gguf"), &chat).unwrap();
+        std::fs::write(b.join("all-minilm-l6-v2.gguf"), &chat).unwrap();
+        std::fs::write(b.join("alpha.gguf"), &chat).unwrap();
+        // Not chosen: not a GGUF, and an encoder by its header.
+        std::fs::write(b.join("aaa-broken.gguf"), b"x").unwrap();
+        std::fs::write(
+            b.join("aab-encoder.gguf"),
+            crate::gguf::sample::header("bert"),
+        )
+        .unwrap();
         let explicit = b.join("zeta.gguf");
 
         let mut s = ModelSources {
@@ -135,7 +147,7 @@ mod tests {
         };
         assert_eq!(s.find().unwrap(), b.join("alpha.gguf"));
 
-        std::fs::write(b.join(DEFAULT_MODEL_FILE), b"x").unwrap();
+        std::fs::write(b.join(DEFAULT_MODEL_FILE), &chat).unwrap();
         assert_eq!(s.find().unwrap(), b.join(DEFAULT_MODEL_FILE));
 
         s.env = Some(explicit.clone());

@@ -21,7 +21,8 @@ use self_cell::self_cell;
 
 use super::backend::backend;
 use super::load::fingerprint;
-use super::{gguf, EngineError};
+use super::EngineError;
+use crate::gguf;
 use crate::tokens::{EmbedError, Embedder, TokenCounter};
 use crate::vector::normalize;
 

@@ -24,7 +24,8 @@ use super::load::{chat_template, context_params, describe, fingerprint};
 use super::prompt::{placeholder, scaffold_pieces, split_by_scaffold, split_rendered, Segment};
 use super::run::{truncate_cache, Run};
 use super::types::{AbortFlag, Completion, GenerateOptions, Message, ModelInfo};
-use super::{gguf, EngineError, EngineParams};
+use super::{EngineError, EngineParams};
+use crate::gguf;
 use crate::tokens::TokenCounter;
 
 /// The contexts that borrow the model.

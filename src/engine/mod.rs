@@ -13,7 +13,6 @@ mod backend;
 pub mod embed;
 mod error;
 pub mod gbnf;
-pub mod gguf;
 mod llama;
 mod load;
 pub mod prompt;

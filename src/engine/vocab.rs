@@ -7,7 +7,8 @@ use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::LlamaModel;
 
 use super::backend::backend;
-use super::{gguf, EngineError};
+use super::EngineError;
+use crate::gguf;
 use crate::tokens::TokenCounter;
 
 /// The tokenizer of a GGUF, without weights or a context.

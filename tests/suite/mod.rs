@@ -5,6 +5,7 @@ mod engine;
 mod faults;
 mod long;
 mod memory;
+mod models;
 mod onboarding;
 mod pressure;
 mod props;

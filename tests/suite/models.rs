@@ -1,0 +1,48 @@
+//! `harvey model list|show`: GGUF headers read without loading weights.
+
+use crate::support::process::{run, text, workspace};
+
+#[test]
+fn model_list_describes_every_gguf_and_marks_the_one_harvey_loads() {
+    let ws = workspace();
+    std::fs::create_dir_all(ws.path().join("models")).unwrap();
+    std::fs::write(ws.path().join("models/broken.gguf"), "not a model").unwrap();
+    let out = run(ws.path(), &["model", "list", "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    let row = |name: &str| {
+        rows.iter()
+            .find(|r| r["path"].as_str().is_some_and(|p| p.ends_with(name)))
+            .unwrap_or_else(|| panic!("{name} not listed: {rows:?}"))
+            .clone()
+    };
+    let chat = row(harvey::models::DEFAULT_MODEL_FILE);
+    assert_eq!(chat["chosen"], true);
+    let info = &chat["info"];
+    assert_eq!(info["architecture"], "llama");
+    assert!(info["has_chat_template"].as_bool().unwrap());
+    assert!(!info["embedding"].as_bool().unwrap());
+    let params = info["parameters"].as_u64().unwrap();
+    assert!((100_000_000..200_000_000).contains(&params), "{params}");
+    assert!(info["training_context"].as_u64().unwrap() >= 2048);
+
+    let embedder = row("all-MiniLM-L6-v2.gguf");
+    assert_eq!(embedder["chosen"], false);
+    assert!(embedder["info"]["embedding"].as_bool().unwrap());
+
+    let broken = row("broken.gguf");
+    assert!(
+        broken["error"]
+            .as_str()
+            .unwrap()
+            .contains("not a GGUF file"),
+        "{broken}"
+    );
+
+    let shown = run(ws.path(), &["model", "show"]);
+    assert!(shown.status.success(), "{}", text(&shown.stderr));
+    assert!(text(&shown.stdout).contains("architecture      llama"));
+    let missing = run(ws.path(), &["model", "show", "nothing-here"]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(text(&missing.stderr).contains("harvey model list"));
+}
