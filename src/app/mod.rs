@@ -193,7 +193,12 @@ impl App {
                 &workspace,
             );
             match KnowledgeBase::open(&agents, &project, embedder.clone()) {
-                Ok(kb) => Some(kb),
+                Ok(kb) => {
+                    if kb.is_foreign() {
+                        notices.push(crate::kb::FOREIGN_NOTE.into());
+                    }
+                    Some(kb)
+                }
                 Err(e) => {
                     notices.push(format!("knowledge base unavailable: {e}"));
                     None

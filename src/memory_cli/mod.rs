@@ -329,6 +329,11 @@ impl Extra {
             harvey::kb::KnowledgeBase::open(&agents, &project, embedder)
                 .map_err(|e| eprintln!("note: {e}"))
                 .ok()
+                .inspect(|kb| {
+                    if kb.is_foreign() {
+                        eprintln!("note: {}", harvey::kb::FOREIGN_NOTE);
+                    }
+                })
         } else {
             None
         };

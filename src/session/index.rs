@@ -227,6 +227,16 @@ impl SessionIndex {
         rows.collect()
     }
 
+    /// Newest first, only sessions with a summary (what recall can show of them).
+    pub fn recent_summarized(&self, n: usize) -> rusqlite::Result<Vec<SessionEntry>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT file, started, duration_s, turns, summary, tags, name FROM sessions \
+             WHERE trim(summary) != '' ORDER BY started DESC, file DESC LIMIT ?1",
+        )?;
+        let rows = stmt.query_map([i64::try_from(n).unwrap_or(i64::MAX)], read_entry)?;
+        rows.collect()
+    }
+
     pub fn get(&self, file: &str) -> rusqlite::Result<Option<SessionEntry>> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT file, started, duration_s, turns, summary, tags, name FROM sessions WHERE file = ?1",
@@ -362,17 +372,17 @@ impl crate::memory::Silo for SessionSilo<'_> {
         if self.recent == 0 {
             return Ok(Vec::new());
         }
-        let rows =
-            self.index
-                .recent(self.recent)
-                .map_err(|source| crate::memory::StoreError::Index {
-                    path: self
-                        .index
-                        .dir
-                        .with_file_name("memories")
-                        .join(crate::memory::location::INDEX_FILE),
-                    source,
-                })?;
+        let rows = self
+            .index
+            .recent_summarized(self.recent)
+            .map_err(|source| crate::memory::StoreError::Index {
+                path: self
+                    .index
+                    .dir
+                    .with_file_name("memories")
+                    .join(crate::memory::location::INDEX_FILE),
+                source,
+            })?;
         let n = rows.len();
         Ok(rows
             .into_iter()

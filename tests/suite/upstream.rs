@@ -140,6 +140,22 @@ fn a_go_workspace_is_read_and_none_of_its_files_change() {
             && notes.contains("knowledge.db was written by the Go harvey"),
         "{notes}"
     );
+    let kb = run(
+        ws.path(),
+        &[
+            "memory",
+            "recall",
+            "when is the staging host rebuilt",
+            "--budget",
+            "512",
+        ],
+    );
+    assert!(kb.status.success(), "{}", text(&kb.stderr));
+    assert!(
+        text(&kb.stdout).contains("The staging host is rebuilt nightly."),
+        "the Go knowledge base is searched: {}",
+        text(&kb.stdout)
+    );
     let added = run(
         ws.path(),
         &[

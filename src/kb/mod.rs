@@ -21,6 +21,11 @@ use crate::memory::StoreError;
 use crate::tokens::Embedder;
 use crate::vector::text_hash;
 
+mod foreign;
+mod search;
+
+pub use search::{observation_line, KbSilo};
+
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS projects(
@@ -57,6 +62,10 @@ CREATE VIRTUAL TABLE IF NOT EXISTS observations_fts USING fts5(
 /// Observation kinds.
 pub const KINDS: [&str; 5] = ["note", "finding", "decision", "question", "hypothesis"];
 
+/// The startup note for a knowledge base the Go tool wrote.
+pub const FOREIGN_NOTE: &str =
+    "knowledge base agents/knowledge.db was written by the Go harvey: searched by full text, never written";
+
 /// Longest observation (an observation is a sentence or a paragraph, not a document;
 /// documents go to a RAG store).
 pub const MAX_OBSERVATION_BYTES: usize = 4096;
@@ -69,8 +78,8 @@ pub enum KbError {
         source: rusqlite::Error,
     },
     #[error(
-        "{path} was written by the Go harvey: harvey leaves it as it is, so the knowledge base \
-         is off in this workspace (reading it is not built yet)"
+        "{path} was written by the Go harvey: harvey searches it and never writes it (what \
+         you add would be lost at exit); `/kb` reads work"
     )]
     Foreign { path: PathBuf },
     #[error("{path}: {source}")]
@@ -136,6 +145,8 @@ pub struct KnowledgeBase {
     conn: Connection,
     embedder: Option<Arc<dyn Embedder>>,
     vectors: crate::vector::VectorCache<(i64, i64)>,
+    /// Written by the Go tool: read into memory, never written (see `foreign`).
+    foreign: bool,
 }
 
 /// The project a workspace starts with: the config's, else the directory's name.
@@ -166,7 +177,7 @@ impl KnowledgeBase {
         })?;
         let path = agents_dir.join("knowledge.db");
         if crate::db::written_elsewhere(&path) {
-            return Err(KbError::Foreign { path });
+            return foreign::open(&path, default_project);
         }
         Self::at(&path, default_project, embedder)
     }
@@ -191,6 +202,7 @@ impl KnowledgeBase {
             conn,
             embedder,
             vectors: Default::default(),
+            foreign: false,
         };
         // Under the write lock: two processes opening a new knowledge base must not both
         // create the default project.
@@ -214,6 +226,20 @@ impl KnowledgeBase {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Whether the Go tool wrote this knowledge base (searched, never written).
+    pub fn is_foreign(&self) -> bool {
+        self.foreign
+    }
+
+    fn writable(&self) -> Result<(), KbError> {
+        if self.foreign {
+            return Err(KbError::Foreign {
+                path: self.path.clone(),
+            });
+        }
+        Ok(())
     }
 
     fn db_err(&self, source: rusqlite::Error) -> KbError {
@@ -315,13 +341,15 @@ impl KnowledgeBase {
     }
 
     pub fn add_project(&self, name: &str, description: &str) -> Result<(), KbError> {
+        self.writable()?;
         if self.project_id(name)?.is_some() {
             return Err(KbError::ProjectExists(name.into()));
         }
         self.insert_project(name, description).map(|_| ())
     }
 
-    /// Makes `name` the current project (for this and later sessions).
+    /// Makes `name` the current project (for this and later sessions; for this session
+    /// only in a knowledge base the Go tool wrote).
     pub fn use_project(&self, name: &str) -> Result<(), KbError> {
         let id = self
             .project_id(name)?
@@ -331,6 +359,7 @@ impl KnowledgeBase {
 
     /// Records an observation in the current project. `kind` must be one of [`KINDS`].
     pub fn observe(&self, kind: &str, text: &str) -> Result<Observation, KbError> {
+        self.writable()?;
         let kind = kind.to_ascii_lowercase();
         if !KINDS.contains(&kind.as_str()) {
             return Err(KbError::Invalid(format!(
@@ -481,6 +510,7 @@ impl KnowledgeBase {
 
     /// Adds a concept; an existing one gets the new description if one is given.
     pub fn add_concept(&self, name: &str, description: &str) -> Result<i64, KbError> {
+        self.writable()?;
         let name = name.trim();
         if name.is_empty() || name.len() > 100 || name.contains('\n') {
             return Err(KbError::Invalid(
@@ -521,6 +551,7 @@ impl KnowledgeBase {
     /// Links an observation to a concept (the concept is created if it is new).
     /// Returns whether the concept was created.
     pub fn link(&self, observation: i64, concept: &str) -> Result<bool, KbError> {
+        self.writable()?;
         self.observation(observation)?;
         let created = self.concept_id(concept)?.is_none();
         let cid = self.add_concept(concept, "")?;
@@ -531,96 +562,6 @@ impl KnowledgeBase {
             )
             .map_err(|e| self.db_err(e))?;
         Ok(created)
-    }
-
-    /// Ranked observations for `query` (full text + vectors, fused by reciprocal rank),
-    /// in `project` (all projects when `None`).
-    pub fn search(
-        &self,
-        query: &str,
-        project: Option<&str>,
-        k: usize,
-    ) -> Result<Vec<Observation>, KbError> {
-        let pid = match project {
-            Some(name) => Some(
-                self.project_id(name)?
-                    .ok_or_else(|| KbError::NoProject(name.into()))?,
-            ),
-            None => None,
-        };
-        let ranking = Ranking::default();
-        let pool = ranking.pool(k);
-        let mut lexical: Vec<(i64, f64)> = Vec::new();
-        if let Some(fts) = fts_query(query) {
-            let mut stmt = self
-                .conn
-                .prepare_cached(
-                    "SELECT f.rowid, -bm25(observations_fts) FROM observations_fts f \
-                     JOIN observations o ON o.id = f.rowid \
-                     WHERE observations_fts MATCH ?1 AND (?2 IS NULL OR o.project_id = ?2) \
-                     ORDER BY bm25(observations_fts) LIMIT ?3",
-                )
-                .map_err(|e| self.db_err(e))?;
-            lexical = stmt
-                .query_map(params![fts, pid, pool as i64], |r| {
-                    Ok((r.get(0)?, r.get(1)?))
-                })
-                .map_err(|e| self.db_err(e))?
-                .collect::<Result<_, _>>()
-                .map_err(|e| self.db_err(e))?;
-        }
-        let nearest = ranking.keep_similar(self.nearest(query, pid, pool)?);
-        let scored = ranking.fuse(&lexical, &nearest);
-        let mut out = Vec::new();
-        for (id, score) in scored.into_iter().take(k) {
-            let mut obs = self.observation(id)?;
-            obs.score = score;
-            out.push(obs);
-        }
-        Ok(out)
-    }
-
-    fn nearest(&self, query: &str, pid: Option<i64>, k: usize) -> Result<Vec<(i64, f32)>, KbError> {
-        let Some(embedder) = &self.embedder else {
-            return Ok(Vec::new());
-        };
-        let Some(q) = crate::tokens::embed_query(embedder.as_ref(), query, "knowledge-base search")
-        else {
-            return Ok(Vec::new());
-        };
-        let found = self
-            .vectors
-            .top_k(
-                &self.conn,
-                "SELECT o.id, o.project_id, v.v FROM observations o \
-                 JOIN vectors v ON v.hash = o.hash AND v.model = ?1",
-                embedder.model_id(),
-                |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)),
-                &q,
-                k,
-                |(_, project)| pid.is_none_or(|p| p == *project),
-            )
-            .map_err(|e| self.db_err(e))?;
-        Ok(found.into_iter().map(|((id, _), s)| (id, s)).collect())
-    }
-
-    /// A project's observations, newest first (at most `limit`).
-    pub fn recent(&self, project: &str, limit: usize) -> Result<Vec<Observation>, KbError> {
-        let pid = self
-            .project_id(project)?
-            .ok_or_else(|| KbError::NoProject(project.into()))?;
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT id FROM observations WHERE project_id = ?1 ORDER BY created DESC, id DESC LIMIT ?2",
-            )
-            .map_err(|e| self.db_err(e))?;
-        let ids: Vec<i64> = stmt
-            .query_map(params![pid, limit as i64], |r| r.get(0))
-            .map_err(|e| self.db_err(e))?
-            .collect::<Result<_, _>>()
-            .map_err(|e| self.db_err(e))?;
-        ids.into_iter().map(|id| self.observation(id)).collect()
     }
 
     pub fn status(&self) -> Result<KbStatus, KbError> {
@@ -656,102 +597,5 @@ impl KnowledgeBase {
     }
 }
 
-/// An observation as one block line: `- (kb:12 decision) text`.
-pub fn observation_line(o: &Observation) -> String {
-    let flat = o.text.split_whitespace().collect::<Vec<_>>().join(" ");
-    format!("- (kb:{} {}) {flat}", o.id, o.kind)
-}
-
-/// The knowledge base as a recall silo: the current project's observations relevant to
-/// the query go to `[knowledge]`.
-pub struct KbSilo<'a>(pub &'a KnowledgeBase);
-
-impl Silo for KbSilo<'_> {
-    fn name(&self) -> &str {
-        "knowledge"
-    }
-
-    fn candidates(&self, query: &str, k: usize) -> Result<Vec<Candidate>, StoreError> {
-        if query.trim().is_empty() {
-            return Ok(Vec::new());
-        }
-        let silo_err = |e: KbError| StoreError::Silo(e.to_string());
-        let project = self.0.current_project().map_err(silo_err)?;
-        let found = self
-            .0
-            .search(query, Some(&project), k.max(1))
-            .map_err(silo_err)?;
-        Ok(found
-            .iter()
-            .map(|o| Candidate {
-                id: format!("kb:{}", o.id),
-                source: "knowledge".into(),
-                section: Section::Knowledge,
-                text: observation_line(o),
-                score: o.score,
-            })
-            .collect())
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::tokens::HashEmbedder;
-
-    fn kb(dir: &Path) -> KnowledgeBase {
-        KnowledgeBase::open(dir, "demo", Some(Arc::new(HashEmbedder::default()))).unwrap()
-    }
-
-    #[test]
-    fn a_fresh_kb_has_the_default_project_current() {
-        let dir = tempfile::tempdir().unwrap();
-        let kb = kb(dir.path());
-        assert_eq!(kb.current_project().unwrap(), "demo");
-        let projects = kb.projects().unwrap();
-        assert_eq!(projects.len(), 1);
-        assert!(projects[0].current);
-    }
-
-    #[test]
-    fn observe_search_link_and_switch_projects() {
-        let dir = tempfile::tempdir().unwrap();
-        let kb = kb(dir.path());
-        let o = kb
-            .observe("decision", "We chose SQLite WAL for the index")
-            .unwrap();
-        kb.observe("note", "The fan is loud under load").unwrap();
-        assert!(kb.link(o.id, "storage").unwrap(), "concept created");
-        assert!(
-            !kb.link(o.id, "Storage").unwrap(),
-            "names are case-insensitive"
-        );
-        let hits = kb.search("sqlite index", None, 5).unwrap();
-        assert_eq!(hits[0].id, o.id);
-        assert_eq!(hits[0].concepts, ["storage"]);
-        assert_eq!(kb.status().unwrap().vectors, 2);
-
-        kb.add_project("other", "a second one").unwrap();
-        kb.use_project("other").unwrap();
-        assert!(kb.search("sqlite", Some("other"), 5).unwrap().is_empty());
-        assert!(matches!(kb.use_project("nope"), Err(KbError::NoProject(_))));
-        // The choice persists.
-        drop(kb);
-        let again = KnowledgeBase::open(dir.path(), "demo", None).unwrap();
-        assert_eq!(again.current_project().unwrap(), "other");
-    }
-
-    #[test]
-    fn bad_observations_are_refused_with_a_reason() {
-        let dir = tempfile::tempdir().unwrap();
-        let kb = kb(dir.path());
-        let e = kb.observe("rumour", "x").unwrap_err().to_string();
-        assert!(e.contains("expected one of note, finding"), "{e}");
-        assert!(kb.observe("note", "  ").is_err());
-        let e = kb
-            .observe("note", "key AKIAIOSFODNN7EXAMPLE here")
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("not saved"), "{e}");
-    }
-}
+mod tests;

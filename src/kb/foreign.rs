@@ -1,0 +1,189 @@
+//! A knowledge base the Go tool wrote (`agents/knowledge.db`: projects, observations with
+//! a `body`, concepts, `observation_concepts`; no `meta` table). harvey never writes it:
+//! at open its rows are copied into an in-memory knowledge base with harvey's schema, so
+//! `/kb` reads and recall work as for its own; writes are refused.
+
+use std::path::Path;
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+use super::{KbError, KnowledgeBase, SCHEMA};
+use crate::vector::text_hash;
+
+/// The knowledge base at `path`, read into memory. The current project is
+/// `default_project` when the file has it, else its first project.
+pub(super) fn open(path: &Path, default_project: &str) -> Result<KnowledgeBase, KbError> {
+    let db = |source| KbError::Db {
+        path: path.to_path_buf(),
+        source,
+    };
+    let source = crate::db::open_untouched(path).map_err(db)?;
+    let text = text_column(&source).map_err(db)?.ok_or_else(|| {
+        KbError::Invalid(format!(
+            "{}: not a knowledge base harvey can read (no observations table with a body); it is left as it is",
+            path.display()
+        ))
+    })?;
+    let conn = Connection::open_in_memory().map_err(db)?;
+    copy(&source, &conn, &text).map_err(db)?;
+    let kb = KnowledgeBase {
+        path: path.to_path_buf(),
+        conn,
+        embedder: None,
+        vectors: Default::default(),
+        foreign: true,
+    };
+    let current = match kb.project_id(default_project)? {
+        Some(id) => id,
+        None => match first_project(&kb.conn).map_err(db)? {
+            Some(id) => id,
+            None => kb.insert_project(default_project, "")?,
+        },
+    };
+    kb.set_current(current)?;
+    Ok(kb)
+}
+
+/// The observations' text column (`body` in the Go tool's layout).
+fn text_column(conn: &Connection) -> rusqlite::Result<Option<String>> {
+    let columns = columns(conn, "observations")?;
+    Ok(["body", "text"]
+        .into_iter()
+        .find(|c| columns.iter().any(|have| have == c))
+        .map(String::from))
+}
+
+fn columns(conn: &Connection, table: &str) -> rusqlite::Result<Vec<String>> {
+    let mut stmt = conn.prepare("SELECT name FROM pragma_table_info(?1)")?;
+    let names = stmt.query_map([table], |r| r.get(0))?;
+    names.collect()
+}
+
+fn first_project(conn: &Connection) -> rusqlite::Result<Option<i64>> {
+    conn.query_row("SELECT id FROM projects ORDER BY id LIMIT 1", [], |r| {
+        r.get(0)
+    })
+    .optional()
+}
+
+fn copy(source: &Connection, conn: &Connection, text: &str) -> rusqlite::Result<()> {
+    conn.execute_batch(SCHEMA)?;
+    conn.execute_batch(crate::vector::SCHEMA)?;
+    let has = |table: &str| columns(source, table).map(|c| !c.is_empty());
+    if has("projects")? {
+        let description = if columns(source, "projects")?
+            .iter()
+            .any(|c| c == "description")
+        {
+            "COALESCE(description, '')"
+        } else {
+            "''"
+        };
+        let mut read = source.prepare(&format!(
+            "SELECT id, name, {description} FROM projects ORDER BY id"
+        ))?;
+        let mut rows = read.query([])?;
+        while let Some(r) = rows.next()? {
+            let (id, name, description): (i64, String, String) = (r.get(0)?, r.get(1)?, r.get(2)?);
+            conn.execute(
+                "INSERT OR IGNORE INTO projects(id, name, description, created) VALUES (?1, ?2, ?3, 0)",
+                params![id, name, description],
+            )?;
+        }
+    }
+    let mut read = source.prepare(&format!(
+        "SELECT id, COALESCE(project_id, 0), COALESCE(kind, 'note'), {text} FROM observations ORDER BY id"
+    ))?;
+    let mut rows = read.query([])?;
+    while let Some(r) = rows.next()? {
+        let (id, project, kind, body): (i64, i64, String, String) =
+            (r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?);
+        conn.execute(
+            "INSERT INTO observations(id, project_id, kind, text, hash, created) VALUES (?1, ?2, ?3, ?4, ?5, 0)",
+            params![id, project, kind, body, text_hash(&body)],
+        )?;
+        conn.execute(
+            "INSERT INTO observations_fts(rowid, text, kind) VALUES (?1, ?2, ?3)",
+            params![id, body, kind],
+        )?;
+    }
+    if has("concepts")? {
+        let mut read =
+            source.prepare("SELECT id, name, COALESCE(description, '') FROM concepts")?;
+        let mut rows = read.query([])?;
+        while let Some(r) = rows.next()? {
+            let (id, name, description): (i64, String, String) = (r.get(0)?, r.get(1)?, r.get(2)?);
+            conn.execute(
+                "INSERT OR IGNORE INTO concepts(id, name, description, created) VALUES (?1, ?2, ?3, 0)",
+                params![id, name, description],
+            )?;
+        }
+    }
+    if has("observation_concepts")? {
+        let mut read =
+            source.prepare("SELECT observation_id, concept_id FROM observation_concepts")?;
+        let mut rows = read.query([])?;
+        while let Some(r) = rows.next()? {
+            let (o, c): (i64, i64) = (r.get(0)?, r.get(1)?);
+            conn.execute(
+                "INSERT OR IGNORE INTO links(observation_id, concept_id) VALUES (?1, ?2)",
+                params![o, c],
+            )?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The Go tool's layout, in our words.
+    fn go_kb(path: &Path) {
+        let conn = Connection::open(path).unwrap();
+        conn.execute_batch(
+            "CREATE TABLE projects(id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL UNIQUE,
+                 description TEXT NOT NULL DEFAULT '', status TEXT NOT NULL DEFAULT 'active');
+             CREATE TABLE observations(id INTEGER PRIMARY KEY AUTOINCREMENT, project_id INTEGER,
+                 kind TEXT NOT NULL DEFAULT 'note', body TEXT NOT NULL);
+             CREATE TABLE concepts(id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL UNIQUE,
+                 description TEXT NOT NULL DEFAULT '');
+             CREATE TABLE observation_concepts(observation_id INTEGER, concept_id INTEGER,
+                 PRIMARY KEY (observation_id, concept_id));
+             INSERT INTO projects(name) VALUES ('site'), ('tools');
+             INSERT INTO observations(project_id, kind, body) VALUES
+                 (1, 'finding', 'The staging host is rebuilt nightly.'),
+                 (2, 'note', 'The linter runs before every commit.');
+             INSERT INTO concepts(name) VALUES ('deploys');
+             INSERT INTO observation_concepts VALUES (1, 1);",
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn a_go_knowledge_base_is_searched_and_never_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("knowledge.db");
+        go_kb(&path);
+        let before = std::fs::read(&path).unwrap();
+        let kb = KnowledgeBase::open(dir.path(), "site", None).unwrap();
+        assert!(kb.is_foreign());
+        assert_eq!(kb.current_project().unwrap(), "site");
+        let hits = kb.search("staging host rebuilt", None, 3).unwrap();
+        assert_eq!(hits[0].text, "The staging host is rebuilt nightly.");
+        assert_eq!(hits[0].concepts, vec!["deploys"]);
+        assert_eq!(kb.projects().unwrap().len(), 2);
+        let refused = kb.observe("note", "new").unwrap_err().to_string();
+        assert!(refused.contains("Go harvey"), "{refused}");
+        assert!(kb.add_project("x", "").is_err() && kb.link(1, "y").is_err());
+        drop(kb);
+        assert_eq!(std::fs::read(&path).unwrap(), before);
+
+        let other = KnowledgeBase::open(dir.path(), "elsewhere", None).unwrap();
+        assert_eq!(
+            other.current_project().unwrap(),
+            "site",
+            "the first project"
+        );
+    }
+}

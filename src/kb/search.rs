@@ -1,0 +1,134 @@
+//! Finding observations: ranked search (full text and vectors fused by reciprocal rank),
+//! the newest of a project, and the knowledge base as a recall silo.
+
+use super::*;
+
+impl KnowledgeBase {
+    /// Ranked observations for `query` (full text + vectors, fused by reciprocal rank),
+    /// in `project` (all projects when `None`).
+    pub fn search(
+        &self,
+        query: &str,
+        project: Option<&str>,
+        k: usize,
+    ) -> Result<Vec<Observation>, KbError> {
+        let pid = match project {
+            Some(name) => Some(
+                self.project_id(name)?
+                    .ok_or_else(|| KbError::NoProject(name.into()))?,
+            ),
+            None => None,
+        };
+        let ranking = Ranking::default();
+        let pool = ranking.pool(k);
+        let mut lexical: Vec<(i64, f64)> = Vec::new();
+        if let Some(fts) = fts_query(query) {
+            let mut stmt = self
+                .conn
+                .prepare_cached(
+                    "SELECT f.rowid, -bm25(observations_fts) FROM observations_fts f \
+                     JOIN observations o ON o.id = f.rowid \
+                     WHERE observations_fts MATCH ?1 AND (?2 IS NULL OR o.project_id = ?2) \
+                     ORDER BY bm25(observations_fts) LIMIT ?3",
+                )
+                .map_err(|e| self.db_err(e))?;
+            lexical = stmt
+                .query_map(params![fts, pid, pool as i64], |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })
+                .map_err(|e| self.db_err(e))?
+                .collect::<Result<_, _>>()
+                .map_err(|e| self.db_err(e))?;
+        }
+        let nearest = ranking.keep_similar(self.nearest(query, pid, pool)?);
+        let scored = ranking.fuse(&lexical, &nearest);
+        let mut out = Vec::new();
+        for (id, score) in scored.into_iter().take(k) {
+            let mut obs = self.observation(id)?;
+            obs.score = score;
+            out.push(obs);
+        }
+        Ok(out)
+    }
+
+    fn nearest(&self, query: &str, pid: Option<i64>, k: usize) -> Result<Vec<(i64, f32)>, KbError> {
+        let Some(embedder) = &self.embedder else {
+            return Ok(Vec::new());
+        };
+        let Some(q) = crate::tokens::embed_query(embedder.as_ref(), query, "knowledge-base search")
+        else {
+            return Ok(Vec::new());
+        };
+        let found = self
+            .vectors
+            .top_k(
+                &self.conn,
+                "SELECT o.id, o.project_id, v.v FROM observations o \
+                 JOIN vectors v ON v.hash = o.hash AND v.model = ?1",
+                embedder.model_id(),
+                |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)),
+                &q,
+                k,
+                |(_, project)| pid.is_none_or(|p| p == *project),
+            )
+            .map_err(|e| self.db_err(e))?;
+        Ok(found.into_iter().map(|((id, _), s)| (id, s)).collect())
+    }
+
+    /// A project's observations, newest first (at most `limit`).
+    pub fn recent(&self, project: &str, limit: usize) -> Result<Vec<Observation>, KbError> {
+        let pid = self
+            .project_id(project)?
+            .ok_or_else(|| KbError::NoProject(project.into()))?;
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT id FROM observations WHERE project_id = ?1 ORDER BY created DESC, id DESC LIMIT ?2",
+            )
+            .map_err(|e| self.db_err(e))?;
+        let ids: Vec<i64> = stmt
+            .query_map(params![pid, limit as i64], |r| r.get(0))
+            .map_err(|e| self.db_err(e))?
+            .collect::<Result<_, _>>()
+            .map_err(|e| self.db_err(e))?;
+        ids.into_iter().map(|id| self.observation(id)).collect()
+    }
+}
+
+/// An observation as one block line: `- (kb:12 decision) text`.
+pub fn observation_line(o: &Observation) -> String {
+    let flat = o.text.split_whitespace().collect::<Vec<_>>().join(" ");
+    format!("- (kb:{} {}) {flat}", o.id, o.kind)
+}
+
+/// The knowledge base as a recall silo: the current project's observations relevant to
+/// the query go to `[knowledge]`.
+pub struct KbSilo<'a>(pub &'a KnowledgeBase);
+
+impl Silo for KbSilo<'_> {
+    fn name(&self) -> &str {
+        "knowledge"
+    }
+
+    fn candidates(&self, query: &str, k: usize) -> Result<Vec<Candidate>, StoreError> {
+        if query.trim().is_empty() {
+            return Ok(Vec::new());
+        }
+        let silo_err = |e: KbError| StoreError::Silo(e.to_string());
+        let project = self.0.current_project().map_err(silo_err)?;
+        let found = self
+            .0
+            .search(query, Some(&project), k.max(1))
+            .map_err(silo_err)?;
+        Ok(found
+            .iter()
+            .map(|o| Candidate {
+                id: format!("kb:{}", o.id),
+                source: "knowledge".into(),
+                section: Section::Knowledge,
+                text: observation_line(o),
+                score: o.score,
+            })
+            .collect())
+    }
+}
