@@ -37,6 +37,13 @@ pub fn open_untouched(path: &Path) -> rusqlite::Result<Connection> {
     )
 }
 
+/// The column names of `table` (none when it does not exist).
+pub fn columns(conn: &Connection, table: &str) -> rusqlite::Result<Vec<String>> {
+    let mut stmt = conn.prepare("SELECT name FROM pragma_table_info(?1)")?;
+    let names = stmt.query_map([table], |r| r.get(0))?;
+    names.collect()
+}
+
 /// Whether another program wrote the SQLite file at `path`: it has tables and no `meta`
 /// table (every file harvey writes has one). Read without touching the file.
 pub fn written_elsewhere(path: &Path) -> bool {

@@ -46,17 +46,11 @@ pub(super) fn open(path: &Path, default_project: &str) -> Result<KnowledgeBase, 
 
 /// The observations' text column (`body` in the Go tool's layout).
 fn text_column(conn: &Connection) -> rusqlite::Result<Option<String>> {
-    let columns = columns(conn, "observations")?;
+    let columns = crate::db::columns(conn, "observations")?;
     Ok(["body", "text"]
         .into_iter()
         .find(|c| columns.iter().any(|have| have == c))
         .map(String::from))
-}
-
-fn columns(conn: &Connection, table: &str) -> rusqlite::Result<Vec<String>> {
-    let mut stmt = conn.prepare("SELECT name FROM pragma_table_info(?1)")?;
-    let names = stmt.query_map([table], |r| r.get(0))?;
-    names.collect()
 }
 
 fn first_project(conn: &Connection) -> rusqlite::Result<Option<i64>> {
@@ -69,9 +63,9 @@ fn first_project(conn: &Connection) -> rusqlite::Result<Option<i64>> {
 fn copy(source: &Connection, conn: &Connection, text: &str) -> rusqlite::Result<()> {
     conn.execute_batch(SCHEMA)?;
     conn.execute_batch(crate::vector::SCHEMA)?;
-    let has = |table: &str| columns(source, table).map(|c| !c.is_empty());
+    let has = |table: &str| crate::db::columns(source, table).map(|c| !c.is_empty());
     if has("projects")? {
-        let description = if columns(source, "projects")?
+        let description = if crate::db::columns(source, "projects")?
             .iter()
             .any(|c| c == "description")
         {

@@ -22,7 +22,7 @@ pub fn open(path: &Path, name: &str) -> Result<RagStore, RagError> {
         source,
     };
     let source = crate::db::open_untouched(path).map_err(db)?;
-    let columns = columns(&source, "chunks").map_err(db)?;
+    let columns = crate::db::columns(&source, "chunks").map_err(db)?;
     if !columns.iter().any(|c| c == "content") {
         return Err(RagError::Unreadable {
             path: path.to_path_buf(),
@@ -51,12 +51,6 @@ pub fn open(path: &Path, name: &str) -> Result<RagStore, RagError> {
         vectors: Default::default(),
         foreign: true,
     })
-}
-
-fn columns(conn: &Connection, table: &str) -> rusqlite::Result<Vec<String>> {
-    let mut stmt = conn.prepare("SELECT name FROM pragma_table_info(?1)")?;
-    let names = stmt.query_map([table], |r| r.get(0))?;
-    names.collect()
 }
 
 fn copy(source: &Connection, conn: &Connection, select: &str) -> rusqlite::Result<()> {
