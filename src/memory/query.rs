@@ -24,14 +24,27 @@ const STOPWORDS: &[&str] = &[
 /// Longest query kept, in terms (a pasted paragraph must not become a huge query).
 const MAX_TERMS: usize = 24;
 
+/// Whether the lowercased word `w` is a topic word.
+fn is_topic(w: &str) -> bool {
+    !w.is_empty()
+        && (w.chars().count() > 1 || w.chars().all(|c| c.is_ascii_digit()))
+        && !STOPWORDS.contains(&w)
+}
+
+/// Every topic word of a long `text` (a session's exchanges), each once, uncapped.
+pub fn all_terms(text: &str) -> std::collections::BTreeSet<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .map(str::to_lowercase)
+        .filter(|w| is_topic(w))
+        .collect()
+}
+
 /// The topic words of `text`: lowercased, stopwords dropped, in order, deduplicated.
 pub fn terms(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for word in text.split(|c: char| !c.is_alphanumeric()) {
         let w = word.to_lowercase();
-        let keep = !w.is_empty()
-            && (w.chars().count() > 1 || w.chars().all(|c| c.is_ascii_digit()))
-            && !STOPWORDS.contains(&w.as_str());
+        let keep = is_topic(&w);
         if keep && !out.contains(&w) {
             out.push(w);
         }

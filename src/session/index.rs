@@ -22,6 +22,7 @@ CREATE TABLE IF NOT EXISTS sessions(
 );
 CREATE TABLE IF NOT EXISTS session_stamps(file TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS mined(file TEXT PRIMARY KEY, mined_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS session_terms(file TEXT PRIMARY KEY, terms TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS memory_stats(
     session_id TEXT NOT NULL,
     budget_tokens INTEGER NOT NULL,
@@ -59,6 +60,8 @@ pub struct SessionStats {
 pub struct SessionIndex {
     conn: Connection,
     dir: PathBuf,
+    /// Sessions the Go tool mined (its `manifest.yaml`, read at open, never written).
+    go_mined: std::collections::HashSet<String>,
 }
 
 impl SessionIndex {
@@ -71,6 +74,7 @@ impl SessionIndex {
         Ok(Self {
             conn,
             dir: agents_dir.join("sessions"),
+            go_mined: super::go_manifest::mined_files(&db_dir),
         })
     }
 
@@ -102,12 +106,16 @@ impl SessionIndex {
                     .execute("DELETE FROM sessions WHERE file = ?1", [&f])?;
                 self.conn
                     .execute("DELETE FROM session_stamps WHERE file = ?1", [&f])?;
+                self.conn
+                    .execute("DELETE FROM session_terms WHERE file = ?1", [&f])?;
                 pruned += 1;
                 continue;
             };
             if self.stamp(&f)? == Some(stamp) {
                 continue;
             }
+            self.conn
+                .execute("DELETE FROM session_terms WHERE file = ?1", [&f])?;
             if let Ok(text) = std::fs::read_to_string(&path) {
                 let record = super::fountain::parse(&text);
                 let note = |prefix: &str| {
@@ -245,24 +253,38 @@ impl SessionIndex {
         rows.next().transpose()
     }
 
-    /// Sessions whose summary, tags or name share words with `query`, best first.
+    /// Sessions whose summary, tags or name share words with `query`, best first. A
+    /// session without a summary (the Go tool's records have none) is searched by the
+    /// words of its exchanges instead.
     pub fn search(&self, query: &str, k: usize) -> rusqlite::Result<Vec<(SessionEntry, usize)>> {
         let wanted = terms(query);
         let all = self.recent(10_000)?;
-        let mut scored: Vec<(SessionEntry, usize)> = all
+        let mut scored = Vec::new();
+        for e in all {
+            let have = terms(&format!(
+                "{} {} {}",
+                e.summary,
+                e.tags.join(" "),
+                e.name.clone().unwrap_or_default()
+            ));
+            // A short word of a whole session ("go") would match many a query word as its
+            // prefix: exchange words match only when the query word begins them.
+            let text = if e.summary.trim().is_empty() {
+                self.exchange_terms(&e.file)?
+            } else {
+                Vec::new()
+            };
+            scored.push((e, have, text));
+        }
+        let mut scored: Vec<(SessionEntry, usize)> = scored
             .into_iter()
-            .map(|e| {
-                let have = terms(&format!(
-                    "{} {} {}",
-                    e.summary,
-                    e.tags.join(" "),
-                    e.name.clone().unwrap_or_default()
-                ));
+            .map(|(e, have, text)| {
                 let score = wanted
                     .iter()
                     .filter(|w| {
                         have.iter()
                             .any(|h| h.starts_with(w.as_str()) || w.starts_with(h.as_str()))
+                            || text.iter().any(|t| t.starts_with(w.as_str()))
                     })
                     .count();
                 (e, score)
@@ -274,6 +296,45 @@ impl SessionIndex {
         Ok(scored)
     }
 
+    /// The topic words of `file`'s exchanges, worked out once and kept until the file
+    /// changes (see `reread`).
+    fn exchange_terms(&self, file: &str) -> rusqlite::Result<Vec<String>> {
+        use rusqlite::OptionalExtension;
+        let kept: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT terms FROM session_terms WHERE file = ?1",
+                [file],
+                |r| r.get(0),
+            )
+            .optional()?;
+        let joined = match kept {
+            Some(t) => t,
+            None => {
+                let Ok(text) = std::fs::read_to_string(self.dir.join(file)) else {
+                    return Ok(Vec::new());
+                };
+                let record = super::fountain::parse(&text);
+                let words: Vec<String> = record
+                    .exchanges
+                    .iter()
+                    .flat_map(|x| {
+                        crate::memory::query::all_terms(&format!("{}\n{}", x.user, x.reply))
+                    })
+                    .collect::<std::collections::BTreeSet<_>>()
+                    .into_iter()
+                    .collect();
+                let joined = words.join(" ");
+                self.conn.execute(
+                    "INSERT OR REPLACE INTO session_terms(file, terms) VALUES (?1, ?2)",
+                    params![file, joined],
+                )?;
+                joined
+            }
+        };
+        Ok(joined.split_whitespace().map(String::from).collect())
+    }
+
     /// Records that `file` was mined (the manifest `/memory mine` consults).
     pub fn mark_mined(&self, file: &str) -> rusqlite::Result<()> {
         self.conn.execute(
@@ -283,7 +344,11 @@ impl SessionIndex {
         Ok(())
     }
 
+    /// Whether `file` was mined, by harvey or (its manifest says) by the Go tool.
     pub fn is_mined(&self, file: &str) -> rusqlite::Result<bool> {
+        if self.go_mined.contains(file) {
+            return Ok(true);
+        }
         let n: i64 =
             self.conn
                 .query_row("SELECT COUNT(*) FROM mined WHERE file = ?1", [file], |r| {

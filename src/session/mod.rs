@@ -3,6 +3,7 @@
 
 pub mod advice;
 pub mod fountain;
+pub mod go_manifest;
 mod go_record;
 pub mod index;
 pub mod mining;

@@ -59,13 +59,17 @@ impl Tool for SessionSearch {
         Ok(found
             .iter()
             .map(|(e, _)| {
+                let summary = if e.summary.trim().is_empty() {
+                    "no summary; the words were found in its exchanges (session_read shows them)"
+                } else {
+                    e.summary.as_str()
+                };
                 format!(
-                    "{} ({}, {} turns) [{}]: {}",
+                    "{} ({}, {} turns) [{}]: {summary}",
                     e.file,
                     e.started,
                     e.turns,
                     e.tags.join(", "),
-                    e.summary
                 )
             })
             .collect::<Vec<_>>()
