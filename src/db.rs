@@ -60,6 +60,52 @@ pub fn written_elsewhere(path: &Path) -> bool {
     matches!((tables(None), tables(Some("meta"))), (Ok(n), Ok(0)) if n > 0)
 }
 
+/// Whether harvey wrote the SQLite file at `path`: it has a `meta` table (every file
+/// harvey writes has one; the Go tool's have none). Read without touching the file.
+pub fn written_by_harvey(path: &Path) -> bool {
+    let Ok(conn) = open_untouched(path) else {
+        return false;
+    };
+    conn.query_row(
+        "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta'",
+        [],
+        |r| r.get::<_, i64>(0),
+    )
+    .is_ok_and(|n| n > 0)
+}
+
+/// Writes a consistent copy of the database `conn` to `path`, which must not exist:
+/// first under a temporary name beside it, then linked to `path` only if no other
+/// process got there first (`Ok(false)` then). An interrupted copy leaves no `path`.
+pub fn copy_to_new(conn: &Connection, path: &Path) -> rusqlite::Result<bool> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let temp = path.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
+    let _ = std::fs::remove_file(&temp);
+    let copied = conn.execute("VACUUM INTO ?1", [temp.to_string_lossy()]);
+    let linked = copied.is_ok() && std::fs::hard_link(&temp, path).is_ok();
+    let _ = std::fs::remove_file(&temp);
+    copied.map(|_| linked)
+}
+
+/// Gives the database at `old` the name `new` (which must not exist), as a consistent
+/// copy; the old file and its `-wal`/`-shm` are removed once the copy is in place.
+pub fn relocate(old: &Path, new: &Path) -> rusqlite::Result<()> {
+    let conn =
+        rusqlite::Connection::open_with_flags(old, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    let moved = copy_to_new(&conn, new)?;
+    drop(conn);
+    if moved {
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", old.display()));
+        }
+    }
+    Ok(())
+}
+
 /// Runs `f` in one `BEGIN IMMEDIATE` transaction, or inside the one already open.
 pub fn immediate<T>(
     conn: &Connection,

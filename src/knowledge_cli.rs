@@ -12,11 +12,12 @@ use anyhow::{Context, Result};
 use clap::Subcommand;
 use harvey::app::{open_embedder, AppOptions};
 use harvey::kb::{default_project, KnowledgeBase};
-use harvey::repl::knowledge::{progress_line, run_kb, run_rag, KbOp, Place, RagOp};
+use harvey::repl::knowledge::{import_summary, run_kb, KbOp};
+use harvey::repl::rag::{progress_line, run_rag, Place, RagOp};
 
 #[derive(Debug, Subcommand)]
 pub enum RagCommand {
-    /// Make a new store (agents/rag/NAME.db); the first store is put in use.
+    /// Make a new store (agents/rag/NAME.harvey.db); the first store is put in use.
     New { name: String },
     /// Make recall use these stores (saved in agents/rag/settings.json).
     Use {
@@ -38,8 +39,16 @@ pub enum RagCommand {
     On,
     /// Keep RAG out of recall (the stores stay).
     Off,
-    /// Delete a store.
+    /// Delete a store (harvey's own; a Go harvey store is never deleted).
     Drop { name: String },
+    /// Copy the Go harvey's store agents/rag/NAME.db into a store of harvey's own
+    /// (agents/rag/NAME.harvey.db), embedding its chunks with harvey's embedder. The Go
+    /// file is only read and stays byte-identical; the name then means harvey's copy.
+    Import {
+        name: String,
+        #[arg(long)]
+        json: bool,
+    },
     /// Add files and directories (symlinks are not followed; text, Markdown, source code,
     /// PDF through pdftotext). Unchanged files are skipped, changed files replaced, files
     /// gone from an ingested directory removed. Ctrl-C stops between files, keeping what
@@ -106,6 +115,14 @@ pub enum KbCommand {
         terms: String,
         #[arg(short, long)]
         k: Option<usize>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Copy the Go harvey's knowledge base (agents/knowledge.db: projects, observations,
+    /// concepts, links) into harvey's own (agents/harvey-knowledge.db), embedding the
+    /// observations. The Go file is only read and stays byte-identical; afterwards
+    /// `harvey kb observe` adds to harvey's copy.
+    Import {
         #[arg(long)]
         json: bool,
     },
@@ -212,6 +229,7 @@ pub fn rag(options: &AppOptions, cmd: RagCommand) -> Result<ExitCode> {
         RagCommand::On => (RagOp::On, false),
         RagCommand::Off => (RagOp::Off, false),
         RagCommand::Drop { name } => (RagOp::Drop(name), false),
+        RagCommand::Import { name, json } => (RagOp::Import(name), json),
         RagCommand::Ingest { paths, store, json } => (RagOp::Ingest { store, paths }, json),
         RagCommand::Query {
             text,
@@ -251,6 +269,14 @@ pub fn kb(options: &AppOptions, cmd: KbCommand) -> Result<ExitCode> {
         eprintln!("note: {note}");
     }
     let project = default_project(config.memory.knowledge_base.project.as_deref(), &workspace);
+    if let KbCommand::Import { json } = cmd {
+        return emit(json, |out| {
+            match harvey::kb::import::import(&workspace.join("agents"), &project, embedder) {
+                Ok(done) => import_summary(out, &done, json).map(Ok),
+                Err(e) => Ok(Err(e.to_string())),
+            }
+        });
+    }
     let kb = KnowledgeBase::open(&workspace.join("agents"), &project, embedder)?;
     let (op, json) = match cmd {
         KbCommand::Status { json } => (KbOp::Status, json),
@@ -279,6 +305,7 @@ pub fn kb(options: &AppOptions, cmd: KbCommand) -> Result<ExitCode> {
             false,
         ),
         KbCommand::Search { terms, k, json } => (KbOp::Search { terms, k }, json),
+        KbCommand::Import { json } => (KbOp::Import, json),
     };
     emit(json, |out| {
         run_kb(&kb, op, json, out).map(|r| r.map(|_| ()))

@@ -80,12 +80,14 @@ enum Command {
     /// Run one of the model's tools yourself, or list them (no model is loaded).
     #[command(subcommand)]
     Tool(ToolCommand),
-    /// RAG document stores (agents/rag/NAME.db): new, use, list, status, on, off, drop,
-    /// ingest, query, prune. Recall draws from the stores in use.
+    /// RAG document stores (agents/rag/NAME.harvey.db): new, use, list, status, on, off,
+    /// drop, import (a Go harvey store), ingest, query, prune. Recall draws from the
+    /// stores in use.
     #[command(subcommand)]
     Rag(knowledge_cli::RagCommand),
-    /// The knowledge base (agents/knowledge.db): projects, observations, concepts and
-    /// links. Works without any setting: the first project is the workspace's name.
+    /// The knowledge base (agents/harvey-knowledge.db): projects, observations, concepts
+    /// and links; import copies the Go harvey's. Works without any setting: the first
+    /// project is the workspace's name.
     #[command(subcommand)]
     Kb(knowledge_cli::KbCommand),
     /// The GGUF models harvey can find, described from their headers (no weights

@@ -129,11 +129,11 @@ fn copy(source: &Connection, conn: &Connection, text: &str) -> rusqlite::Result<
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// The Go tool's layout, in our words.
-    fn go_kb(path: &Path) {
+    pub(crate) fn go_kb(path: &Path) {
         let conn = Connection::open(path).unwrap();
         conn.execute_batch(
             "CREATE TABLE projects(id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL UNIQUE,

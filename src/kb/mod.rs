@@ -1,4 +1,6 @@
-//! The knowledge base: `agents/knowledge.db` with projects, observations (note, finding,
+//! The knowledge base: `agents/harvey-knowledge.db` (a name of its own: the Go tool's is
+//! `agents/knowledge.db`, searched in memory by [`foreign`] or copied by [`import`]) with
+//! projects, observations (note, finding,
 //! decision, question, hypothesis), concepts and the links between them; FTS5 over
 //! observations and vectors keyed by content hash.
 //!
@@ -22,6 +24,7 @@ use crate::tokens::Embedder;
 use crate::vector::text_hash;
 
 mod foreign;
+pub mod import;
 mod search;
 
 pub use search::{observation_line, KbSilo};
@@ -64,7 +67,8 @@ pub const KINDS: [&str; 5] = ["note", "finding", "decision", "question", "hypoth
 
 /// The startup note for a knowledge base the Go tool wrote.
 pub const FOREIGN_NOTE: &str =
-    "knowledge base agents/knowledge.db was written by the Go harvey: searched by full text, never written";
+    "knowledge base agents/knowledge.db was written by the Go harvey: searched by full text, never \
+     written (`/kb import` makes it harvey's own)";
 
 /// Longest observation (an observation is a sentence or a paragraph, not a document;
 /// documents go to a RAG store).
@@ -79,7 +83,8 @@ pub enum KbError {
     },
     #[error(
         "{path} was written by the Go harvey: harvey searches it and never writes it (what \
-         you add would be lost at exit); `/kb` reads work"
+         you add would be lost at exit); `/kb import` copies it into harvey's own knowledge \
+         base, which can be added to"
     )]
     Foreign { path: PathBuf },
     #[error("{path}: {source}")]
@@ -164,8 +169,9 @@ pub fn default_project(configured: Option<&str>, workspace: &Path) -> String {
 }
 
 impl KnowledgeBase {
-    /// Opens (creating) `agents/knowledge.db`; `default_project` is created and made
-    /// current if no project is current yet.
+    /// Opens (creating) `agents/harvey-knowledge.db`; `default_project` is created and
+    /// made current if no project is current yet. Without it, a knowledge base the Go tool
+    /// wrote (`agents/knowledge.db`) is read into memory instead.
     pub fn open(
         agents_dir: &Path,
         default_project: &str,
@@ -175,9 +181,10 @@ impl KnowledgeBase {
             path: agents_dir.to_path_buf(),
             source,
         })?;
-        let path = agents_dir.join("knowledge.db");
-        if crate::db::written_elsewhere(&path) {
-            return foreign::open(&path, default_project);
+        let path = import::own_path(agents_dir);
+        let go = agents_dir.join(import::GO_FILE);
+        if !path.exists() && crate::db::written_elsewhere(&go) {
+            return foreign::open(&go, default_project);
         }
         Self::at(&path, default_project, embedder)
     }

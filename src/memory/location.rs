@@ -17,7 +17,7 @@ pub fn index_path(dir: &Path) -> PathBuf {
     let path = dir.join(INDEX_FILE);
     let old = dir.join(SHARED_NAME);
     if !path.exists() && old.exists() && written_by_harvey(&old) {
-        if let Err(e) = adopt(&old, &path) {
+        if let Err(e) = crate::db::relocate(&old, &path) {
             tracing::warn!(
                 "cannot copy the index {} to {}: {e}; it is rebuilt from the files",
                 old.display(),
@@ -37,27 +37,6 @@ fn written_by_harvey(path: &Path) -> bool {
         r.get::<_, String>(0)
     })
     .is_ok()
-}
-
-/// A consistent copy under a temporary name, linked to `path` only if no other process
-/// got there first; then the old files go.
-fn adopt(old: &Path, path: &Path) -> rusqlite::Result<()> {
-    let temp = path.with_file_name(format!(".{INDEX_FILE}.tmp-{}", std::process::id()));
-    let _ = std::fs::remove_file(&temp);
-    let copied = (|| {
-        let conn =
-            rusqlite::Connection::open_with_flags(old, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
-        conn.busy_timeout(crate::db::BUSY_TIMEOUT)?;
-        conn.execute("VACUUM INTO ?1", [temp.to_string_lossy()])?;
-        Ok(())
-    })();
-    if copied.is_ok() && std::fs::hard_link(&temp, path).is_ok() {
-        for suffix in ["", "-wal", "-shm"] {
-            let _ = std::fs::remove_file(format!("{}{suffix}", old.display()));
-        }
-    }
-    let _ = std::fs::remove_file(&temp);
-    copied
 }
 
 #[cfg(test)]

@@ -10,13 +10,8 @@ use rusqlite::{params, Connection};
 
 use super::{RagError, RagStore, SCHEMA, SCHEMA_VERSION};
 
-/// Whether `path` is a store harvey did not write (see [`crate::db::written_elsewhere`]).
-pub fn is_foreign(path: &Path) -> bool {
-    crate::db::written_elsewhere(path)
-}
-
 /// The store at `path`, read into memory; `Err` names what harvey cannot read in it.
-pub fn open(path: &Path, name: &str) -> Result<RagStore, RagError> {
+pub(super) fn open(path: &Path, name: &str) -> Result<RagStore, RagError> {
     let db = |source| RagError::Db {
         path: path.to_path_buf(),
         source,
@@ -87,7 +82,7 @@ fn copy(source: &Connection, conn: &Connection, select: &str) -> rusqlite::Resul
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// The Go tool's layout, written in our words: chunks with content, a float64
@@ -114,7 +109,7 @@ mod tests {
         let path = agents.join("rag/notes.db");
         go_store(&path);
         let before = std::fs::read(&path).unwrap();
-        assert!(is_foreign(&path));
+        assert!(crate::db::written_elsewhere(&path));
 
         let store = RagStore::open(agents, "notes", None).unwrap();
         assert!(store.is_foreign());
@@ -133,6 +128,9 @@ mod tests {
         let ours = RagStore::create(agents, "mine", None).unwrap();
         assert!(!ours.is_foreign());
         drop(ours);
-        assert!(!is_foreign(&agents.join("rag/mine.db")));
+        assert!(crate::db::written_by_harvey(
+            &agents.join("rag/mine.harvey.db")
+        ));
+        assert!(!agents.join("rag/mine.db").exists());
     }
 }

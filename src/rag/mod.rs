@@ -1,5 +1,7 @@
-//! RAG stores: `agents/rag/<name>.db`, one SQLite file per store with the ingested
-//! files, their chunks (path and line range), an FTS5 index and vectors.
+//! RAG stores: `agents/rag/<name>.harvey.db` (see [`files`]), one SQLite file per store
+//! with the ingested files, their chunks (path and line range), an FTS5 index and vectors.
+//! The Go tool's stores (`agents/rag/<name>.db`) are searched in memory ([`foreign`]) or
+//! copied into one of harvey's own ([`import`]).
 //!
 //! A store remembers which embedder made its vectors and refuses another one, since
 //! vectors of two models cannot be compared. Chunks are keyed by a hash of their text, so
@@ -7,9 +9,13 @@
 //! own chunks.
 
 pub mod chunk;
+pub mod files;
 mod foreign;
+pub mod import;
 pub mod ingest;
 pub mod settings;
+
+pub use files::{is_imported, list, rag_dir, valid_name, written_by_go};
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -61,6 +67,11 @@ pub enum RagError {
     NoStore { name: String },
     #[error("a RAG store named {0:?} already exists")]
     Exists(String),
+    #[error(
+        "the Go harvey has a RAG store named {0:?} (agents/rag/{0}.db): `/rag import {0}` \
+         copies it into a store of harvey's own, or choose another name"
+    )]
+    GoExists(String),
     #[error("RAG store {path}: {source} ({hint})", hint = crate::db::hint(source, "if it is damaged, delete it and ingest the files again"))]
     Db {
         path: PathBuf,
@@ -85,9 +96,25 @@ pub enum RagError {
     Embed(String),
     #[error(
         "RAG store {name:?} ({path}) was written by the Go harvey: harvey searches it and never \
-         writes it; make a store of its own (`/rag new NAME`) and ingest the files there"
+         writes it; `/rag import {name}` copies it into a store of harvey's own that can be changed"
     )]
     Foreign { name: String, path: PathBuf },
+    #[error(
+        "no Go RAG store named {name:?} (agents/rag/{name}.db) to import; `/rag list` shows \
+         the stores, the Go harvey's marked as such"
+    )]
+    NoGoStore { name: String },
+    #[error(
+        "the Go RAG store {name:?} was imported already, into {path}, and harvey uses that copy; \
+         to import it again, `/rag drop {name}` (deletes harvey's copy only) and then \
+         `/rag import {name}`"
+    )]
+    AlreadyImported { name: String, path: PathBuf },
+    #[error(
+        "RAG store {name:?} is harvey's own, not the Go harvey's: there is nothing to import \
+         (`/rag status {name}` shows it)"
+    )]
+    NotGo { name: String },
     #[error("{path}: not a RAG store harvey can read (no chunks table with a content column); it is left as it is")]
     Unreadable { path: PathBuf },
 }
@@ -139,43 +166,6 @@ pub struct RagStore {
     foreign: bool,
 }
 
-/// `agents/rag`
-pub fn rag_dir(agents_dir: &Path) -> PathBuf {
-    agents_dir.join("rag")
-}
-
-pub fn valid_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 64
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-}
-
-/// Whether the store `name` was written by the Go tool (searched, never written).
-pub fn written_by_go(agents_dir: &Path, name: &str) -> bool {
-    foreign::is_foreign(&rag_dir(agents_dir).join(format!("{name}.db")))
-}
-
-/// The stores under `agents/rag`, by name.
-pub fn list(agents_dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(rag_dir(agents_dir))
-        .map(|rd| {
-            rd.filter_map(|e| e.ok())
-                .filter_map(|e| {
-                    let p = e.path();
-                    (p.extension()? == "db")
-                        .then(|| p.file_stem()?.to_str().map(String::from))
-                        .flatten()
-                })
-                .filter(|n| valid_name(n))
-                .collect()
-        })
-        .unwrap_or_default();
-    names.sort();
-    names
-}
-
 impl RagStore {
     /// Makes a new, empty store.
     pub fn create(
@@ -187,10 +177,11 @@ impl RagStore {
             return Err(RagError::BadName(name.into()));
         }
         let dir = rag_dir(agents_dir);
-        let path = dir.join(format!("{name}.db"));
-        if path.exists() {
-            return Err(RagError::Exists(name.into()));
-        }
+        let path = match files::locate(agents_dir, name) {
+            files::Located::Own { .. } => return Err(RagError::Exists(name.into())),
+            files::Located::Go(_) => return Err(RagError::GoExists(name.into())),
+            files::Located::Missing => files::own_path(agents_dir, name),
+        };
         std::fs::create_dir_all(&dir).map_err(|source| RagError::Io {
             path: dir.clone(),
             source,
@@ -208,14 +199,11 @@ impl RagStore {
         if !valid_name(name) {
             return Err(RagError::BadName(name.into()));
         }
-        let path = rag_dir(agents_dir).join(format!("{name}.db"));
-        if !path.is_file() {
-            return Err(RagError::NoStore { name: name.into() });
+        match files::locate(agents_dir, name) {
+            files::Located::Own { path, .. } => Self::at(&path, name, embedder),
+            files::Located::Go(path) => foreign::open(&path, name),
+            files::Located::Missing => Err(RagError::NoStore { name: name.into() }),
         }
-        if foreign::is_foreign(&path) {
-            return foreign::open(&path, name);
-        }
-        Self::at(&path, name, embedder)
     }
 
     /// Opens a store at any path (benchmarks, tests).
@@ -578,7 +566,8 @@ pub fn open_active(
         match RagStore::open(agents_dir, name, embedder.cloned()) {
             Ok(s) if s.is_foreign() => {
                 notices.push(format!(
-                    "rag: store {name:?} was written by the Go harvey: searched by full text, never written"
+                    "rag: store {name:?} was written by the Go harvey: searched by full text, never \
+                     written (`/rag import {name}` makes it harvey's own)"
                 ));
                 stores.push(s);
             }

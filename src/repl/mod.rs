@@ -10,6 +10,7 @@ pub mod echo;
 mod input;
 pub mod knowledge;
 mod memory;
+pub mod rag;
 pub mod render;
 
 use std::io::{self, Write};
@@ -305,11 +306,11 @@ fn dispatch(
 }
 
 fn rag(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()> {
-    let op = match knowledge::parse_rag(args) {
+    let op = match rag::parse_rag(args) {
         Ok(op) => op,
         Err(e) => return writeln!(out, "{e}"),
     };
-    let place = knowledge::Place {
+    let place = rag::Place {
         workspace: &app.workspace,
         config: &app.config,
         embedder: app.embedder.clone(),
@@ -321,12 +322,12 @@ fn rag(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()> {
     let mut progress = |p: crate::rag::ingest::Progress| {
         if tty {
             let mut err = std::io::stderr();
-            let _ = write!(err, "\r{}\x1b[K", knowledge::progress_line(&p));
+            let _ = write!(err, "\r{}\x1b[K", rag::progress_line(&p));
             let _ = err.flush();
             drew = true;
         }
     };
-    let result = knowledge::run_rag(&place, op, false, out, &mut progress, &|| abort.is_raised())?;
+    let result = rag::run_rag(&place, op, false, out, &mut progress, &|| abort.is_raised())?;
     if drew {
         let _ = write!(std::io::stderr(), "\r\x1b[K");
     }
@@ -348,6 +349,9 @@ fn kb(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()> {
         Ok(op) => op,
         Err(e) => return writeln!(out, "{e}"),
     };
+    if op == knowledge::KbOp::Import {
+        return kb_import(app, out);
+    }
     let Some(kb) = &app.kb else {
         return writeln!(out, "the knowledge base is unavailable (memory is off or it failed to open; see the startup notices)");
     };
@@ -359,6 +363,25 @@ fn kb(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()> {
         Ok(None) => Ok(()),
         Err(e) => writeln!(out, "{e}"),
     }
+}
+
+/// `/kb import`: the open (Go, in-memory) knowledge base is replaced by the imported one.
+fn kb_import(app: &mut App, out: &mut impl Write) -> io::Result<()> {
+    let agents = app.workspace.join("agents");
+    let project = crate::kb::default_project(
+        app.config.memory.knowledge_base.project.as_deref(),
+        &app.workspace,
+    );
+    let done = match crate::kb::import::import(&agents, &project, app.embedder.clone()) {
+        Ok(done) => done,
+        Err(e) => return writeln!(out, "{e}"),
+    };
+    knowledge::import_summary(out, &done, false)?;
+    match crate::kb::KnowledgeBase::open(&agents, &project, app.embedder.clone()) {
+        Ok(kb) => app.kb = Some(kb),
+        Err(e) => writeln!(out, "the imported knowledge base does not open: {e}")?,
+    }
+    Ok(())
 }
 
 fn status(app: &App, out: &mut impl Write) -> io::Result<()> {

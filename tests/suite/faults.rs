@@ -161,7 +161,7 @@ fn rag_chunks(ws: &Path) -> Chunks {
 
 /// The rows of `chunks` and of its full-text table agree, and SQLite finds no damage.
 fn assert_rag_consistent(ws: &Path) {
-    let db = rusqlite::Connection::open(ws.join("agents/rag/docs.db")).unwrap();
+    let db = rusqlite::Connection::open(ws.join("agents/rag/docs.harvey.db")).unwrap();
     let ok: String = db
         .query_row("PRAGMA integrity_check", [], |r| r.get(0))
         .unwrap();

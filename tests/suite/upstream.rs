@@ -75,7 +75,46 @@ fn fixture() -> tempfile::TempDir {
          confidence: 0.9\n---\n",
     )
     .unwrap();
+    go_sessions(&agents);
     ws
+}
+
+/// Session records of both recorders' kind are tested elsewhere; here two Go records,
+/// the newer one mined by the Go tool (its manifest says so), its memory digest and a
+/// `MEMORY.md` harvey did not generate.
+const OLDER: &str = "harvey-session-20260525-120000.spmd";
+const NEWER: &str = "harvey-session-20260526-120000.spmd";
+
+fn go_sessions(agents: &Path) {
+    let sessions = agents.join("sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    std::fs::write(sessions.join(OLDER), GO_SESSION).unwrap();
+    std::fs::write(
+        sessions.join(NEWER),
+        GO_SESSION
+            .replace("2026-05-25", "2026-05-26")
+            .replace("publish a release", "rotate the signing keys"),
+    )
+    .unwrap();
+    std::fs::write(
+        agents.join("memories/manifest.yaml"),
+        format!(
+            "sessions:\n    - path: {}\n      mined_at: \"2026-05-26T13:00:00Z\"\n      \
+             memories_created: []\n      memories_skipped: 0\n",
+            sessions.join(NEWER).display()
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        agents.join("memories/DIGEST.md"),
+        "# Harvey Memory Digest\n*Updated: 2026-05-26T13:00:00Z — 2 active memories*\n",
+    )
+    .unwrap();
+    std::fs::write(
+        agents.join("memories/MEMORY.md"),
+        "# Project memory\n\nKept by hand: the release checklist is docs/release.md.\n",
+    )
+    .unwrap();
 }
 
 fn digests(root: &Path) -> BTreeMap<PathBuf, String> {
@@ -265,4 +304,172 @@ fn a_go_session_is_listed_shown_and_continued_with_its_exchanges() {
         std::fs::read_to_string(sessions.join(file)).unwrap(),
         GO_SESSION
     );
+}
+
+/// `harvey rag import` / `harvey kb import`: the Go stores copied into harvey's own files,
+/// which are used from then on (and can be added to); every file the Go tool wrote is
+/// byte-identical afterwards.
+#[test]
+fn go_stores_are_imported_and_none_of_the_go_files_change() {
+    let ws = fixture();
+    let before = digests(ws.path());
+    let agents = ws.path().join("agents");
+
+    let listed = run(ws.path(), &["rag", "list"]);
+    assert!(
+        text(&listed.stdout).contains("/rag import notes")
+            || text(&listed.stdout).contains("harvey rag import notes"),
+        "{}",
+        text(&listed.stdout)
+    );
+    let imported = run(ws.path(), &["rag", "import", "notes", "--json"]);
+    assert!(imported.status.success(), "{}", text(&imported.stderr));
+    let done: serde_json::Value = serde_json::from_slice(&imported.stdout).unwrap();
+    let done = &done["imported"];
+    assert_eq!(done["chunks"], 1, "{done}");
+    if !done["embedder"].is_null() {
+        assert_eq!(done["vectors"], 1, "every chunk re-embedded: {done}");
+    }
+    assert!(agents.join("rag/notes.harvey.db").exists());
+    let listed = run(ws.path(), &["rag", "list", "--json"]);
+    let listed: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(listed["stores"][0]["imported"], true, "{listed}");
+    assert_eq!(listed["stores"][0]["foreign"], false, "{listed}");
+    let listed = run(ws.path(), &["rag", "list"]);
+    assert!(
+        text(&listed.stdout).contains("imported from the Go harvey"),
+        "{}",
+        text(&listed.stdout)
+    );
+    let packed = run(
+        ws.path(),
+        &[
+            "memory",
+            "recall",
+            "how is the changelog generated",
+            "--budget",
+            "512",
+        ],
+    );
+    assert!(
+        text(&packed.stdout).contains("rag:notes/docs/changelog.md"),
+        "the imported store is searched: {}",
+        text(&packed.stdout)
+    );
+    assert!(
+        !text(&packed.stderr).contains("\"notes\" was written by the Go harvey"),
+        "the Go store is no longer opened: {}",
+        text(&packed.stderr)
+    );
+
+    let again = run(ws.path(), &["rag", "import", "notes"]);
+    assert!(!again.status.success());
+    let again = text(&again.stderr);
+    assert!(
+        again.contains("imported already") && again.contains("harvey rag drop notes"),
+        "{again}"
+    );
+    let none = run(ws.path(), &["rag", "import", "nosuch"]);
+    assert!(!none.status.success());
+    assert!(
+        text(&none.stderr).contains("no Go RAG store named \"nosuch\""),
+        "{}",
+        text(&none.stderr)
+    );
+
+    let refused = run(
+        ws.path(),
+        &["kb", "observe", "Deploys wait for the rebuild."],
+    );
+    assert!(!refused.status.success());
+    assert!(
+        text(&refused.stderr).contains("harvey kb import"),
+        "{}",
+        text(&refused.stderr)
+    );
+    let kb = run(ws.path(), &["kb", "import", "--json"]);
+    assert!(kb.status.success(), "{}", text(&kb.stderr));
+    let kb: serde_json::Value = serde_json::from_slice(&kb.stdout).unwrap();
+    assert_eq!(
+        (&kb["imported"]["projects"], &kb["imported"]["observations"]),
+        (&serde_json::json!(1), &serde_json::json!(1)),
+        "{kb}"
+    );
+    let added = run(
+        ws.path(),
+        &["kb", "observe", "Deploys wait for the rebuild."],
+    );
+    assert!(added.status.success(), "{}", text(&added.stderr));
+    let status = run(ws.path(), &["kb", "status", "--json"]);
+    let status: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
+    assert_eq!(status["observations"], 2, "{status}");
+    assert!(status["path"]
+        .as_str()
+        .unwrap()
+        .ends_with("harvey-knowledge.db"));
+    let again = run(ws.path(), &["kb", "import"]);
+    assert!(!again.status.success());
+    assert!(
+        text(&again.stderr).contains("imported already"),
+        "{}",
+        text(&again.stderr)
+    );
+
+    let after = digests(ws.path());
+    for (path, digest) in &before {
+        assert_eq!(after.get(path), Some(digest), "{} changed", path.display());
+    }
+}
+
+/// `/memory mine` skips the sessions the Go tool's manifest lists and never writes it;
+/// `session_search` finds a Go record (no summary) by the words of its exchanges.
+#[test]
+fn go_mined_sessions_are_not_mined_again_and_go_records_are_searchable() {
+    use harvey::app::App;
+    use harvey::config::Config;
+    use harvey::engine::scripted::ScriptedEngine;
+    use harvey::repl::handle_line;
+    use harvey::tools::Tool;
+
+    let ws = fixture();
+    let agents = ws.path().join("agents");
+    let manifest = std::fs::read(agents.join("memories/manifest.yaml")).unwrap();
+    let mut config = Config::default();
+    config.tools.enabled = false;
+    config.memory.embedder = harvey::config::Embedder::None;
+    let mut app = App::with_engine(
+        ws.path().to_path_buf(),
+        config,
+        Box::new(ScriptedEngine::new(4096, ["{\"memories\": []}"])),
+    );
+    let mut out = Vec::new();
+    handle_line(&mut app, "/memory mine", &mut out).unwrap();
+    let out = String::from_utf8(out).unwrap();
+    assert!(
+        out.contains(&format!("mining {OLDER}")),
+        "the newest session not mined by the Go tool: {out}"
+    );
+    let mut again = Vec::new();
+    handle_line(&mut app, &format!("/memory mine {NEWER}"), &mut again).unwrap();
+    let again = String::from_utf8(again).unwrap();
+    assert!(again.contains("mined already"), "{again}");
+    drop(app);
+    assert_eq!(
+        std::fs::read(agents.join("memories/manifest.yaml")).unwrap(),
+        manifest
+    );
+
+    let search = harvey::tools::sessions::SessionSearch(agents.clone());
+    let args = |q: &str| {
+        serde_json::json!({ "query": q })
+            .as_object()
+            .unwrap()
+            .clone()
+    };
+    let found = search.call(&args("signing keys")).unwrap();
+    assert!(found.contains(NEWER) && !found.contains(OLDER), "{found}");
+    let found = search.call(&args("changelog")).unwrap();
+    assert!(found.contains(NEWER) && found.contains(OLDER), "{found}");
+    let none = search.call(&args("kubernetes")).unwrap();
+    assert!(none.contains("no past session"), "{none}");
 }
