@@ -70,14 +70,14 @@ pub const COMMANDS: &[CommandSpec] = &[
         name: "rag",
         aliases: &[],
         usage: "/rag …",
-        help: "document stores for recall: new NAME | use NAME… | list | status | on | off | drop NAME | ingest PATH… | query TEXT | prune",
+        help: "document stores for recall: new NAME | use NAME… | list | status | on | off | drop NAME | import NAME (a Go harvey store) | ingest PATH… | query TEXT | prune",
     },
     CommandSpec {
         kind: CommandKind::Kb,
         name: "kb",
         aliases: &[],
         usage: "/kb …",
-        help: "knowledge base: status | project list|add|use | observe [KIND] TEXT | concept list|add | link OBS_ID CONCEPT | search TERMS | inject [PROJECT]",
+        help: "knowledge base: status | project list|add|use | observe [KIND] TEXT | concept list|add | link OBS_ID CONCEPT | search TERMS | inject [PROJECT] | import (the Go harvey's)",
     },
     CommandSpec {
         kind: CommandKind::Context,
