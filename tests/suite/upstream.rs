@@ -473,3 +473,63 @@ fn go_mined_sessions_are_not_mined_again_and_go_records_are_searchable() {
     let none = search.call(&args("kubernetes")).unwrap();
     assert!(none.contains("no past session"), "{none}");
 }
+
+/// `/rag import` and `/kb import` in the REPL: the session uses the imported copies at
+/// once (the knowledge base is reopened, the RAG stores reloaded).
+#[test]
+fn the_repl_imports_go_stores_and_uses_them_at_once() {
+    use harvey::app::App;
+    use harvey::config::Config;
+    use harvey::engine::scripted::ScriptedEngine;
+    use harvey::repl::handle_line;
+
+    let ws = fixture();
+    let before = digests(ws.path());
+    let mut config = Config::default();
+    config.tools.enabled = false;
+    config.memory.embedder = harvey::config::Embedder::None;
+    let mut app = App::with_engine(
+        ws.path().to_path_buf(),
+        config,
+        Box::new(ScriptedEngine::new(4096, ["Yes."])),
+    );
+    let mut say = |line: &str| {
+        let mut out = Vec::new();
+        handle_line(&mut app, line, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    };
+    let refused = say("/kb observe decision Deploys wait for the rebuild.");
+    assert!(refused.contains("/kb import"), "{refused}");
+    let imported = say("/kb import");
+    assert!(
+        imported.contains("1 project(s), 1 observation(s)"),
+        "{imported}"
+    );
+    let added = say("/kb observe decision Deploys wait for the rebuild.");
+    assert!(!added.contains("Go harvey"), "{added}");
+    let status = say("/kb status");
+    assert!(
+        status.contains("harvey-knowledge.db") && status.contains("1 project(s), 2 observation(s)"),
+        "{status}"
+    );
+    let again = say("/kb import");
+    assert!(again.contains("imported already"), "{again}");
+
+    let imported = say("/rag import notes");
+    assert!(imported.contains("1 chunk(s)"), "{imported}");
+    let listed = say("/rag list");
+    assert!(
+        listed.contains("notes") && listed.contains("imported from the Go harvey"),
+        "{listed}"
+    );
+    // (App::with_engine takes the default config, not the fixture's `rag.active`.)
+    let used = say("/rag use notes");
+    assert!(used.contains("recall uses: notes"), "{used}");
+    let found = say("/rag query how is the changelog generated");
+    assert!(found.contains("rag:notes/docs/changelog.md"), "{found}");
+    drop(app);
+    let after = digests(ws.path());
+    for (path, digest) in &before {
+        assert_eq!(after.get(path), Some(digest), "{} changed", path.display());
+    }
+}
