@@ -514,3 +514,45 @@ fn entry_of(file: &str, record: &super::fountain::Record) -> Option<SessionEntry
         name: None,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GO_SESSION: &str = include_str!("../../tests/fixtures/go-session.spmd");
+
+    #[test]
+    fn a_record_without_a_summary_is_found_by_its_exchanges_as_they_stand() {
+        let dir = tempfile::tempdir().unwrap();
+        let sessions = dir.path().join("sessions");
+        std::fs::create_dir_all(&sessions).unwrap();
+        let file = "harvey-session-20260525-120000.spmd";
+        std::fs::write(sessions.join(file), GO_SESSION).unwrap();
+        let index = SessionIndex::open(dir.path()).unwrap();
+        index.reconcile().unwrap();
+        let found = |q: &str| -> Vec<String> {
+            index
+                .search(q, 3)
+                .unwrap()
+                .into_iter()
+                .map(|(e, _)| e.file)
+                .collect()
+        };
+        assert_eq!(found("publish a release"), vec![file]);
+        assert!(found("kubernetes").is_empty());
+        // An exchange word matches when the query word begins it, not the other way round.
+        assert!(found("generate").len() == 1 && found("generatedness").is_empty());
+
+        std::fs::write(
+            sessions.join(file),
+            GO_SESSION.replace("publish a release", "rotate the signing keys of the mirror"),
+        )
+        .unwrap();
+        index.reconcile().unwrap();
+        assert_eq!(found("signing keys"), vec![file]);
+        assert!(
+            found("release").is_empty(),
+            "the words of the old text are gone"
+        );
+    }
+}

@@ -527,7 +527,12 @@ fn the_repl_imports_go_stores_and_uses_them_at_once() {
     assert!(used.contains("recall uses: notes"), "{used}");
     let found = say("/rag query how is the changelog generated");
     assert!(found.contains("rag:notes/docs/changelog.md"), "{found}");
+    let dropped = say("/rag drop notes");
+    assert!(dropped.contains("is searched again"), "{dropped}");
+    let listed = say("/rag list");
+    assert!(listed.contains("* notes  (the Go harvey's"), "{listed}");
     drop(app);
+    assert!(!ws.path().join("agents/rag/notes.harvey.db").exists());
     let after = digests(ws.path());
     for (path, digest) in &before {
         assert_eq!(after.get(path), Some(digest), "{} changed", path.display());
