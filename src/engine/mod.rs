@@ -29,6 +29,10 @@ mod vocab;
 pub use embed::LlamaEmbedder;
 pub use error::EngineError;
 pub use llama::LlamaEngine;
+pub use template::{
+    is_known_setting as is_known_template, settings_list as template_settings, AUTO_TEMPLATE,
+    BUILTIN_TEMPLATES,
+};
 pub use types::{
     rate, AbortFlag, Completion, EngineParams, GenerateOptions, Message, ModelInfo, Role,
     SamplingParams, StopReason, TurnStats,

@@ -16,6 +16,7 @@ pub enum CommandKind {
     Context,
     Session,
     Rename,
+    Think,
     Exit,
 }
 
@@ -99,6 +100,13 @@ pub const COMMANDS: &[CommandSpec] = &[
         aliases: &[],
         usage: "/rename NAME",
         help: "name this session (shown by /session list)",
+    },
+    CommandSpec {
+        kind: CommandKind::Think,
+        name: "think",
+        aliases: &[],
+        usage: "/think [show]",
+        help: "show the last reply's <think> block (folded to one line while it streams)",
     },
     CommandSpec {
         kind: CommandKind::Exit,
