@@ -4,6 +4,9 @@
 //! Nothing here prints.
 
 mod close;
+mod switch;
+
+pub use switch::SwitchReport;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -23,6 +23,7 @@ pub mod scripted;
 pub mod stops;
 mod template;
 mod types;
+mod unloaded;
 mod utf8;
 mod vocab;
 
@@ -37,6 +38,7 @@ pub use types::{
     rate, AbortFlag, Completion, EngineParams, GenerateOptions, Message, ModelInfo, Role,
     SamplingParams, StopReason, TurnStats,
 };
+pub use unloaded::Unloaded;
 pub use vocab::Vocabulary;
 
 use crate::tokens::TokenCounter;

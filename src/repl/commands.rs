@@ -17,6 +17,7 @@ pub enum CommandKind {
     Session,
     Rename,
     Think,
+    Model,
     Exit,
 }
 
@@ -100,6 +101,13 @@ pub const COMMANDS: &[CommandSpec] = &[
         aliases: &[],
         usage: "/rename NAME",
         help: "name this session (shown by /session list)",
+    },
+    CommandSpec {
+        kind: CommandKind::Model,
+        name: "model",
+        aliases: &[],
+        usage: "/model …",
+        help: "models: list | show [NAME] | use NAME (free this model, load NAME, keep the conversation)",
     },
     CommandSpec {
         kind: CommandKind::Think,

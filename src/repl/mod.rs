@@ -10,6 +10,7 @@ pub mod echo;
 mod input;
 pub mod knowledge;
 mod memory;
+mod model;
 pub mod render;
 
 use std::io::{self, Write};
@@ -300,6 +301,7 @@ fn dispatch(
             }
         }
         CommandKind::Think => think(app, args, out)?,
+        CommandKind::Model => model::command(app, args, out)?,
         CommandKind::Exit => return Ok(Flow::Exit),
     }
     Ok(Flow::Continue)

@@ -214,3 +214,86 @@ fn gemma_memory_injection_prefix_cache_and_session_summary() {
     let record = std::fs::read_to_string(&report.record).unwrap();
     assert_no_template_text("session record", &record);
 }
+
+/// `/model use` in a REPL process of its own (so its resident memory is its alone):
+/// Gemma is freed, SmolLM2 loaded in the same process, the conversation carried over.
+#[test]
+fn model_use_switches_in_process_keeps_the_conversation_and_frees_memory() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let Some(gemma) = gemma_path("model_use_switches_in_process") else {
+        return;
+    };
+    let ws = crate::support::process::workspace();
+    std::fs::write(
+        ws.path().join("agents/harvey.yaml"),
+        "memory:\n  embedder: none\nsampling:\n  max_tokens: 4\nengine:\n  n_ctx: 1024\n",
+    )
+    .unwrap();
+    let smollm = crate::support::model_path();
+    let script = format!(
+        "My name is Ada.\n/model use {}\n/status\n/model list\n/model use no-such-model\n",
+        smollm.display()
+    );
+    let mut child = crate::support::process::harvey(ws.path())
+        .arg("--model")
+        .arg(&gemma)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(script.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("[model Gemma 3 270m → ")
+            && stdout.contains("template chatml (the model file's own template)]"),
+        "{stdout}"
+    );
+    // The first turn is still there: system prompt + memory context + both messages.
+    let kept: usize = stdout
+        .split("[conversation kept: ")
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(kept > 100, "{stdout}");
+    assert!(
+        stdout.contains(&format!(
+            "context    {kept}/1024 tokens used ({kept} in KV cache)"
+        )),
+        "{stdout}"
+    );
+    // The 253 MB Gemma is freed before the 98 MB SmolLM2 loads.
+    let mb = |label: &str| -> u64 {
+        stdout
+            .split("[resident memory: ")
+            .nth(1)
+            .and_then(|s| s.split(label).next())
+            .and_then(|s| s.split_whitespace().last())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{label}: {stdout}"))
+    };
+    let (before, after) = (mb(" MB before"), mb(" MB after"));
+    assert!(
+        after + 100 < before,
+        "resident {before} MB → {after} MB: {stdout}"
+    );
+    // The list marks the loaded model; a bad name leaves it loaded.
+    assert!(
+        stdout.contains("* SmolLM2-135M-Instruct.Q4_1.gguf"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("no model \"no-such-model\""), "{stdout}");
+}
