@@ -97,6 +97,9 @@ pub fn describe(i: &GgufInfo) -> String {
             .map_or("-".to_string(), |c| format!("{c} tokens")),
     );
     row("kind", kind(i).to_string());
+    if let Some(fallback) = &i.template_fallback {
+        row("template", format!("{fallback}, llama.cpp built-in"));
+    }
     row(
         "file",
         format!(

@@ -31,6 +31,7 @@ pub use embed::LlamaEmbedder;
 pub use error::EngineError;
 pub use llama::LlamaEngine;
 pub use template::{
+    fallback as template_fallback, fallback_tokens as template_fallback_tokens,
     is_known_setting as is_known_template, settings_list as template_settings, AUTO_TEMPLATE,
     BUILTIN_TEMPLATES,
 };

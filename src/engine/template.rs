@@ -47,6 +47,24 @@ pub const BUILTIN_TEMPLATES: &[&str] = &[
     "smolvlm",
 ];
 
+/// Turn tokens that pick a format for architectures shared by several (checked in order).
+const BY_TOKEN: &[(&str, &str)] = &[
+    ("<|start_header_id|>", "llama3"),
+    ("<|im_start|>", "chatml"),
+    ("<start_of_turn>", "gemma"),
+    ("[SYSTEM_PROMPT]", "mistral-v7"),
+    ("[INST]", "mistral-v3"),
+    ("<|START_OF_TURN_TOKEN|>", "command-r"),
+];
+
+/// Every token [`fallback`] may ask about (for readers of a GGUF's token list).
+pub fn fallback_tokens() -> impl Iterator<Item = &'static str> {
+    BY_TOKEN
+        .iter()
+        .map(|(t, _)| *t)
+        .chain(std::iter::once("<|im_sep|>"))
+}
+
 /// What `model.template: auto` means.
 pub const AUTO_TEMPLATE: &str = "auto";
 
@@ -144,14 +162,6 @@ pub fn fallback(architecture: &str, has_token: &dyn Fn(&str) -> bool) -> (&'stat
     }
     // Architectures shared by several formats (llama carries Llama 2/3, Mistral, SmolLM…):
     // the vocabulary's turn tokens decide.
-    const BY_TOKEN: &[(&str, &str)] = &[
-        ("<|start_header_id|>", "llama3"),
-        ("<|im_start|>", "chatml"),
-        ("<start_of_turn>", "gemma"),
-        ("[SYSTEM_PROMPT]", "mistral-v7"),
-        ("[INST]", "mistral-v3"),
-        ("<|START_OF_TURN_TOKEN|>", "command-r"),
-    ];
     if let Some((token, name)) = BY_TOKEN.iter().find(|(t, _)| has_token(t)) {
         return by_token(name, token);
     }

@@ -47,6 +47,13 @@ fn gemma_gets_the_gemma_format_chosen_from_its_architecture() {
     let Some(path) = gemma_path("gemma_gets_the_gemma_format") else {
         return;
     };
+    // The header alone (no weights loaded) already says which format harvey will use.
+    let header = harvey::gguf::read(&path).unwrap();
+    assert!(!header.has_chat_template);
+    assert_eq!(
+        header.template_fallback.as_deref(),
+        Some("gemma (architecture gemma3)")
+    );
     let e = gemma_engine(path, 512);
     let info = e.info();
     assert_eq!(info.template_name, "gemma");
