@@ -25,6 +25,7 @@ fn main() {
             n_batch: 512,
             threads: cores,
             threads_batch: cores,
+            template: None,
         },
         turns: 10,
         decode_tokens: 128,

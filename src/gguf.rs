@@ -28,6 +28,9 @@ pub struct GgufInfo {
     /// `<arch>.context_length`: the context the model was trained with.
     pub training_context: Option<u64>,
     pub has_chat_template: bool,
+    /// For a chat model without a template: the llama.cpp format harvey falls back to
+    /// and why (see `engine::template`).
+    pub template_fallback: Option<String>,
     /// An embedding model (a pooling type, or an encoder architecture): not for chat.
     pub embedding: bool,
 }
@@ -153,6 +156,12 @@ pub fn parse(bytes: &[u8], path: &Path, file_bytes: u64) -> Result<GgufInfo, Ggu
         quantization: header.file_type.map(quantization_name),
         training_context: header.ints.get(&context_key).copied(),
         has_chat_template: header.has_template,
+        template_fallback: (!header.has_template && !embedding).then(|| {
+            let arch = header.architecture.clone().unwrap_or_default();
+            let has = |t: &str| header.turn_tokens.iter().any(|x| x == t);
+            let (name, why) = crate::engine::template_fallback(&arch, &has);
+            format!("{name} ({why})")
+        }),
         embedding,
     })
 }
@@ -165,6 +174,8 @@ struct Header {
     name: Option<String>,
     file_type: Option<u64>,
     has_template: bool,
+    /// Turn tokens of the vocabulary that choose a fallback template.
+    turn_tokens: Vec<String>,
     /// Integer keys that may matter (`<arch>.context_length`, `<arch>.pooling_type`).
     ints: std::collections::HashMap<String, u64>,
     parameters: u64,
@@ -179,6 +190,7 @@ impl Header {
             ("tokenizer.chat_template", STRING) => {
                 self.has_template = !r.string()?.trim().is_empty();
             }
+            ("tokenizer.ggml.tokens", ARRAY) => self.turn_tokens = r.marker_strings()?,
             (_, UINT8..=INT32 | UINT64 | INT64) => {
                 let v = r.int(kind)?;
                 if key == "general.file_type" {
@@ -249,6 +261,27 @@ impl Reader<'_> {
         let signed = matches!(kind, 1 | 3 | 5 | 11);
         let negative = signed && b.last().is_some_and(|x| x & 0x80 != 0);
         Ok(if negative { 0 } else { v })
+    }
+
+    /// An array value: the strings of it that are fallback turn tokens (others skipped).
+    fn marker_strings(&mut self) -> Result<Vec<String>, (usize, String)> {
+        let inner = self.u32()?;
+        let n = self.u64()?;
+        let mut found = Vec::new();
+        for _ in 0..n {
+            if inner != STRING {
+                self.skip(inner, 1)?;
+                continue;
+            }
+            let len = self.u64()?;
+            let bytes = self.take(len)?;
+            if let Some(t) =
+                crate::engine::template_fallback_tokens().find(|t| t.as_bytes() == bytes)
+            {
+                found.push(t.to_string());
+            }
+        }
+        Ok(found)
     }
 
     fn skip(&mut self, kind: u32, depth: u32) -> Result<(), (usize, String)> {
@@ -386,6 +419,17 @@ mod tests {
         assert_eq!(info.quantization.as_deref(), Some("Q4_K_M"));
         assert_eq!(info.parameters, 64_000);
         assert!(!info.has_chat_template && !info.embedding);
+        // No template and no turn tokens in the list: what harvey would fall back to.
+        assert_eq!(
+            info.template_fallback.as_deref(),
+            Some("llama2 (architecture llama without Llama 3, ChatML or Mistral turn tokens)")
+        );
+        let bytes = header("gemma3");
+        let info = parse(&bytes, Path::new("g.gguf"), bytes.len() as u64).unwrap();
+        assert_eq!(
+            info.template_fallback.as_deref(),
+            Some("gemma (architecture gemma3)")
+        );
     }
 
     #[test]

@@ -28,6 +28,7 @@ pub mod engine;
 pub mod gguf;
 pub mod kb;
 pub mod memory;
+pub mod model_catalog;
 pub mod models;
 pub mod onboarding;
 pub mod platform;

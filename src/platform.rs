@@ -33,6 +33,14 @@ pub fn memory() -> Option<MemoryReading> {
     })
 }
 
+/// This process's resident memory in bytes (Linux: `VmRSS` of /proc/self/status).
+pub fn rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
 /// Memory kept free for the OS, the embedder and harvey itself when sizing the KV cache.
 pub const RESERVE_BYTES: u64 = 512 * 1024 * 1024;
 

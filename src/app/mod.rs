@@ -4,6 +4,9 @@
 //! Nothing here prints.
 
 mod close;
+mod switch;
+
+pub use switch::SwitchReport;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -99,6 +102,8 @@ pub struct App {
     pending_note: Option<String>,
     /// Text attached to the next user message (`/kb inject`), with what it is.
     pub attachment: Option<(String, String)>,
+    /// The last turn's `<think>` block (`/think show`); never part of the conversation.
+    pub last_thought: Option<String>,
     closed: bool,
 }
 
@@ -239,6 +244,7 @@ impl App {
             session_name: None,
             pending_note: None,
             attachment: None,
+            last_thought: None,
             confirm_writes: None,
             ask: None,
             closed: false,
@@ -351,6 +357,9 @@ impl App {
             self.compressions.push(c.clone());
         }
         self.turns.push(turn.completion.stats.clone());
+        if turn.thought.is_some() {
+            self.last_thought.clone_from(&turn.thought);
+        }
         self.record(text, &turn);
         Ok(turn)
     }
@@ -384,6 +393,14 @@ impl App {
             ));
         }
         let s = &turn.completion.stats;
+        // The thought is kept as a note: the reply text (what summaries, mining and a
+        // continued session read) is the answer alone.
+        if let Some(thought) = &turn.thought {
+            notes.push(format!(
+                "thought ({} tokens, not part of the reply): {thought}",
+                s.thinking_tokens
+            ));
+        }
         notes.push(format!(
             "stats: {} prompt tokens ({} evaluated), {} generated at {:.1} tok/s, ttft {:.0} ms",
             s.prompt_tokens, s.evaluated_tokens, s.completion_tokens, s.decode_tps, s.ttft_ms
@@ -766,6 +783,7 @@ pub fn engine_params(config: &Config, model_path: PathBuf) -> EngineParams {
         n_batch: config.engine.n_batch,
         threads: config.engine.threads.unwrap_or(cores),
         threads_batch: config.engine.threads_batch.unwrap_or(cores),
+        template: config.model.template.clone(),
     }
 }
 

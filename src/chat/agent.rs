@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use crate::engine::{Completion, Engine, GenerateOptions, StopReason};
 use crate::tools::{parse_call, Registry, ToolCall, ToolError, CALL_OPENER};
 
+use super::think::{self, Part, ThinkStream};
 use super::{prepare_turn, rolling::Compression, Conversation, TurnError, TurnLimits};
 
 /// Longest tool result shown to the model, in characters.
@@ -19,6 +20,8 @@ const MAX_RESULT_CHARS: usize = 6000;
 #[derive(Debug, Clone, PartialEq)]
 pub enum TurnEvent {
     Text(String),
+    /// Part of a `<think>…</think>` block: shown apart, never stored as the reply.
+    Thought(String),
     /// Something the user should see before the reply (e.g. the memory line).
     Notice(String),
     ToolCall(String),
@@ -58,8 +61,11 @@ pub struct CallRecord {
 /// The outcome of an agent turn.
 #[derive(Debug, Clone)]
 pub struct AgentTurn {
-    /// The final generation (its text is the reply after the last tool result).
+    /// The final generation (its text is the reply after the last tool result, without
+    /// any `<think>` block; `stats.thinking_tokens` counts the thoughts' tokens).
     pub completion: Completion,
+    /// The turn's `<think>` blocks (joined), kept apart from the reply.
+    pub thought: Option<String>,
     pub calls: Vec<CallRecord>,
     pub compression: Option<Compression>,
 }
@@ -79,21 +85,23 @@ pub fn run_agent_turn(
     let start = conversation.turns().len() - 1;
     let result = rounds(engine, conversation, opts, tools, on_event);
     match result {
-        Ok((completion, calls))
+        Ok(((completion, thought), calls))
             if !(completion.stop == StopReason::Aborted
                 && completion.text.trim().is_empty()
                 && calls.is_empty()) =>
         {
             Ok(AgentTurn {
                 completion,
+                thought,
                 calls,
                 compression,
             })
         }
-        Ok((completion, calls)) => {
+        Ok(((completion, thought), calls)) => {
             conversation.truncate(start.min(before));
             Ok(AgentTurn {
                 completion,
+                thought,
                 calls,
                 compression,
             })
@@ -105,7 +113,40 @@ pub fn run_agent_turn(
     }
 }
 
-type Rounds = (Completion, Vec<CallRecord>);
+type Rounds = ((Completion, Option<String>), Vec<CallRecord>);
+
+/// One generation with its `<think>` block streamed apart (as [`TurnEvent::Thought`]).
+fn generate_sorted(
+    engine: &mut dyn Engine,
+    conversation: &Conversation,
+    opts: &GenerateOptions,
+    on_event: &mut dyn FnMut(TurnEvent),
+) -> Result<Completion, crate::engine::EngineError> {
+    let mut stream = ThinkStream::default();
+    let emit = |parts: Vec<Part>, on_event: &mut dyn FnMut(TurnEvent)| {
+        for part in parts {
+            on_event(match part {
+                Part::Thought(t) => TurnEvent::Thought(t),
+                Part::Answer(a) => TurnEvent::Text(a),
+            });
+        }
+    };
+    let c = engine.generate(&conversation.messages(), opts, &mut |t| {
+        emit(stream.push(t), on_event)
+    })?;
+    emit(stream.finish(), on_event);
+    Ok(c)
+}
+
+/// Moves the thought out of `c.text` into `thoughts` and counts its tokens.
+fn take_thought(engine: &dyn Engine, c: &mut Completion, thoughts: &mut Vec<String>) {
+    let split = think::split(&c.text);
+    if let Some(thought) = split.thought {
+        c.stats.thinking_tokens += engine.count_tokens(&thought);
+        thoughts.push(thought);
+        c.text = split.answer;
+    }
+}
 
 fn rounds(
     engine: &mut dyn Engine,
@@ -116,18 +157,22 @@ fn rounds(
 ) -> Result<Rounds, crate::engine::EngineError> {
     let mut calls: Vec<CallRecord> = Vec::new();
     let mut seen: HashMap<String, Result<String, ToolError>> = HashMap::new();
+    let mut thoughts: Vec<String> = Vec::new();
+    let mut thinking_tokens = 0;
     loop {
         let may_call = tools.is_some_and(|t| calls.len() < t.max_rounds);
         let mut o = opts.clone();
         if tools.is_some() {
             o.stop = vec![CALL_OPENER.to_string()];
         }
-        let c = engine.generate(&conversation.messages(), &o, &mut |t| {
-            on_event(TurnEvent::Text(t.to_string()))
-        })?;
+        let mut c = generate_sorted(engine, conversation, &o, on_event)?;
+        take_thought(engine, &mut c, &mut thoughts);
+        thinking_tokens += c.stats.thinking_tokens;
         let (Some(set), true, StopReason::StopString) = (tools, may_call, c.stop) else {
             conversation.push_assistant(&c.text);
-            return Ok((c, calls));
+            c.stats.thinking_tokens = thinking_tokens;
+            let thought = (!thoughts.is_empty()).then(|| thoughts.join("\n\n"));
+            return Ok(((c, thought), calls));
         };
         let record = one_call(
             engine,

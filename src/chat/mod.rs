@@ -8,6 +8,7 @@ pub mod agent;
 mod conversation;
 pub mod prefix_cache;
 pub mod rolling;
+pub mod think;
 
 pub use conversation::Conversation;
 
@@ -34,7 +35,7 @@ pub fn run_turn(
     let result = engine.generate(&conversation.messages(), opts, on_text);
     match &result {
         Ok(c) if !(c.stop == StopReason::Aborted && c.text.trim().is_empty()) => {
-            conversation.push_assistant(&c.text);
+            conversation.push_assistant(&think::answer(&c.text));
         }
         _ => conversation.pop_user(),
     }

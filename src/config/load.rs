@@ -146,6 +146,24 @@ mod tests {
     }
 
     #[test]
+    fn template_setting_is_validated_with_the_choices_listed() {
+        let e = err("model:\n  template: gemma3\n");
+        assert!(
+            e.starts_with("agents/harvey.yaml:2: model.template 'gemma3' is not a chat format"),
+            "{e}"
+        );
+        assert!(e.contains("auto, chatml, gemma, llama3"), "{e}");
+        let parsed = |t: &str| {
+            parse(&format!("model:\n  template: {t}\n"), Path::new("x"))
+                .unwrap()
+                .model
+                .template
+        };
+        assert_eq!(parsed("gemma"), Some("gemma".to_string()));
+        assert_eq!(parsed("auto"), None);
+    }
+
+    #[test]
     fn values_are_read() {
         let c = parse(
             "engine:\n  n_ctx: 2048\n  threads: 3\nmemory:\n  embedder: none\n",

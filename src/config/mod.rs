@@ -64,6 +64,9 @@ pub struct ModelConfig {
     pub path: Option<PathBuf>,
     /// Where to look for GGUF files (relative to the workspace).
     pub models_dir: PathBuf,
+    /// `model.template`: `None` = auto (the file's template, else the built-in format for
+    /// its architecture); otherwise a llama.cpp built-in format's name.
+    pub template: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

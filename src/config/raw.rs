@@ -71,6 +71,7 @@ impl Default for RawTools {
 pub struct RawModel {
     pub path: Option<String>,
     pub models_dir: Option<String>,
+    pub template: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

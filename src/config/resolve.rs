@@ -20,6 +20,7 @@ pub fn resolve_defaults() -> Config {
 
 /// Validates and converts; `Err((key, message))` names the offending key.
 pub fn resolve(raw: RawConfig) -> Result<Config, (String, String)> {
+    check_model(&raw.model)?;
     check_engine(&raw.engine)?;
     check_sampling(&raw.sampling)?;
     check_memory(&raw.memory)?;
@@ -49,6 +50,19 @@ fn require(ok: bool, key: &str, message: &str) -> Check {
         Ok(())
     } else {
         Err((key.to_string(), message.to_string()))
+    }
+}
+
+fn check_model(m: &RawModel) -> Check {
+    match m.template.as_deref().map(str::trim) {
+        Some(name) if !crate::engine::is_known_template(name) => Err((
+            "model.template".into(),
+            format!(
+                "'{name}' is not a chat format llama.cpp knows; use one of: {}",
+                crate::engine::template_settings()
+            ),
+        )),
+        _ => Ok(()),
     }
 }
 
@@ -146,6 +160,10 @@ fn model(m: RawModel) -> ModelConfig {
     ModelConfig {
         path: m.path.filter(|p| !p.trim().is_empty()).map(PathBuf::from),
         models_dir: PathBuf::from(m.models_dir.unwrap_or_else(|| DEFAULT_MODELS_DIR.into())),
+        template: m
+            .template
+            .map(|t| t.trim().to_string())
+            .filter(|t| t != crate::engine::AUTO_TEMPLATE),
     }
 }
 

@@ -30,6 +30,10 @@ pub enum EngineError {
     /// A saved state file could not be written or read; the caller falls back to prefill.
     #[error("state file {path}: {reason}")]
     State { path: PathBuf, reason: String },
+    /// No model is loaded (a `/model use` failed and the previous model could not be
+    /// loaded back either): load one with `/model use NAME`.
+    #[error("no model is loaded ({path} was freed): load one with /model use NAME")]
+    Unloaded { path: PathBuf },
     /// A decode step failed; the KV cache was reset, so the next turn re-prefills.
     #[error("llama.cpp decode failed: {0}")]
     Decode(String),

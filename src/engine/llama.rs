@@ -20,7 +20,7 @@ use llama_cpp_2::token::LlamaToken;
 use self_cell::self_cell;
 
 use super::backend::backend;
-use super::load::{chat_template, context_params, describe, fingerprint};
+use super::load::{chat_template, context_params, describe, fingerprint, specials_in};
 use super::prompt::{placeholder, scaffold_pieces, split_by_scaffold, split_rendered, Segment};
 use super::run::{truncate_cache, Run};
 use super::types::{AbortFlag, Completion, GenerateOptions, Message, ModelInfo};
@@ -54,6 +54,8 @@ pub struct LlamaEngine {
     cell: ModelContexts,
     backend: &'static LlamaBackend,
     template: LlamaChatTemplate,
+    /// Template text a reply stops before (turn markers spelt out as plain text).
+    turn_stops: Vec<String>,
     info: ModelInfo,
     /// Tokens in the chat context's KV cache, in position order.
     chat_cached: Vec<LlamaToken>,
@@ -82,8 +84,18 @@ impl LlamaEngine {
         let started = Instant::now();
         let model = LlamaModel::load_from_file(backend, path, &LlamaModelParams::default())
             .map_err(|e| load_err("load the model", rejected(&e.to_string())))?;
-        let (template, template_name, template_fingerprint) = chat_template(&model)
-            .ok_or_else(|| load_err("set up a chat template", "none usable".into()))?;
+        let chosen = chat_template(&model, params.template.as_deref())
+            .map_err(|e| load_err("set up a chat template", e))?;
+        let turn_stops = turn_stops(&model, &chosen.template).map_err(|e| {
+            load_err(
+                "set up a chat template",
+                format!(
+                    "llama.cpp cannot render '{}' ({e}); set model.template to one of: {}",
+                    chosen.choice.family,
+                    super::template::settings_list()
+                ),
+            )
+        })?;
         let described = describe(&model, params, file_bytes);
         let ctx_params = context_params(&described, described.n_ctx);
         let cell = ModelContexts::try_new(model, |m| {
@@ -98,15 +110,17 @@ impl LlamaEngine {
         })?;
         let info = ModelInfo {
             load_time: started.elapsed(),
-            template_name,
-            template_fingerprint,
+            template_name: chosen.choice.family,
+            template_reason: chosen.choice.reason,
+            template_fingerprint: chosen.fingerprint,
             fingerprint: print,
             ..described
         };
         Ok(Self {
             cell,
             backend,
-            template,
+            template: chosen.template,
+            turn_stops,
             info,
             chat_cached: Vec::new(),
             aside_cached: Vec::new(),
@@ -269,6 +283,7 @@ impl LlamaEngine {
             cell,
             chat_cached,
             aside_cached,
+            turn_stops,
             ..
         } = self;
         cell.with_dependent_mut(|model, c| {
@@ -281,6 +296,7 @@ impl LlamaEngine {
                 n_ctx,
                 n_batch,
                 started,
+                turn_stops,
             };
             let result = run.execute(ctx, cached, &prompt, opts, on_text);
             if result.is_err() {
@@ -314,6 +330,7 @@ impl LlamaEngine {
                 n_ctx,
                 n_batch,
                 started: Instant::now(),
+                turn_stops: &[],
             };
             let mut batch = LlamaBatch::new(n_batch.max(1), 1);
             let result = run.prefill(
@@ -375,6 +392,24 @@ impl TokenCounter for LlamaEngine {
     fn count_tokens(&self, text: &str) -> usize {
         self.tokenize_raw(&strip_nul(text), false).len()
     }
+}
+
+/// Renders a small scaffold (system, user, assistant, user) to learn the template's own
+/// special tokens; an error when llama.cpp cannot apply the template at all.
+fn turn_stops(model: &LlamaModel, template: &LlamaChatTemplate) -> Result<Vec<String>, String> {
+    let roles = ["system", "user", "assistant", "user"];
+    let chat = roles
+        .iter()
+        .enumerate()
+        .map(|(i, r)| LlamaChatMessage::new((*r).to_string(), placeholder(i)))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| e.to_string())?;
+    let rendered = model
+        .apply_chat_template(template, &chat, true)
+        .map_err(|e| e.to_string())?;
+    Ok(super::template::stop_markers(&specials_in(
+        model, &rendered,
+    )))
 }
 
 /// llama.cpp says only "null" when it rejects a file; say what that usually means.

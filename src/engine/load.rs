@@ -8,24 +8,68 @@ use std::time::Duration;
 
 use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::model::{LlamaChatTemplate, LlamaModel};
+use llama_cpp_2::token_type::LlamaTokenAttr;
 use sha2::{Digest, Sha256};
 
-use super::template::template_family;
+use super::template::{self, TemplateChoice};
 use super::{EngineParams, ModelInfo};
 
-/// The GGUF's own template (family name, fingerprint), or chatml when the file has none.
-pub fn chat_template(model: &LlamaModel) -> Option<(LlamaChatTemplate, String, String)> {
-    if let Ok(template) = model.chat_template(None) {
-        let text = template.to_str().unwrap_or_default().to_string();
-        let family = template_family(&text).to_string();
-        return Some((template, family, sha256_hex(text.as_bytes())));
+/// The template the model runs with (see [`template::choose`]), its fingerprint for saved
+/// state, and the special tokens its scaffolding uses (never shown in a reply).
+pub struct ChosenTemplate {
+    pub template: LlamaChatTemplate,
+    pub choice: TemplateChoice,
+    pub fingerprint: String,
+}
+
+pub fn chat_template(model: &LlamaModel, setting: Option<&str>) -> Result<ChosenTemplate, String> {
+    let file = model
+        .chat_template(None)
+        .ok()
+        .and_then(|t| t.to_string().ok());
+    let arch = model
+        .meta_val_str("general.architecture")
+        .unwrap_or_default();
+    let has_token = |text: &str| is_special_token(model, text);
+    let choice = template::choose(setting, file.as_deref(), &arch, &has_token);
+    let template = LlamaChatTemplate::new(&choice.template).map_err(|e| e.to_string())?;
+    let fingerprint = if file.as_deref() == Some(choice.template.as_str()) {
+        sha256_hex(choice.template.as_bytes())
+    } else {
+        sha256_hex(format!("builtin:{}", choice.template).as_bytes())
+    };
+    Ok(ChosenTemplate {
+        template,
+        choice,
+        fingerprint,
+    })
+}
+
+/// Is `text` exactly one control or user-defined token of the vocabulary?
+fn is_special_token(model: &LlamaModel, text: &str) -> bool {
+    let vocab = model.vocab();
+    match vocab.tokenize(text.as_bytes(), false, true).as_slice() {
+        [one] => vocab.is_control(*one) || vocab.attr(*one).0.contains(LlamaTokenAttr::UserDefined),
+        _ => false,
     }
-    let fallback = LlamaChatTemplate::new("chatml").ok()?;
-    Some((
-        fallback,
-        "chatml (fallback: the model has no template)".into(),
-        sha256_hex(b"chatml"),
-    ))
+}
+
+/// The special tokens (as text) in a rendered scaffold: the template's turn markers.
+pub fn specials_in(model: &LlamaModel, rendered: &str) -> Vec<String> {
+    let vocab = model.vocab();
+    let mut out: Vec<String> = Vec::new();
+    for token in vocab.tokenize(rendered.as_bytes(), false, true) {
+        let special =
+            vocab.is_control(token) || vocab.attr(token).0.contains(LlamaTokenAttr::UserDefined);
+        if !special {
+            continue;
+        }
+        let piece = String::from_utf8_lossy(&vocab.token_to_piece(token, true, None)).into_owned();
+        if !piece.trim().is_empty() && !out.contains(&piece) {
+            out.push(piece);
+        }
+    }
+    out
 }
 
 pub fn describe(model: &LlamaModel, params: &EngineParams, file_bytes: u64) -> ModelInfo {
@@ -71,6 +115,7 @@ pub fn describe(model: &LlamaModel, params: &EngineParams, file_bytes: u64) -> M
         threads: params.threads.max(1),
         threads_batch: params.threads_batch.max(1),
         template_name: String::new(),
+        template_reason: String::new(),
         load_time: Duration::ZERO,
         fingerprint: String::new(),
         template_fingerprint: String::new(),

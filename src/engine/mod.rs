@@ -23,16 +23,23 @@ pub mod scripted;
 pub mod stops;
 mod template;
 mod types;
+mod unloaded;
 mod utf8;
 mod vocab;
 
 pub use embed::LlamaEmbedder;
 pub use error::EngineError;
 pub use llama::LlamaEngine;
+pub use template::{
+    fallback as template_fallback, fallback_tokens as template_fallback_tokens,
+    is_known_setting as is_known_template, settings_list as template_settings, AUTO_TEMPLATE,
+    BUILTIN_TEMPLATES,
+};
 pub use types::{
     rate, AbortFlag, Completion, EngineParams, GenerateOptions, Message, ModelInfo, Role,
     SamplingParams, StopReason, TurnStats,
 };
+pub use unloaded::Unloaded;
 pub use vocab::Vocabulary;
 
 use crate::tokens::TokenCounter;

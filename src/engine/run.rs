@@ -23,6 +23,9 @@ pub(super) struct Run<'m> {
     pub n_ctx: usize,
     pub n_batch: usize,
     pub started: Instant,
+    /// Template text a reply stops before (not applied under a grammar, whose output is
+    /// bounded by the grammar itself).
+    pub turn_stops: &'m [String],
 }
 
 impl Run<'_> {
@@ -109,7 +112,8 @@ impl Run<'_> {
         let mut sampler =
             super::sampler::build(self.model, &opts.sampling, opts.grammar.as_deref())?;
         let mut stream = Utf8Stream::default();
-        let mut scanner = StopScanner::new(&opts.stop);
+        let stops = self.stops(opts);
+        let mut scanner = StopScanner::new(&stops);
         let mut decode_started: Option<Instant> = None;
         // Decode rate = tokens decoded one at a time / time since the first sample.
         let mut decoded = 0;
@@ -122,7 +126,10 @@ impl Run<'_> {
                 stats.ttft_ms = ms(self.started.elapsed());
                 Instant::now()
             });
-            if vocab.is_eog(token) {
+            // Any end-of-generation token of the vocabulary (`<end_of_turn>`, `<|im_end|>`,
+            // `<|eot_id|>`, …) ends the reply; so does any other control token (a new turn
+            // or garbage), which is never shown as text.
+            if vocab.is_eog(token) || vocab.is_control(token) {
                 break StopReason::EndOfGeneration;
             }
             stats.completion_tokens += 1;
@@ -132,7 +139,11 @@ impl Run<'_> {
                 on_text(&shown);
             }
             if hit_stop {
-                break StopReason::StopString;
+                // A caller's stop string is reported as such; template text ends the turn.
+                break match scanner.hit() {
+                    Some(i) if i < opts.stop.len() => StopReason::StopString,
+                    _ => StopReason::EndOfGeneration,
+                };
             }
             if opts
                 .max_tokens
@@ -154,7 +165,7 @@ impl Run<'_> {
             stats.decode_tps = rate(decoded, since.elapsed());
             logits_at = 0;
         };
-        if stop != StopReason::StopString {
+        if scanner.hit().is_none() {
             let (tail, _) = scanner.push(&stream.finish());
             let rest = tail + &scanner.finish();
             if !rest.is_empty() {
@@ -162,6 +173,18 @@ impl Run<'_> {
             }
         }
         Ok((scanner.text().to_string(), stop))
+    }
+}
+
+impl Run<'_> {
+    /// The caller's stop strings first (their indices decide `StopString`), then the
+    /// template's turn markers unless a grammar bounds the output.
+    fn stops(&self, opts: &GenerateOptions) -> Vec<String> {
+        let mut stops = opts.stop.clone();
+        if opts.grammar.is_none() {
+            stops.extend(self.turn_stops.iter().cloned());
+        }
+        stops
     }
 }
 

@@ -34,6 +34,7 @@ impl ScriptedEngine {
             threads: 1,
             threads_batch: 1,
             template_name: "scripted".into(),
+            template_reason: "scripted engine".into(),
             load_time: Duration::ZERO,
             fingerprint: "scripted".into(),
             template_fingerprint: "scripted".into(),

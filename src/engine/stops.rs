@@ -8,6 +8,8 @@ pub struct StopScanner<'a> {
     text: String,
     emitted: usize,
     stopped: bool,
+    /// Index in `stops` of the stop string that ended the text.
+    hit: Option<usize>,
 }
 
 impl<'a> StopScanner<'a> {
@@ -17,6 +19,7 @@ impl<'a> StopScanner<'a> {
             text: String::new(),
             emitted: 0,
             stopped: false,
+            hit: None,
         }
     }
 
@@ -27,7 +30,8 @@ impl<'a> StopScanner<'a> {
             return (String::new(), true);
         }
         self.text.push_str(piece);
-        if let Some(at) = self.first_stop() {
+        if let Some((at, which)) = self.first_stop() {
+            self.hit = Some(which);
             self.text.truncate(at);
             self.stopped = true;
             return (self.take_until(at), true);
@@ -54,7 +58,12 @@ impl<'a> StopScanner<'a> {
         out
     }
 
-    fn first_stop(&self) -> Option<usize> {
+    /// Which stop string (its index in `stops`) cut the text, if any.
+    pub fn hit(&self) -> Option<usize> {
+        self.hit
+    }
+
+    fn first_stop(&self) -> Option<(usize, usize)> {
         let longest = self.stops.iter().map(String::len).max().unwrap_or(0);
         let mut from = self.emitted.saturating_sub(longest);
         while !self.text.is_char_boundary(from) {
@@ -62,8 +71,13 @@ impl<'a> StopScanner<'a> {
         }
         self.stops
             .iter()
-            .filter(|s| !s.is_empty())
-            .filter_map(|s| self.text[from..].find(s.as_str()).map(|i| from + i))
+            .enumerate()
+            .filter(|(_, s)| !s.is_empty())
+            .filter_map(|(which, s)| {
+                self.text[from..]
+                    .find(s.as_str())
+                    .map(|i| (from + i, which))
+            })
             .min()
     }
 
@@ -135,6 +149,19 @@ mod tests {
         let (shown, _, stopped) = run(&["<tool_call>"], &["ends with <tool"]);
         assert!(!stopped);
         assert_eq!(shown.concat(), "ends with <tool");
+    }
+
+    #[test]
+    fn the_stop_that_cut_is_named() {
+        let stops: Vec<String> = vec!["<tool_call>".into(), "<end_of_turn>".into()];
+        let mut scanner = StopScanner::new(&stops);
+        assert_eq!(scanner.hit(), None);
+        let (shown, stopped) = scanner.push("Hi.<end_of");
+        assert_eq!((shown.as_str(), stopped), ("Hi.", false));
+        let (shown, stopped) = scanner.push("_turn> more");
+        assert_eq!((shown.as_str(), stopped), ("", true));
+        assert_eq!(scanner.hit(), Some(1));
+        assert_eq!(scanner.text(), "Hi.");
     }
 
     #[test]

@@ -72,6 +72,9 @@ pub struct EngineParams {
     pub n_batch: u32,
     pub threads: u32,
     pub threads_batch: u32,
+    /// `model.template`: `None` or `auto` = the file's own template, else the fallback
+    /// for its architecture; otherwise a llama.cpp built-in format's name.
+    pub template: Option<String>,
 }
 
 /// What was loaded, for `/status` and logs.
@@ -86,8 +89,11 @@ pub struct ModelInfo {
     pub n_batch: u32,
     pub threads: u32,
     pub threads_batch: u32,
-    /// The chat template's family (`chatml`, `llama3`, …) or `chatml (fallback)`.
+    /// The chat template's family (`chatml`, `gemma`, `llama3`, `custom`, …).
     pub template_name: String,
+    /// Why that template (`the model file's own template`, `set by model.template`, `the
+    /// file has no template; architecture gemma3`).
+    pub template_reason: String,
     #[serde(serialize_with = "serialize_ms")]
     pub load_time: Duration,
     /// Identifies the model file: size + sha256 of its first MiB (cheap even for 4 GB).
@@ -177,6 +183,8 @@ pub struct TurnStats {
     /// Decode calls the prefill made (`evaluated_tokens` in chunks of at most `n_batch`).
     pub prefill_chunks: usize,
     pub completion_tokens: usize,
+    /// Of the completion, tokens inside `<think>…</think>` (set by the chat layer).
+    pub thinking_tokens: usize,
     pub prefill_tps: f64,
     pub decode_tps: f64,
     pub ttft_ms: f64,

@@ -16,6 +16,8 @@ pub enum CommandKind {
     Context,
     Session,
     Rename,
+    Think,
+    Model,
     Exit,
 }
 
@@ -99,6 +101,20 @@ pub const COMMANDS: &[CommandSpec] = &[
         aliases: &[],
         usage: "/rename NAME",
         help: "name this session (shown by /session list)",
+    },
+    CommandSpec {
+        kind: CommandKind::Model,
+        name: "model",
+        aliases: &[],
+        usage: "/model …",
+        help: "models: list | show [NAME] | use NAME (free this model, load NAME, keep the conversation)",
+    },
+    CommandSpec {
+        kind: CommandKind::Think,
+        name: "think",
+        aliases: &[],
+        usage: "/think [show]",
+        help: "show the last reply's <think> block (folded to one line while it streams)",
     },
     CommandSpec {
         kind: CommandKind::Exit,

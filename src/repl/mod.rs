@@ -10,6 +10,7 @@ pub mod echo;
 mod input;
 pub mod knowledge;
 mod memory;
+mod model;
 pub mod rag;
 pub mod render;
 
@@ -300,9 +301,21 @@ fn dispatch(
                 writeln!(out, "[this session is now called {args:?}]")?;
             }
         }
+        CommandKind::Think => think(app, args, out)?,
+        CommandKind::Model => model::command(app, args, out)?,
         CommandKind::Exit => return Ok(Flow::Exit),
     }
     Ok(Flow::Continue)
+}
+
+fn think(app: &App, args: &str, out: &mut impl Write) -> io::Result<()> {
+    if !matches!(args, "" | "show") {
+        return writeln!(out, "usage: /think [show]");
+    }
+    match &app.last_thought {
+        Some(t) => writeln!(out, "{}", render::thought(t)),
+        None => writeln!(out, "[no reply of this session had a <think> block]"),
+    }
 }
 
 fn rag(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()> {
@@ -506,9 +519,10 @@ fn replay(app: &mut App, name: &str, out: &mut impl Write) -> io::Result<()> {
 
 fn chat(app: &mut App, text: &str, out: &mut impl Write) -> io::Result<()> {
     let mut write_error = None;
+    let mut view = render::TurnView::default();
     let result = app.agent_turn(text, &mut |event| {
         if write_error.is_none() {
-            if let Err(e) = render::turn_event(out, &event).and_then(|()| out.flush()) {
+            if let Err(e) = view.event(out, &event).and_then(|()| out.flush()) {
                 write_error = Some(e);
             }
         }
@@ -516,6 +530,7 @@ fn chat(app: &mut App, text: &str, out: &mut impl Write) -> io::Result<()> {
     if let Some(e) = write_error {
         return Err(e);
     }
+    view.close(out)?;
     match result {
         Ok(turn) => {
             writeln!(out)?;

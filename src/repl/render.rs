@@ -57,11 +57,15 @@ pub fn status(out: &mut impl Write, v: &StatusView<'_>) -> io::Result<()> {
     writeln!(out, "model      {} ({})", i.name, i.path.display())?;
     writeln!(
         out,
-        "           {} params, {}, trained context {}, template {}",
+        "           {} params, {}, trained context {}",
         human_count(i.n_params),
         human_bytes(i.file_bytes),
         i.n_ctx_train,
-        i.template_name
+    )?;
+    writeln!(
+        out,
+        "template   {} ({})",
+        i.template_name, i.template_reason
     )?;
     writeln!(
         out,
@@ -115,10 +119,46 @@ pub fn tools(out: &mut impl Write, tools: &[ToolInfo], enabled: bool) -> io::Res
     Ok(())
 }
 
-/// Streamed text as is; each tool call and result on a line of its own.
+/// The REPL's rendering of a turn: a `<think>` block is folded to one line
+/// (`[thinking … 123 chars — /think show]`), everything else as [`turn_event`].
+#[derive(Debug, Default)]
+pub struct TurnView {
+    /// Characters of the thought being folded (`None`: not inside one).
+    thought_chars: Option<usize>,
+}
+
+impl TurnView {
+    pub fn event(&mut self, out: &mut impl Write, event: &TurnEvent) -> io::Result<()> {
+        if let TurnEvent::Thought(t) = event {
+            if self.thought_chars.is_none() {
+                write!(out, "[thinking …")?;
+            }
+            *self.thought_chars.get_or_insert(0) += t.chars().count();
+            return Ok(());
+        }
+        self.close(out)?;
+        turn_event(out, event)
+    }
+
+    /// Ends a folded thought line (before other output, or when the turn ends).
+    pub fn close(&mut self, out: &mut impl Write) -> io::Result<()> {
+        match self.thought_chars.take() {
+            Some(n) => writeln!(out, " {n} chars — /think show]"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// A whole thought for `/think show`, dimmed.
+pub fn thought(text: &str) -> String {
+    format!("\x1b[2m<think>\n{text}\n</think>\x1b[22m")
+}
+
+/// Streamed text as is; a thought dimmed; each tool call and result on a line of its own.
 pub fn turn_event(out: &mut impl Write, event: &TurnEvent) -> io::Result<()> {
     match event {
         TurnEvent::Text(t) => write!(out, "{t}"),
+        TurnEvent::Thought(t) => write!(out, "\x1b[2m{t}\x1b[22m"),
         TurnEvent::Notice(n) => writeln!(out, "[{n}]"),
         TurnEvent::ToolCall(summary) => writeln!(out, "\n[tool call] {summary}"),
         TurnEvent::ToolResult { is_error, text, .. } => {
@@ -141,8 +181,13 @@ pub fn turn_event(out: &mut impl Write, event: &TurnEvent) -> io::Result<()> {
 
 /// One line of numbers after a reply.
 pub fn turn_line(t: &TurnStats) -> String {
+    let thinking = if t.thinking_tokens > 0 {
+        format!(" ({} thinking)", t.thinking_tokens)
+    } else {
+        String::new()
+    };
     format!(
-        "{} tokens at {:.1} tok/s, ttft {:.0} ms, prefill {}/{} tokens at {:.1} tok/s",
+        "{} tokens{thinking} at {:.1} tok/s, ttft {:.0} ms, prefill {}/{} tokens at {:.1} tok/s",
         t.completion_tokens,
         t.decode_tps,
         t.ttft_ms,
@@ -188,6 +233,7 @@ mod tests {
             threads: 2,
             threads_batch: 2,
             template_name: "chatml".into(),
+            template_reason: "the model file's own template".into(),
             load_time: Duration::from_millis(84),
             fingerprint: "98362432:abc".into(),
             template_fingerprint: "def".into(),

@@ -3,7 +3,9 @@
 use harvey::engine::{Engine, EngineError, Message, Role, StopReason};
 use harvey::tokens::TokenCounter;
 
-use crate::support::{engine, greedy};
+use harvey::engine::{EngineParams, LlamaEngine};
+
+use crate::support::{engine, greedy, model_path};
 
 fn chat(user: &str) -> Vec<Message> {
     vec![
@@ -24,7 +26,45 @@ fn loads_and_describes_the_model() {
     assert_eq!(info.n_ctx_train, 8192);
     assert_eq!(info.n_ctx, 1024);
     assert_eq!(info.template_name, "chatml");
+    assert_eq!(info.template_reason, "the model file's own template");
     assert!(info.file_bytes > 90_000_000);
+}
+
+#[test]
+fn every_template_name_the_config_accepts_renders_in_llama_cpp() {
+    for name in harvey::engine::BUILTIN_TEMPLATES {
+        let e = LlamaEngine::load(&EngineParams {
+            model_path: model_path(),
+            n_ctx: 64,
+            n_batch: 64,
+            threads: 1,
+            threads_batch: 1,
+            template: Some(name.to_string()),
+        })
+        .unwrap_or_else(|err| panic!("{name}: {err}"));
+        assert_eq!(e.info().template_name, *name);
+        assert_eq!(e.info().template_reason, "set by model.template");
+        let rendered = e.render_prompt(&chat("Hello there")).unwrap();
+        assert!(rendered.contains("Hello there"), "{name}: {rendered}");
+        // Counting and tokenizing work for each (message text found in the render).
+        assert!(e.count_prompt(&chat("Hello there")).unwrap() > 2, "{name}");
+    }
+    // A name llama.cpp does not know is refused at load with the choices listed.
+    let err = LlamaEngine::load(&EngineParams {
+        model_path: model_path(),
+        n_ctx: 64,
+        n_batch: 64,
+        threads: 1,
+        threads_batch: 1,
+        template: Some("not-a-format".into()),
+    })
+    .err()
+    .expect("refused")
+    .to_string();
+    assert!(
+        err.contains("set model.template to one of: auto, chatml"),
+        "{err}"
+    );
 }
 
 #[test]

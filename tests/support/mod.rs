@@ -20,14 +20,39 @@ pub fn model_path() -> PathBuf {
 
 /// Loads the real model with a small context so tests stay quick.
 pub fn engine(n_ctx: u32, n_batch: u32) -> LlamaEngine {
+    load(model_path(), n_ctx, n_batch)
+}
+
+/// The second test family, Gemma 3 270M (no chat template in the file), fetched by
+/// `scripts/fetch-models.sh --test` (scripts/test.sh runs it). `None`, with one line on
+/// stderr saying so, when it is absent: its tests are then skipped.
+pub fn gemma_path(test: &str) -> Option<PathBuf> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models/gemma-3-270m-q4_k_m.gguf");
+    if path.is_file() {
+        return Some(path);
+    }
+    eprintln!(
+        "{test}: skipped, {} is absent (scripts/fetch-models.sh --test fetches it)",
+        path.display()
+    );
+    None
+}
+
+/// Loads Gemma 3 270M with a small context.
+pub fn gemma_engine(path: PathBuf, n_ctx: u32) -> LlamaEngine {
+    load(path, n_ctx, 512)
+}
+
+fn load(model_path: PathBuf, n_ctx: u32, n_batch: u32) -> LlamaEngine {
     LlamaEngine::load(&EngineParams {
-        model_path: model_path(),
+        model_path,
         n_ctx,
         n_batch,
         threads: 2,
         threads_batch: 2,
+        template: None,
     })
-    .expect("the default model loads")
+    .expect("the model loads")
 }
 
 pub fn greedy(max_tokens: usize) -> GenerateOptions {
