@@ -22,7 +22,12 @@ const STOPWORDS: &[&str] = &[
 ];
 
 /// Longest query kept, in terms (a pasted paragraph must not become a huge query).
-const MAX_TERMS: usize = 24;
+pub const MAX_TERMS: usize = 24;
+
+/// Whether `word` (lowercase) carries no topic.
+pub fn is_stopword(word: &str) -> bool {
+    STOPWORDS.contains(&word)
+}
 
 /// The topic words of `text`: lowercased, stopwords dropped, in order, deduplicated.
 pub fn terms(text: &str) -> Vec<String> {
@@ -31,7 +36,7 @@ pub fn terms(text: &str) -> Vec<String> {
         let w = word.to_lowercase();
         let keep = !w.is_empty()
             && (w.chars().count() > 1 || w.chars().all(|c| c.is_ascii_digit()))
-            && !STOPWORDS.contains(&w.as_str());
+            && !is_stopword(&w);
         if keep && !out.contains(&w) {
             out.push(w);
         }
