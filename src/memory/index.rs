@@ -344,8 +344,7 @@ impl Index {
     ) -> rusqlite::Result<Vec<(DocMeta, f64)>> {
         self.with_lexical(|index| {
             let found = index.search(query, limit, |d| {
-                d.expires.is_none_or(|e| e > now)
-                    && (types.is_empty() || types.contains(&d.mtype))
+                d.expires.is_none_or(|e| e > now) && (types.is_empty() || types.contains(&d.mtype))
             });
             found.into_iter().map(|(d, s)| (d.clone(), s)).collect()
         })

@@ -40,8 +40,10 @@ impl MemoryStore {
         };
         let lexical_ids: Vec<(String, f64)> =
             lexical.iter().map(|(d, s)| (d.id.clone(), *s)).collect();
-        let mut metas: HashMap<String, DocMeta> =
-            lexical.into_iter().map(|(d, _)| (d.id.clone(), d)).collect();
+        let mut metas: HashMap<String, DocMeta> = lexical
+            .into_iter()
+            .map(|(d, _)| (d.id.clone(), d))
+            .collect();
         let mut scored = Vec::new();
         for (id, relevance) in ranking.fuse(&lexical_ids, &nearest) {
             let meta = match metas.remove(&id) {
