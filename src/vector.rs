@@ -83,9 +83,16 @@ pub fn put(conn: &Connection, model: &str, items: &[(String, Vec<f32>)]) -> rusq
     Ok(())
 }
 
+/// Changes to a database since it was opened, as far as this connection can tell:
+/// `PRAGMA data_version` moves with other connections' commits, `total_changes` with this
+/// connection's own writes (of any table).
+pub fn changes_stamp(conn: &Connection) -> rusqlite::Result<(i64, u64)> {
+    let version: i64 = conn.query_row("PRAGMA data_version", [], |r| r.get(0))?;
+    Ok((version, conn.total_changes()))
+}
+
 /// A store's vectors held in memory for exact scans: loaded by one query on first use and
-/// again whenever the database changed since (`PRAGMA data_version` catches other
-/// connections' commits, `total_changes` this connection's own writes).
+/// again whenever the store's change stamp moves.
 ///
 /// Scanning SQLite rows costs ~3 µs per row in the join and BLOB decoding; a flat `f32`
 /// array costs ~0.3 µs (`benches/retrieval.rs`: 10k memories, 100k chunks). Memory: 1.5 KB
@@ -113,11 +120,13 @@ impl<K> Default for VectorCache<K> {
 impl<K: Clone> VectorCache<K> {
     /// The `k` rows nearest to the unit vector `q` among those `keep` accepts. `sql`
     /// selects the key columns and, last, the vector BLOB, with `?1` bound to `model`;
-    /// `read_key` turns a row into a key.
+    /// `read_key` turns a row into a key. The copy is reloaded when `stamp` (what the
+    /// store knows of its changes, e.g. [`changes_stamp`]) differs from the last load's.
     #[allow(clippy::too_many_arguments)]
     pub fn top_k(
         &self,
         conn: &Connection,
+        stamp: (i64, u64),
         sql: &str,
         model: &str,
         read_key: impl Fn(&rusqlite::Row<'_>) -> rusqlite::Result<K>,
@@ -125,8 +134,6 @@ impl<K: Clone> VectorCache<K> {
         k: usize,
         keep: impl Fn(&K) -> bool,
     ) -> rusqlite::Result<Vec<(K, f32)>> {
-        let version: i64 = conn.query_row("PRAGMA data_version", [], |r| r.get(0))?;
-        let stamp = (version, conn.total_changes());
         let mut slot = self.loaded.borrow_mut();
         let fresh = slot
             .as_ref()

@@ -9,6 +9,7 @@ use std::path::Path;
 
 use rusqlite::{params, Connection, OptionalExtension, Row as SqlRow};
 
+use super::lexical::{DocMeta, DocText, LexicalIndex};
 use super::types::{Memory, MemoryType};
 use crate::vector::text_hash;
 
@@ -41,14 +42,27 @@ CREATE TABLE IF NOT EXISTS token_costs(key TEXT PRIMARY KEY, tokens INTEGER NOT 
 CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
     description, summary, tags, action, body, tokenize = 'porter unicode61'
 );
+INSERT OR IGNORE INTO meta(key, value) VALUES ('generation', '0');
+CREATE TRIGGER IF NOT EXISTS memories_gen_insert AFTER INSERT ON memories BEGIN
+    UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'; END;
+CREATE TRIGGER IF NOT EXISTS memories_gen_update AFTER UPDATE ON memories BEGIN
+    UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'; END;
+CREATE TRIGGER IF NOT EXISTS memories_gen_delete AFTER DELETE ON memories BEGIN
+    UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'; END;
+";
+
+/// Vectors count as a change of the memories too (a memory's vector is often stored
+/// after its row). Created after `vector::SCHEMA`.
+const VECTOR_TRIGGERS: &str = "
+CREATE TRIGGER IF NOT EXISTS vectors_gen_insert AFTER INSERT ON vectors BEGIN
+    UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'; END;
+CREATE TRIGGER IF NOT EXISTS vectors_gen_delete AFTER DELETE ON vectors BEGIN
+    UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'; END;
 ";
 
 /// How long a connection waits for another process's write before giving up. Writes
 /// are short (one memory, one reconcile), so a wait this long means something is stuck.
 pub use crate::db::BUSY_TIMEOUT;
-
-/// bm25 column weights: description, summary, tags, action, body.
-const BM25: &str = "bm25(memories_fts, 4.0, 2.0, 2.0, 1.0, 0.5)";
 
 /// One indexed memory (what recall and listings need; the file has the rest).
 #[derive(Debug, Clone, PartialEq)]
@@ -89,6 +103,8 @@ pub struct Index {
     conn: Connection,
     /// (id, type, expires) of active memories with their vectors, for exact scans.
     vectors: crate::vector::VectorCache<(String, String, Option<i64>)>,
+    /// Full-text postings of the active memories, with the generation they were built at.
+    lexical: std::cell::RefCell<Option<(i64, LexicalIndex)>>,
 }
 
 const COLUMNS: &str = "m.id, m.type, m.kind, m.archived, m.description, m.summary, m.tags, \
@@ -101,6 +117,7 @@ impl Index {
         let index = Self {
             conn,
             vectors: Default::default(),
+            lexical: Default::default(),
         };
         index.migrate()?;
         Ok(index)
@@ -111,6 +128,7 @@ impl Index {
         let index = Self {
             conn: Connection::open_in_memory()?,
             vectors: Default::default(),
+            lexical: Default::default(),
         };
         index.migrate()?;
         Ok(index)
@@ -145,7 +163,18 @@ impl Index {
         }
         self.conn.execute_batch(SCHEMA)?;
         // Vectors are keyed by content hash and survive every rebuild above.
-        self.conn.execute_batch(crate::vector::SCHEMA)
+        self.conn.execute_batch(crate::vector::SCHEMA)?;
+        self.conn.execute_batch(VECTOR_TRIGGERS)
+    }
+
+    /// A number that moves whenever a memory row or a vector changes, in any process
+    /// (triggers keep it), and not when only token counts are cached: the in-memory
+    /// copies (full-text postings, vectors) are rebuilt when it moves.
+    pub fn generation(&self) -> rusqlite::Result<i64> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'generation'")?;
+        Ok(stmt.query_row([], |r| r.get(0)).optional()?.unwrap_or(0))
     }
 
     /// Drops every row (the files stay).
@@ -267,11 +296,8 @@ impl Index {
 
     pub fn get(&self, id: &str) -> rusqlite::Result<Option<Row>> {
         self.conn
-            .query_row(
-                &format!("SELECT {COLUMNS} FROM memories m WHERE m.id = ?1"),
-                [id],
-                read_row,
-            )
+            .prepare_cached(&format!("SELECT {COLUMNS} FROM memories m WHERE m.id = ?1"))?
+            .query_row([id], read_row)
             .optional()
     }
 
@@ -306,26 +332,69 @@ impl Index {
         ids.collect()
     }
 
-    /// Full-text hits among recallable memories (active, not expired at `now`) of the
-    /// given types, best first, with their bm25 relevance made positive (larger = better).
+    /// The `limit` best recallable memories of `types` (all when empty) for `query` by
+    /// full-text relevance (BM25F over the in-memory postings, rebuilt when the memories
+    /// changed), best first.
     pub fn search(
         &self,
-        fts: &str,
+        query: &str,
         types: &[MemoryType],
         now: i64,
         limit: usize,
-    ) -> rusqlite::Result<Vec<(Row, f64)>> {
-        let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT {COLUMNS}, -{BM25} AS rel FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid \
-             WHERE memories_fts MATCH ?1 AND m.archived = 0 AND (m.expires IS NULL OR m.expires > ?2) \
-             AND (?3 = '' OR instr(?3, ',' || m.type || ',') > 0) \
-             ORDER BY {BM25} LIMIT ?4"
-        ))?;
-        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let rows = stmt.query_map(params![fts, now, type_set(types), limit], |r| {
-            Ok((read_row(r)?, r.get::<_, f64>(12)?))
-        })?;
-        rows.collect()
+    ) -> rusqlite::Result<Vec<(DocMeta, f64)>> {
+        self.with_lexical(|index| {
+            let found = index.search(query, limit, |d| {
+                d.expires.is_none_or(|e| e > now) && (types.is_empty() || types.contains(&d.mtype))
+            });
+            found.into_iter().map(|(d, s)| (d.clone(), s)).collect()
+        })
+    }
+
+    /// What ranking needs of the active memory `id` (from the in-memory copy).
+    pub fn meta(&self, id: &str) -> rusqlite::Result<Option<DocMeta>> {
+        self.with_lexical(|index| index.meta(id).cloned())
+    }
+
+    /// Runs `f` on the full-text postings, rebuilt first when the memories changed.
+    fn with_lexical<T>(&self, f: impl FnOnce(&LexicalIndex) -> T) -> rusqlite::Result<T> {
+        let generation = self.generation()?;
+        let mut slot = self.lexical.borrow_mut();
+        let index = match slot.take() {
+            Some((g, index)) if g == generation => index,
+            _ => self.lexical_index()?,
+        };
+        let out = f(&index);
+        *slot = Some((generation, index));
+        Ok(out)
+    }
+
+    /// The postings of every active memory (one query).
+    fn lexical_index(&self) -> rusqlite::Result<LexicalIndex> {
+        let mut stmt = self.conn.prepare(
+            "SELECT m.id, m.type, m.expires, m.confidence, m.updated, \
+             f.description, f.summary, f.tags, f.action, f.body \
+             FROM memories m JOIN memories_fts f ON f.rowid = m.rowid WHERE m.archived = 0",
+        )?;
+        let mut rows = stmt.query([])?;
+        let mut docs: Vec<(DocMeta, [String; 5])> = Vec::new();
+        while let Some(r) = rows.next()? {
+            let text = |i: usize| r.get::<_, Option<String>>(i).map(Option::unwrap_or_default);
+            let mtype: String = r.get(1)?;
+            docs.push((
+                DocMeta {
+                    id: r.get(0)?,
+                    mtype: MemoryType::parse(&mtype).unwrap_or(MemoryType::ToolUse),
+                    expires: r.get(2)?,
+                    confidence: r.get(3)?,
+                    updated: r.get(4)?,
+                },
+                [text(5)?, text(6)?, text(7)?, text(8)?, text(9)?],
+            ));
+        }
+        Ok(LexicalIndex::build(docs.iter().map(|(meta, f)| DocText {
+            meta: meta.clone(),
+            fields: [&f[0], &f[1], &f[2], &f[3], &f[4]],
+        })))
     }
 
     /// Recallable memories of the given types by confidence, then recency (one indexed
@@ -437,6 +506,7 @@ impl Index {
         let wanted = type_set(types);
         let found = self.vectors.top_k(
             &self.conn,
+            (self.generation()?, 0),
             "SELECT m.id, m.type, m.expires, v.v FROM memories m \
              JOIN vectors v ON v.hash = m.vhash AND v.model = ?1 WHERE m.archived = 0",
             model,

@@ -5,6 +5,7 @@
 pub mod file;
 pub mod guard;
 pub mod index;
+pub mod lexical;
 pub mod location;
 pub mod overview;
 pub mod pack;

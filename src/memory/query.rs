@@ -22,10 +22,11 @@ const STOPWORDS: &[&str] = &[
 ];
 
 /// Longest query kept, in terms (a pasted paragraph must not become a huge query).
-const MAX_TERMS: usize = 24;
+pub const MAX_TERMS: usize = 24;
 
-/// Whether the lowercased word `w` is a topic word.
-fn is_topic(w: &str) -> bool {
+/// Whether the lowercased word `w` is a topic word: not a stopword, and longer than
+/// one character unless it is a digit.
+pub fn is_topic(w: &str) -> bool {
     !w.is_empty()
         && (w.chars().count() > 1 || w.chars().all(|c| c.is_ascii_digit()))
         && !STOPWORDS.contains(&w)

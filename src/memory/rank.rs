@@ -54,6 +54,9 @@ pub struct Ranking {
     pub confidence_strength: f64,
     /// How much recency may move a score (a year-old item loses about this share × 0.75).
     pub recency_strength: f64,
+    /// Where the weakest vector candidate lands on the 0–1 scale: its cosine is mapped
+    /// to `tail / (1 + tail)` of the best one's (0 = min–max, the weakest gets nothing).
+    pub vector_tail: f64,
 }
 
 pub const DEFAULT_LEXICAL_WEIGHT: f64 = 0.6;
@@ -63,6 +66,7 @@ pub const DEFAULT_POOL_FACTOR: usize = 4;
 pub const DEFAULT_MIN_POOL: usize = 50;
 pub const DEFAULT_CONFIDENCE_STRENGTH: f64 = 0.1;
 pub const DEFAULT_RECENCY_STRENGTH: f64 = 0.05;
+pub const DEFAULT_VECTOR_TAIL: f64 = 0.25;
 
 impl Default for Ranking {
     fn default() -> Self {
@@ -77,6 +81,7 @@ impl Default for Ranking {
             min_pool: DEFAULT_MIN_POOL,
             confidence_strength: DEFAULT_CONFIDENCE_STRENGTH,
             recency_strength: DEFAULT_RECENCY_STRENGTH,
+            vector_tail: DEFAULT_VECTOR_TAIL,
         }
     }
 }
@@ -138,7 +143,7 @@ impl Ranking {
         let vector: &[(K, f32)] = if self.uses_vectors() { vector } else { &[] };
         let mut out = match (lexical.is_empty(), vector.is_empty()) {
             (_, true) => by_best(lexical),
-            (true, false) => vector_relevance(vector),
+            (true, false) => vector_relevance(vector, self.vector_tail),
             (false, false) => match self.fusion {
                 Fusion::Rrf { k } => self.rrf(lexical, vector, k),
                 Fusion::Blend => self.blend(lexical, vector),
@@ -175,7 +180,7 @@ impl Ranking {
         for (key, rel) in by_best(lexical) {
             acc.add(&key, self.lexical_weight * rel);
         }
-        for (key, rel) in vector_relevance(vector) {
+        for (key, rel) in vector_relevance(vector, self.vector_tail) {
             acc.add(&key, self.vector_weight * rel);
         }
         acc.scaled(total)
@@ -207,7 +212,7 @@ fn by_best<K: Clone>(list: &[(K, f64)]) -> Vec<(K, f64)> {
 /// Cosines mapped to 0–1 within the query: the best hit 1, the weakest kept candidate
 /// near 0 (min–max over the list, so the spread of this query's scores decides, not an
 /// absolute cosine). A single hit, or hits that all tie, count fully.
-fn vector_relevance<K: Clone>(list: &[(K, f32)]) -> Vec<(K, f64)> {
+fn vector_relevance<K: Clone>(list: &[(K, f32)], tail: f64) -> Vec<(K, f64)> {
     let best = list
         .iter()
         .map(|(_, s)| f64::from(*s))
@@ -217,7 +222,7 @@ fn vector_relevance<K: Clone>(list: &[(K, f32)]) -> Vec<(K, f64)> {
         .map(|(_, s)| f64::from(*s))
         .fold(f64::MAX, f64::min);
     // The tail of the list is not zero relevance: keep a floor under min–max.
-    let low = worst - 0.25 * (best - worst);
+    let low = worst - tail * (best - worst);
     list.iter()
         .map(|(k, s)| {
             let s = f64::from(*s);

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use super::index::Row;
-use super::query::fts_query;
+use super::lexical::DocMeta;
 use super::store::{now_unix, MemoryStore, StoreError};
 use super::types::MemoryType;
 
@@ -26,16 +26,12 @@ impl MemoryStore {
         let ranking = *self.ranking();
         let now = now_unix();
         let pool = ranking.pool(k);
-        let db_err = |source| StoreError::Index {
-            path: self.dir().join(crate::memory::location::INDEX_FILE),
-            source,
-        };
-        let lexical: Vec<(Row, f64)> = match fts_query(query).filter(|_| ranking.uses_lexical()) {
-            Some(fts) => self
-                .index()
-                .search(&fts, types, now, pool)
-                .map_err(db_err)?,
-            None => Vec::new(),
+        let lexical: Vec<(DocMeta, f64)> = if ranking.uses_lexical() {
+            self.index()
+                .search(query, types, now, pool)
+                .map_err(|e| self.index_error(e))?
+        } else {
+            Vec::new()
         };
         let nearest = if ranking.uses_vectors() {
             ranking.keep_similar(self.nearest(query, types, now, pool)?)
@@ -43,26 +39,39 @@ impl MemoryStore {
             Vec::new()
         };
         let lexical_ids: Vec<(String, f64)> =
-            lexical.iter().map(|(r, s)| (r.id.clone(), *s)).collect();
-        let mut rows: HashMap<String, Row> = lexical
+            lexical.iter().map(|(d, s)| (d.id.clone(), *s)).collect();
+        let mut metas: HashMap<String, DocMeta> = lexical
             .into_iter()
-            .map(|(r, _)| (r.id.clone(), r))
+            .map(|(d, _)| (d.id.clone(), d))
             .collect();
-        let mut hits = Vec::new();
+        let mut scored = Vec::new();
         for (id, relevance) in ranking.fuse(&lexical_ids, &nearest) {
-            let row = match rows.remove(&id) {
-                Some(row) => row,
-                None => match self.index().get(&id).map_err(db_err)? {
-                    Some(row) => row,
+            let meta = match metas.remove(&id) {
+                Some(meta) => meta,
+                None => match self.index().meta(&id).map_err(|e| self.index_error(e))? {
+                    Some(meta) => meta,
                     None => continue,
                 },
             };
-            let score = ranking.prior(relevance, row.confidence, row.updated, now);
-            hits.push(Hit { row, score });
+            let score = ranking.prior(relevance, meta.confidence, meta.updated, now);
+            scored.push((meta.id, score));
         }
-        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.row.id.cmp(&b.row.id)));
-        hits.truncate(k);
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        scored.truncate(k);
+        let mut hits = Vec::with_capacity(scored.len());
+        for (id, score) in scored {
+            if let Some(row) = self.index().get(&id).map_err(|e| self.index_error(e))? {
+                hits.push(Hit { row, score });
+            }
+        }
         Ok(hits)
+    }
+
+    fn index_error(&self, source: rusqlite::Error) -> StoreError {
+        StoreError::Index {
+            path: self.dir().join(crate::memory::location::INDEX_FILE),
+            source,
+        }
     }
 
     /// The vector half of [`Self::search`]: empty without an embedder, for an empty
@@ -82,9 +91,6 @@ impl MemoryStore {
         };
         self.index()
             .vector_search(&q, embedder.model_id(), types, now, k)
-            .map_err(|source| StoreError::Index {
-                path: self.dir().join(crate::memory::location::INDEX_FILE),
-                source,
-            })
+            .map_err(|e| self.index_error(e))
     }
 }

@@ -462,6 +462,7 @@ impl RagStore {
     fn scan(&self, q: &[f32], model: &str, k: usize) -> rusqlite::Result<Vec<(i64, f32)>> {
         self.vectors.top_k(
             &self.conn,
+            crate::vector::changes_stamp(&self.conn)?,
             "SELECT c.id, v.v FROM chunks c JOIN vectors v ON v.hash = c.hash AND v.model = ?1",
             model,
             |r| r.get::<_, i64>(0),
