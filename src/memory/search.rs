@@ -94,3 +94,59 @@ impl MemoryStore {
             .map_err(|e| self.index_error(e))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::types::Draft;
+
+    fn draft(description: &str) -> Draft {
+        serde_json::from_value(serde_json::json!({"type": "workflow", "description": description}))
+            .unwrap()
+    }
+
+    fn ids(store: &MemoryStore, query: &str) -> Vec<String> {
+        let hits = store.search(query, &[], 10).unwrap();
+        hits.into_iter().map(|h| h.row.description).collect()
+    }
+
+    #[test]
+    fn postings_follow_writes_and_ignore_token_count_caching() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut store, _) = MemoryStore::open(&dir.path().join("agents"), dir.path()).unwrap();
+        store
+            .write(&draft("The pump needs priming before the first run"))
+            .unwrap();
+        assert_eq!(
+            ids(&store, "priming the pump"),
+            ["The pump needs priming before the first run"]
+        );
+        let before = store.index().generation().unwrap();
+        store.index().save_costs(&[("k".into(), 3)]).unwrap();
+        assert_eq!(
+            store.index().generation().unwrap(),
+            before,
+            "token counts change nothing"
+        );
+        // Written through another connection, as another process would.
+        let mut other = MemoryStore::open(&dir.path().join("agents"), dir.path())
+            .unwrap()
+            .0;
+        other
+            .write(&draft("The valve sticks when the pump is cold"))
+            .unwrap();
+        drop(other);
+        assert!(store.index().generation().unwrap() > before);
+        let found = store.search("valve", &[], 10).unwrap();
+        assert_eq!(
+            found.len(),
+            1,
+            "another connection's memory is found at once"
+        );
+        store.forget(&found[0].row.id).unwrap();
+        assert!(
+            ids(&store, "valve").is_empty(),
+            "a forgotten memory is gone at once"
+        );
+    }
+}
