@@ -4,6 +4,7 @@
 //! Nothing here prints.
 
 mod close;
+mod commands;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -96,9 +97,13 @@ pub struct App {
     /// when nobody can answer, e.g. `harvey run`).
     pub ask: Option<std::rc::Rc<Ask>>,
     /// A note for the next recorded exchange (e.g. where a continued session came from).
-    pending_note: Option<String>,
-    /// Text attached to the next user message (`/kb inject`), with what it is.
-    pub attachment: Option<(String, String)>,
+    pending_notes: Vec<String>,
+    /// Text attached to the next user message only (`!prog`, `/kb inject`, …).
+    pub attachments: crate::chat::attachment::Attachments,
+    /// The session's command settings (from `security:`, changed by `/safemode`).
+    pub security: crate::command::Settings,
+    /// `agents/audit.jsonl`.
+    pub audit: crate::command::AuditLog,
     closed: bool,
 }
 
@@ -141,8 +146,11 @@ impl App {
 
     /// Builds an app around an already-loaded engine (tests use a scripted one).
     pub fn with_engine(workspace: PathBuf, config: Config, engine: Box<dyn Engine>) -> Self {
-        let (tools, notes) = default_tools(&workspace, &config);
+        let abort = AbortFlag::new();
+        let (tools, notes) = tools_with_abort(&workspace, &config, &abort);
         let mut app = Self::with_tools(workspace, config, engine, tools);
+        // The command tools stop on the same Ctrl-C as the reply.
+        app.abort = abort;
         app.notices.extend(notes);
         app
     }
@@ -237,8 +245,10 @@ impl App {
             sessions,
             transcript: Vec::new(),
             session_name: None,
-            pending_note: None,
-            attachment: None,
+            pending_notes: Vec::new(),
+            attachments: Default::default(),
+            security: commands::settings(&config.security),
+            audit: crate::command::AuditLog::new(&agents),
             confirm_writes: None,
             ask: None,
             closed: false,
@@ -319,25 +329,28 @@ impl App {
             .tools
             .confirm_memory_writes
             .then_some(self.confirm_writes.as_deref());
+        let ask = self.ask.clone();
+        let ask_model_command = move |what: &str| {
+            ask.as_ref().is_some_and(|ask| {
+                let reply = ask(&format!("the model asks: {what} — allow? [y/N] "));
+                reply.is_some_and(|r| matches!(r.trim().to_lowercase().as_str(), "y" | "yes"))
+            })
+        };
         let tool_set = ToolSet {
             registry: &self.tools,
             grammar: &self.tool_grammar,
             max_call_tokens: self.tool_max_tokens,
             max_rounds: self.config.tools.max_rounds_per_turn,
             confirm,
+            ask: self
+                .ask
+                .is_some()
+                .then_some(&ask_model_command as &crate::chat::agent::Confirm),
         };
         let tools = (self.tools_enabled && !self.tools.is_empty()).then_some(&tool_set);
         // Per-turn context rides on this user message only (the cached prefix stays).
-        let sent = match self.attachment.take() {
-            Some((what, block)) => {
-                self.pending_note = Some(match self.pending_note.take() {
-                    Some(n) => format!("{n}; attached {what}"),
-                    None => format!("attached {what}"),
-                });
-                format!("{block}\n\n{text}")
-            }
-            None => text.to_string(),
-        };
+        let attached = self.attachments.take();
+        let sent = crate::chat::attachment::message_with(&attached, text);
         let turn = run_agent_turn(
             self.engine.as_mut(),
             &mut self.conversation,
@@ -346,7 +359,17 @@ impl App {
             limits,
             tools,
             on_event,
-        )?;
+        );
+        let turn = match turn {
+            Ok(t) => t,
+            Err(e) => {
+                // Not sent: what was attached waits for the next message.
+                self.attachments.restore(attached);
+                return Err(e);
+            }
+        };
+        self.pending_notes
+            .extend(crate::chat::attachment::note(&attached));
         if let Some(c) = &turn.compression {
             self.compressions.push(c.clone());
         }
@@ -358,7 +381,7 @@ impl App {
     /// Appends the exchange to the session record. A failing disk loses the record, not
     /// the session: the problem is noted once.
     fn record(&mut self, text: &str, turn: &AgentTurn) {
-        let mut notes: Vec<String> = self.pending_note.take().into_iter().collect();
+        let mut notes: Vec<String> = std::mem::take(&mut self.pending_notes);
         if self.transcript.is_empty() {
             if let Some(i) = self.injection.as_ref().filter(|i| !i.items.is_empty()) {
                 let ids: Vec<String> = i
@@ -687,13 +710,30 @@ pub fn open_embedder(
     }
 }
 
-/// The tools a session offers: the read-only workspace tools, plus the memory and
-/// session tools when memory is on.
+/// The tools a session offers: the read-only workspace tools, `git` and `run_command`,
+/// plus the memory and session tools when memory is on.
 pub fn default_tools(workspace: &Path, config: &Config) -> (Registry, Vec<String>) {
+    tools_with_abort(workspace, config, &AbortFlag::new())
+}
+
+/// [`default_tools`] whose commands stop when `abort` is raised (Ctrl-C).
+pub fn tools_with_abort(
+    workspace: &Path,
+    config: &Config,
+    abort: &AbortFlag,
+) -> (Registry, Vec<String>) {
     use crate::tools::memory::{
         MemoryForget, MemoryPlace, MemoryRead, MemorySearch, MemoryUpdate, MemoryWrite,
     };
     let mut registry = workspace_tools(workspace);
+    let place = crate::tools::command::CommandPlace {
+        workspace: workspace.to_path_buf(),
+        settings: commands::settings(&config.security),
+        audit: crate::command::AuditLog::new(&workspace.join("agents")),
+        abort: abort.clone(),
+    };
+    registry.add(Box::new(crate::tools::command::Git(place.clone())));
+    registry.add(Box::new(crate::tools::command::RunCommand(place)));
     let notes = Vec::new();
     if config.memory.enabled {
         let place = MemoryPlace {

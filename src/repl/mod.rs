@@ -11,6 +11,8 @@ mod input;
 pub mod knowledge;
 mod memory;
 pub mod render;
+mod run;
+mod safemode;
 
 use std::io::{self, Write};
 use std::path::PathBuf;
@@ -299,6 +301,10 @@ fn dispatch(
                 writeln!(out, "[this session is now called {args:?}]")?;
             }
         }
+        CommandKind::Run => run::command(app, args, out)?,
+        CommandKind::Git => run::git(app, args, out)?,
+        CommandKind::Safemode => safemode::command(app, args, out)?,
+        CommandKind::Audit => run::audit(app, args, out)?,
         CommandKind::Exit => return Ok(Flow::Exit),
     }
     Ok(Flow::Continue)
@@ -353,7 +359,7 @@ fn kb(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()> {
     };
     match knowledge::run_kb(kb, op, false, out)? {
         Ok(Some(block)) => {
-            app.attachment = Some(("knowledge-base observations".into(), block));
+            app.attach("knowledge-base observations", block);
             Ok(())
         }
         Ok(None) => Ok(()),
