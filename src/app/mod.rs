@@ -582,8 +582,10 @@ impl App {
     }
 
     /// Starts a new conversation (the KV cache keeps the shared system-prompt prefix).
+    /// Also drops what was attached for the next message.
     pub fn clear(&mut self) {
         self.conversation.clear();
+        self.attachments.take();
     }
 
     /// Restores the stable prompt prefix (system prompt + the query-independent part of

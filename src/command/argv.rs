@@ -90,11 +90,7 @@ fn double_quoted(chars: &mut std::str::Chars<'_>, word: &mut String) -> Result<(
 
 /// A command line as a user would retype it: words with spaces or quotes are quoted.
 pub fn display(words: &[String]) -> String {
-    words
-        .iter()
-        .map(|w| quote(w))
-        .collect::<Vec<_>>()
-        .join(" ")
+    words.iter().map(|w| quote(w)).collect::<Vec<_>>().join(" ")
 }
 
 fn quote(word: &str) -> String {
@@ -124,9 +120,10 @@ mod tests {
             words("grep -r foo | wc -l > out.txt"),
             ["grep", "-r", "foo", "|", "wc", "-l", ">", "out.txt"]
         );
-        assert_eq!(words("echo $(whoami) `id` *.rs ~"), [
-            "echo", "$(whoami)", "`id`", "*.rs", "~"
-        ]);
+        assert_eq!(
+            words("echo $(whoami) `id` *.rs ~"),
+            ["echo", "$(whoami)", "`id`", "*.rs", "~"]
+        );
         assert_eq!(words("a&&b||c"), ["a&&b||c"]);
     }
 
@@ -134,18 +131,17 @@ mod tests {
     fn quoting_table() {
         assert_eq!(words("  ls   -la  "), ["ls", "-la"]);
         assert_eq!(words("echo 'a b' \"c d\""), ["echo", "a b", "c d"]);
-        assert_eq!(words(r#"echo "say \"hi\" \$HOME \n""#), [
-            "echo",
-            r#"say "hi" $HOME \n"#
-        ]);
+        assert_eq!(
+            words(r#"echo "say \"hi\" \$HOME \n""#),
+            ["echo", r#"say "hi" $HOME \n"#]
+        );
         assert_eq!(words(r"echo a\ b \'"), ["echo", "a b", "'"]);
         assert_eq!(words("echo '' \"\""), ["echo", "", ""]);
         assert_eq!(words("echo 'it'\"'\"'s'"), ["echo", "it's"]);
-        assert_eq!(words("sh -c 'sleep 100 & sleep 100'"), [
-            "sh",
-            "-c",
-            "sleep 100 & sleep 100"
-        ]);
+        assert_eq!(
+            words("sh -c 'sleep 100 & sleep 100'"),
+            ["sh", "-c", "sleep 100 & sleep 100"]
+        );
     }
 
     #[test]
@@ -158,7 +154,12 @@ mod tests {
 
     #[test]
     fn display_round_trips() {
-        for line in ["echo 'a b' c", "grep -n 'it'\\''s' x", "ls ''", "echo '$(x)'"] {
+        for line in [
+            "echo 'a b' c",
+            "grep -n 'it'\\''s' x",
+            "ls ''",
+            "echo '$(x)'",
+        ] {
             let w = words(line);
             assert_eq!(words(&display(&w)), w, "{line}");
         }

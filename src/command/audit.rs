@@ -114,9 +114,7 @@ impl Entry {
 
 /// The current time as the log writes it (UTC, seconds).
 pub fn now() -> String {
-    chrono::Utc::now()
-        .format("%Y-%m-%dT%H:%M:%SZ")
-        .to_string()
+    chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
 /// The audit log of one workspace.
@@ -163,11 +161,7 @@ impl AuditLog {
         let entries: Vec<Entry> = text
             .lines()
             .filter(|l| !l.trim().is_empty())
-            .filter_map(|l| {
-                serde_json::from_str(l)
-                    .map_err(|_| bad += 1)
-                    .ok()
-            })
+            .filter_map(|l| serde_json::from_str(l).map_err(|_| bad += 1).ok())
             .collect();
         let skip = entries.len().saturating_sub(n);
         Ok((entries.into_iter().skip(skip).collect(), bad))
@@ -185,8 +179,14 @@ mod tests {
         assert_eq!(log.last(5).unwrap(), (Vec::new(), 0));
         for i in 0..4 {
             let words = vec!["echo".to_string(), i.to_string()];
-            log.append(&Entry::new(Who::Model, &words, dir.path(), Decision::Declined, Some("no")))
-                .unwrap();
+            log.append(&Entry::new(
+                Who::Model,
+                &words,
+                dir.path(),
+                Decision::Declined,
+                Some("no"),
+            ))
+            .unwrap();
         }
         std::fs::OpenOptions::new()
             .append(true)
@@ -196,8 +196,14 @@ mod tests {
             .unwrap();
         let (last, bad) = log.last(2).unwrap();
         assert_eq!(bad, 1);
-        assert_eq!(last.iter().map(|e| e.args[0].as_str()).collect::<Vec<_>>(), ["2", "3"]);
+        assert_eq!(
+            last.iter().map(|e| e.args[0].as_str()).collect::<Vec<_>>(),
+            ["2", "3"]
+        );
         let line = last[0].line();
-        assert!(line.contains("model") && line.contains("declined") && line.contains("echo 2"), "{line}");
+        assert!(
+            line.contains("model") && line.contains("declined") && line.contains("echo 2"),
+            "{line}"
+        );
     }
 }

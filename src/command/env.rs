@@ -3,15 +3,7 @@
 //! model asked for cannot read them.
 
 /// Parts of a name (split at `_`) that mark a secret on their own.
-const SECRET_PARTS: &[&str] = &[
-    "KEY",
-    "KEYS",
-    "PASS",
-    "PAT",
-    "PIN",
-    "AUTH",
-    "COOKIE",
-];
+const SECRET_PARTS: &[&str] = &["KEY", "KEYS", "PASS", "PAT", "PIN", "AUTH", "COOKIE"];
 
 /// Substrings that mark a secret anywhere in a name.
 const SECRET_WORDS: &[&str] = &[
@@ -86,8 +78,20 @@ mod tests {
             assert!(is_secret_name(name), "{name}");
         }
         for name in [
-            "PATH", "HOME", "PWD", "LANG", "TERM", "USER", "SHELL", "CARGO_HOME", "RUST_LOG",
-            "KEYBOARD", "MONKEY", "TMPDIR", "EDITOR", "DBUS_SESSION_BUS_ADDRESS",
+            "PATH",
+            "HOME",
+            "PWD",
+            "LANG",
+            "TERM",
+            "USER",
+            "SHELL",
+            "CARGO_HOME",
+            "RUST_LOG",
+            "KEYBOARD",
+            "MONKEY",
+            "TMPDIR",
+            "EDITOR",
+            "DBUS_SESSION_BUS_ADDRESS",
         ] {
             assert!(!is_secret_name(name), "{name}");
         }

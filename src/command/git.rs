@@ -110,9 +110,13 @@ mod tests {
             ("status --git-dir=/elsewhere", "--git-dir"),
             ("", "give a subcommand"),
         ] {
-            let e = argv(&if line.is_empty() { Vec::new() } else { words(line) })
-                .unwrap_err()
-                .to_string();
+            let e = argv(&if line.is_empty() {
+                Vec::new()
+            } else {
+                words(line)
+            })
+            .unwrap_err()
+            .to_string();
             assert!(e.contains(why), "{line}: {e}");
         }
     }
@@ -123,7 +127,17 @@ mod tests {
         assert_eq!(a[0], "--no-pager");
         assert!(a.contains(&"core.fsmonitor=false".to_string()));
         let at = a.iter().position(|w| w == "log").unwrap();
-        assert_eq!(&a[at..], ["log", "--no-ext-diff", "--no-textconv", "-n", "3", "--oneline"]);
+        assert_eq!(
+            &a[at..],
+            [
+                "log",
+                "--no-ext-diff",
+                "--no-textconv",
+                "-n",
+                "3",
+                "--oneline"
+            ]
+        );
         let s = argv(&words("status --short")).unwrap();
         assert_eq!(s[s.len() - 2..], ["status", "--short"]);
         assert!(argv(&words("blame -L 1,5 src/main.rs")).is_ok());

@@ -126,7 +126,13 @@ pub fn run_program(
             Some(ask) => {
                 let question = format!("{why}. Run `{}`? [y/N] ", argv::display(&words));
                 if !ask(&question) {
-                    return refuse(place, who, words, Decision::Declined, "the user said no".into());
+                    return refuse(
+                        place,
+                        who,
+                        words,
+                        Decision::Declined,
+                        "the user said no".into(),
+                    );
                 }
                 Decision::Confirmed
             }
@@ -143,7 +149,9 @@ pub fn run_git(
     on_output: &mut dyn FnMut(&[u8]),
     stop: &dyn Fn() -> bool,
 ) -> Report {
-    let words: Vec<String> = std::iter::once("git".to_string()).chain(args.iter().cloned()).collect();
+    let words: Vec<String> = std::iter::once("git".to_string())
+        .chain(args.iter().cloned())
+        .collect();
     let argv = match git::argv(&args) {
         Ok(a) => a,
         Err(e) => return refuse(place, who, words, Decision::Refused, e.to_string()),
@@ -154,12 +162,26 @@ pub fn run_git(
         Err(e) => return refuse(place, who, words, Decision::Refused, e.to_string()),
     };
     let full: Vec<String> = std::iter::once("git".to_string()).chain(argv).collect();
-    let mut report = execute(place, who, full, &resolved, Decision::ReadOnly, on_output, stop);
+    let mut report = execute(
+        place,
+        who,
+        full,
+        &resolved,
+        Decision::ReadOnly,
+        on_output,
+        stop,
+    );
     report.words = words;
     report
 }
 
-fn refuse(place: &Place<'_>, who: Who, words: Vec<String>, decision: Decision, reason: String) -> Report {
+fn refuse(
+    place: &Place<'_>,
+    who: Who,
+    words: Vec<String>,
+    decision: Decision,
+    reason: String,
+) -> Report {
     let entry = Entry::new(who, &words, place.workspace, decision, Some(&reason));
     let audit_error = place.audit.append(&entry).err().map(|e| e.to_string());
     Report {

@@ -88,7 +88,12 @@ fn is_executable(p: &Path) -> bool {
 
 /// Whether `words` (program first) may run without asking, `resolved` being the file
 /// [`resolve`] found for the program.
-pub fn verdict(settings: &Settings, words: &[String], resolved: &Path, workspace: &Path) -> Verdict {
+pub fn verdict(
+    settings: &Settings,
+    words: &[String],
+    resolved: &Path,
+    workspace: &Path,
+) -> Verdict {
     if !settings.safe_mode {
         return Verdict::SafeModeOff;
     }
@@ -102,7 +107,9 @@ pub fn verdict(settings: &Settings, words: &[String], resolved: &Path, workspace
         ));
     }
     if !settings.allowed.iter().any(|a| a == word) {
-        return ask(format!("{word} is not on the allowlist (/safemode allow {word})"));
+        return ask(format!(
+            "{word} is not on the allowlist (/safemode allow {word})"
+        ));
     }
     let real = resolved
         .canonicalize()
@@ -118,10 +125,16 @@ pub fn verdict(settings: &Settings, words: &[String], resolved: &Path, workspace
         .canonicalize()
         .unwrap_or_else(|_| workspace.to_path_buf());
     if real.starts_with(&ws) {
-        return ask(format!("{word} resolves to {} inside the workspace", real.display()));
+        return ask(format!(
+            "{word} resolves to {} inside the workspace",
+            real.display()
+        ));
     }
     if word == "find" {
-        if let Some(a) = words[1..].iter().find(|a| FIND_ACTIONS.contains(&a.as_str())) {
+        if let Some(a) = words[1..]
+            .iter()
+            .find(|a| FIND_ACTIONS.contains(&a.as_str()))
+        {
             return ask(format!("find {a} runs, deletes or writes"));
         }
     }
@@ -167,11 +180,7 @@ mod tests {
         for (line, path, why) in [
             ("./ls", system, "is a path"),
             ("/usr/bin/rm -rf x", system, "is a path"),
-            (
-                real_ls.to_str().unwrap(),
-                system,
-                "is a path",
-            ),
+            (real_ls.to_str().unwrap(), system, "is a path"),
             ("rm x", system, "not on the allowlist"),
             ("ls", bin.path().as_os_str(), "which is not ls"),
             ("find . -delete", system, "find -delete"),

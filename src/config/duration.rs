@@ -18,7 +18,9 @@ pub fn parse_duration(text: &str) -> Option<Duration> {
         let digits = rest.find(|c: char| !c.is_ascii_digit() && c != '.')?;
         let number: f64 = rest[..digits].parse().ok()?;
         rest = &rest[digits..];
-        let unit_len = rest.find(|c: char| c.is_ascii_digit()).unwrap_or(rest.len());
+        let unit_len = rest
+            .find(|c: char| c.is_ascii_digit())
+            .unwrap_or(rest.len());
         let scale = match &rest[..unit_len] {
             "ms" => 0.001,
             "s" => 1.0,

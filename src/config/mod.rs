@@ -11,8 +11,8 @@ mod raw;
 mod resolve;
 mod upstream;
 
-pub use load::{load, parse, parse_noted, ConfigError, CONFIG_FILE};
 pub use duration::{format_duration, parse_duration};
+pub use load::{load, parse, parse_noted, ConfigError, CONFIG_FILE};
 pub use persist::save_security;
 pub use upstream::Upstream;
 

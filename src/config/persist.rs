@@ -105,10 +105,14 @@ fn check_edit(before: &Value, edited: &str, section: &Mapping, path: &Path) -> R
         m
     };
     if others(before) != others(&after) {
-        return Err(format!("the edit would change keys outside security:; {by_hand}"));
+        return Err(format!(
+            "the edit would change keys outside security:; {by_hand}"
+        ));
     }
     if after.get("security") != Some(&Value::Mapping(section.clone())) {
-        return Err(format!("the security: section did not come out as intended; {by_hand}"));
+        return Err(format!(
+            "the security: section did not come out as intended; {by_hand}"
+        ));
     }
     parse(edited, path).map_err(|e| format!("{e}; {by_hand}"))?;
     Ok(())
@@ -133,7 +137,12 @@ mod tests {
     use super::*;
 
     fn save(ws: &Path, safe: bool) -> Result<PathBuf, ConfigError> {
-        save_security(ws, safe, &["ls".into(), "cargo".into()], Duration::from_secs(90))
+        save_security(
+            ws,
+            safe,
+            &["ls".into(), "cargo".into()],
+            Duration::from_secs(90),
+        )
     }
 
     #[test]
@@ -173,7 +182,10 @@ safe_mode: true
         save(ws.path(), false).unwrap();
         let text = std::fs::read_to_string(ws.path().join(CONFIG_FILE)).unwrap();
         assert!(text.starts_with("# written by the Go harvey\nollama:\n  url: http://localhost:11434   # local server\nsecurity:\n"), "{text}");
-        assert!(text.contains("\n\nmodel_aliases:\n  granite: granite3.3:8b\nsafe_mode: true\n"), "{text}");
+        assert!(
+            text.contains("\n\nmodel_aliases:\n  granite: granite3.3:8b\nsafe_mode: true\n"),
+            "{text}"
+        );
         let v: Value = serde_yaml::from_str(&text).unwrap();
         assert_eq!(v["security"]["permissions"]["read"][0], Value::from("src"));
         assert_eq!(v["security"]["safe_mode"], Value::Bool(false));
@@ -191,6 +203,9 @@ safe_mode: true
         std::fs::write(ws.path().join(CONFIG_FILE), bad).unwrap();
         let e = save(ws.path(), false).unwrap_err().to_string();
         assert!(e.contains("agents/harvey.yaml"), "{e}");
-        assert_eq!(std::fs::read_to_string(ws.path().join(CONFIG_FILE)).unwrap(), bad);
+        assert_eq!(
+            std::fs::read_to_string(ws.path().join(CONFIG_FILE)).unwrap(),
+            bad
+        );
     }
 }

@@ -515,7 +515,17 @@ fn chat(app: &mut App, text: &str, out: &mut impl Write) -> io::Result<()> {
             writeln!(out, "[{}]", render::turn_line(&turn.completion.stats))?;
             compress(app, out)
         }
-        Err(e) => writeln!(out, "error: {e}"),
+        Err(e) => {
+            writeln!(out, "error: {e}")?;
+            if !app.attachments.is_empty() {
+                writeln!(
+                    out,
+                    "[{} tokens of attachments wait for your next message; /clear drops them]",
+                    app.attachments.tokens()
+                )?;
+            }
+            Ok(())
+        }
     }
 }
 

@@ -45,23 +45,40 @@ pub fn audit(app: &App, args: &str, out: &mut impl Write) -> io::Result<()> {
         "" => 10,
         text => match text.parse::<usize>() {
             Ok(n) if n > 0 => n,
-            _ => return writeln!(out, "usage: /audit [N] (N: how many recent lines, default 10)"),
+            _ => {
+                return writeln!(
+                    out,
+                    "usage: /audit [N] (N: how many recent lines, default 10)"
+                )
+            }
         },
     };
     match app.audit.last(n) {
         Ok((entries, _)) if entries.is_empty() => {
-            writeln!(out, "no commands recorded yet ({})", app.audit.path().display())
+            writeln!(
+                out,
+                "no commands recorded yet ({})",
+                app.audit.path().display()
+            )
         }
         Ok((entries, bad)) => {
             for e in &entries {
                 writeln!(out, "{}", e.line())?;
             }
             if bad > 0 {
-                writeln!(out, "[{bad} line(s) of {} do not parse]", app.audit.path().display())?;
+                writeln!(
+                    out,
+                    "[{bad} line(s) of {} do not parse]",
+                    app.audit.path().display()
+                )?;
             }
             Ok(())
         }
-        Err(e) => writeln!(out, "error: cannot read {}: {e}", app.audit.path().display()),
+        Err(e) => writeln!(
+            out,
+            "error: cannot read {}: {e}",
+            app.audit.path().display()
+        ),
     }
 }
 

@@ -66,7 +66,12 @@ const GIT_PARAMS: &[Param] = &[
 fn string_list(args: &Map<String, Value>, name: &str) -> Vec<String> {
     args.get(name)
         .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
         .unwrap_or_default()
 }
 
