@@ -164,7 +164,9 @@ fn ending_of(status: ExitStatus) -> Ending {
 }
 
 fn read_in_background(mut pipe: std::fs::File) -> mpsc::Receiver<Vec<u8>> {
-    let (tx, rx) = mpsc::channel();
+    // Bounded: a program that floods its output waits for the screen instead of
+    // filling memory.
+    let (tx, rx) = mpsc::sync_channel(16);
     std::thread::spawn(move || {
         let mut buf = vec![0u8; 8192];
         loop {
@@ -232,6 +234,56 @@ impl Capture {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn sh(script: &str, timeout: Duration, stop: &dyn Fn() -> bool) -> (Outcome, String) {
+        let args = vec!["-c".to_string(), script.to_string()];
+        let dir = tempfile::tempdir().unwrap();
+        let spec = Spec {
+            program: Path::new("/bin/sh"),
+            args: &args,
+            cwd: dir.path(),
+            env: vec![("ONLY".into(), "this".into())],
+            timeout,
+        };
+        let mut screen = Vec::new();
+        let outcome = run(&spec, &mut |c| screen.extend_from_slice(c), stop).unwrap();
+        (outcome, String::from_utf8(screen).unwrap())
+    }
+
+    #[test]
+    fn the_child_gets_only_the_given_environment_and_both_streams() {
+        let (o, screen) = sh(
+            "echo \"$ONLY $HOME\"; echo err >&2; exit 3",
+            Duration::from_secs(10),
+            &|| false,
+        );
+        assert_eq!(o.ending, Ending::Exited(3));
+        assert_eq!(screen, "this \nerr\n");
+        assert_eq!(o.kept, screen);
+        assert_eq!(o.bytes, 10);
+    }
+
+    #[test]
+    fn stop_kills_the_group_at_once() {
+        let start = Instant::now();
+        let stop = move || start.elapsed() > Duration::from_millis(300);
+        let (o, screen) = sh(
+            "sleep 100 & echo up; sleep 100",
+            Duration::from_secs(60),
+            &stop,
+        );
+        assert_eq!(o.ending, Ending::Interrupted);
+        assert_eq!(screen, "up\n");
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            start.elapsed()
+        );
+        assert_eq!(
+            o.ending.describe(Duration::from_secs(60)),
+            "stopped by Ctrl-C"
+        );
+    }
 
     #[test]
     fn capture_keeps_everything_under_the_cap() {
