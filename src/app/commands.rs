@@ -10,6 +10,18 @@ use crate::config::{ConfigError, SecurityConfig};
 
 use super::App;
 
+/// A yes/no question through the REPL's `ask` (`prefix` + the question + `? [y/N]`);
+/// no answer (or no one to ask) is a no.
+pub fn yes_no(ask: Option<std::rc::Rc<super::Ask>>, prefix: &str) -> impl Fn(&str) -> bool {
+    let prefix = prefix.to_string();
+    move |what: &str| {
+        ask.as_ref().is_some_and(|ask| {
+            ask(&format!("{prefix}{what} — allow? [y/N] "))
+                .is_some_and(|r| matches!(r.trim().to_lowercase().as_str(), "y" | "yes"))
+        })
+    }
+}
+
 /// The session's command settings as the config sets them.
 pub fn settings(c: &SecurityConfig) -> Settings {
     Settings {
