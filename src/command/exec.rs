@@ -9,7 +9,7 @@ use std::collections::VecDeque;
 use std::io::Read;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
@@ -90,6 +90,31 @@ pub fn run(
     stop: &dyn Fn() -> bool,
 ) -> Result<Outcome, CommandError> {
     let start = Instant::now();
+    let (child, pipe) = spawn(spec)?;
+    let chunks = read_in_background(pipe);
+    let mut capture = Capture::new(CONTEXT_CAP);
+    let ending = supervise(
+        spec,
+        child,
+        &chunks,
+        &mut |chunk| {
+            capture.push(chunk);
+            on_output(chunk);
+        },
+        stop,
+    )?;
+    let (kept, cut) = capture.finish();
+    Ok(Outcome {
+        ending,
+        duration: start.elapsed(),
+        bytes: capture.total,
+        kept,
+        cut,
+    })
+}
+
+/// Starts the program in its own process group, stdout and stderr on one pipe.
+fn spawn(spec: &Spec<'_>) -> Result<(Child, std::fs::File), CommandError> {
     let failed = |e: std::io::Error| CommandError::Start(spec.program.display().to_string(), e);
     let (reader, writer) = nix::unistd::pipe().map_err(|e| failed(e.into()))?;
     let mut command = Command::new(spec.program);
@@ -105,19 +130,27 @@ pub fn run(
     let spawned = command.spawn();
     // The command holds the pipe's write end: drop it so the reader sees the end.
     drop(command);
-    let mut child = spawned.map_err(failed)?;
+    Ok((spawned.map_err(failed)?, std::fs::File::from(reader)))
+}
+
+/// Passes output on until the program ended and the pipe closed (or [`DRAIN`] passed);
+/// kills the group at the timeout, on `stop`, and when the program exits.
+fn supervise(
+    spec: &Spec<'_>,
+    mut child: Child,
+    chunks: &mpsc::Receiver<Vec<u8>>,
+    on_output: &mut dyn FnMut(&[u8]),
+    stop: &dyn Fn() -> bool,
+) -> Result<Ending, CommandError> {
+    let failed = |e: std::io::Error| CommandError::Start(spec.program.display().to_string(), e);
+    let start = Instant::now();
     let group = Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
-    let chunks = read_in_background(std::fs::File::from(reader));
-    let mut capture = Capture::new(CONTEXT_CAP);
     let mut status: Option<ExitStatus> = None;
     let mut killed: Option<Ending> = None;
     let mut ended_at: Option<Instant> = None;
     loop {
         match chunks.recv_timeout(Duration::from_millis(20)) {
-            Ok(chunk) => {
-                capture.push(&chunk);
-                on_output(&chunk);
-            }
+            Ok(chunk) => on_output(&chunk),
             Err(RecvTimeoutError::Disconnected) if status.is_some() => break,
             Err(RecvTimeoutError::Disconnected) | Err(RecvTimeoutError::Timeout) => {}
         }
@@ -127,31 +160,27 @@ pub fn run(
                 ended_at = Some(Instant::now());
                 // Whatever it started in the background ends with it.
                 let _ = killpg(group, Signal::SIGKILL);
-            } else if killed.is_none() && (stop() || start.elapsed() >= spec.timeout) {
-                killed = Some(if stop() {
-                    Ending::Interrupted
+            } else if killed.is_none() {
+                killed = if stop() {
+                    Some(Ending::Interrupted)
+                } else if start.elapsed() >= spec.timeout {
+                    Some(Ending::TimedOut)
                 } else {
-                    Ending::TimedOut
-                });
-                let _ = killpg(group, Signal::SIGKILL);
+                    None
+                };
+                if killed.is_some() {
+                    let _ = killpg(group, Signal::SIGKILL);
+                }
             }
         }
         if ended_at.is_some_and(|t| t.elapsed() > DRAIN) {
             break;
         }
     }
-    let ending = match (killed, status) {
+    Ok(match (killed, status) {
         (Some(k), _) => k,
         (None, Some(s)) => ending_of(s),
         (None, None) => Ending::Interrupted,
-    };
-    let (kept, cut) = capture.finish();
-    Ok(Outcome {
-        ending,
-        duration: start.elapsed(),
-        bytes: capture.total,
-        kept,
-        cut,
     })
 }
 
