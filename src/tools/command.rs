@@ -93,7 +93,7 @@ impl Tool for RunCommand {
         "run_command"
     }
     fn description(&self) -> &'static str {
-        "run a program in the workspace (no shell; the user approves every run) and read its output"
+        "Run a program in the workspace (no shell; the user approves every run) and read its output."
     }
     fn params(&self) -> &'static [Param] {
         RUN_PARAMS
@@ -145,7 +145,7 @@ impl Tool for Git {
         "git"
     }
     fn description(&self) -> &'static str {
-        "read the repository with git status, diff, log, show or blame (read-only)"
+        "Read the repository with git status, diff, log, show or blame (read-only)."
     }
     fn params(&self) -> &'static [Param] {
         GIT_PARAMS
