@@ -10,6 +10,7 @@
 //! - `vector`: content-hash-keyed vectors, exact top-k and rank fusion.
 //! - `models`: where the model file is found; `gguf`: what a model file is, from its header.
 //! - `platform`: cores, memory, SoC temperature and throttling.
+//! - `command`: running programs safely (no shell, allowlist, timeout, audit log).
 //! - `config`: raw YAML shape -> resolved, immutable [`config::Config`].
 //! - `engine`: the only importer of `llama_cpp_2`: load, template, tokenize, generate.
 //! - `tokens`: the token-counting boundary other modules use instead of the engine.
@@ -22,6 +23,7 @@
 pub mod app;
 pub mod bench;
 pub mod chat;
+pub mod command;
 pub mod config;
 pub mod db;
 pub mod engine;

@@ -104,7 +104,8 @@ enum ToolCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Call a tool: harvey tool call read_file '{"path": "README.md"}'
+    /// Call a tool: harvey tool call read_file '{"path": "README.md"}'. run_command is
+    /// refused here (it needs a yes in the REPL); git runs read-only subcommands.
     Call {
         /// Tool name (see `harvey tool list`).
         name: String,

@@ -81,7 +81,7 @@ pub fn fit_tokens(text: &str, counter: &dyn TokenCounter, max_tokens: usize) -> 
 /// shareable on purpose (see the README).
 pub const AGENTS_GITIGNORE: &str = "# Written by harvey: private state stays out of git.\n\
 # Memory files (memories/<type>/*.spmd, MEMORY.md) are left shareable on purpose.\n\
-sessions/\ncache/\nrag/\nhistory\n*.db\n*.db-wal\n*.db-shm\nmemories/archive/\n";
+sessions/\ncache/\nrag/\nhistory\naudit.jsonl\n*.db\n*.db-wal\n*.db-shm\nmemories/archive/\n";
 
 /// Writes `agents/.gitignore` if it does not exist yet. Returns whether it was written.
 pub fn ensure_agents_gitignore(agents_dir: &Path) -> std::io::Result<bool> {

@@ -126,7 +126,7 @@ impl App {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        self.pending_note = Some(format!(
+        self.pending_notes.push(format!(
             "continued from {name} ({} exchanges)",
             record.exchanges.len()
         ));

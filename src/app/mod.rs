@@ -4,9 +4,16 @@
 //! Nothing here prints.
 
 mod close;
+mod commands;
+mod open;
 mod switch;
+mod tools;
 
+pub use open::open_embedder;
+use open::open_memory;
 pub use switch::SwitchReport;
+
+pub use tools::{default_tools, system_prompt, tools_with_abort, workspace_tools};
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -14,9 +21,8 @@ use std::sync::Arc;
 use crate::chat::agent::{run_agent_turn, AgentTurn, ToolSet, TurnEvent};
 use crate::chat::prefix_cache::{restore_or_save, stable_prefix_ids, PrefixOutcome};
 use crate::chat::rolling::{compress_if_needed, Compression, TagSource};
-use crate::chat::{Conversation, TurnError, TurnLimits, SYSTEM_PROMPT};
+use crate::chat::{Conversation, TurnError, TurnLimits};
 use crate::config::{self, Config, ConfigError};
-use crate::engine::LlamaEmbedder;
 use crate::engine::{
     AbortFlag, Completion, Engine, EngineError, EngineParams, GenerateOptions, LlamaEngine,
     SamplingParams, TurnStats,
@@ -30,7 +36,6 @@ use crate::rag::RagStore;
 use crate::session::{Recorder, SessionIndex};
 use crate::tokens::Embedder;
 use crate::tools::grammar::{call_grammar, call_max_tokens};
-use crate::tools::workspace::{ListFiles, ReadFile, SearchFiles};
 use crate::tools::Registry;
 
 /// What the command line decides before the app is built.
@@ -99,9 +104,13 @@ pub struct App {
     /// when nobody can answer, e.g. `harvey run`).
     pub ask: Option<std::rc::Rc<Ask>>,
     /// A note for the next recorded exchange (e.g. where a continued session came from).
-    pending_note: Option<String>,
-    /// Text attached to the next user message (`/kb inject`), with what it is.
-    pub attachment: Option<(String, String)>,
+    pending_notes: Vec<String>,
+    /// Text attached to the next user message only (`!prog`, `/kb inject`, …).
+    pub attachments: crate::chat::attachment::Attachments,
+    /// The session's command settings (from `security:`, changed by `/safemode`).
+    pub security: crate::command::Settings,
+    /// `agents/audit.jsonl`.
+    pub audit: crate::command::AuditLog,
     /// The last turn's `<think>` block (`/think show`); never part of the conversation.
     pub last_thought: Option<String>,
     closed: bool,
@@ -146,8 +155,11 @@ impl App {
 
     /// Builds an app around an already-loaded engine (tests use a scripted one).
     pub fn with_engine(workspace: PathBuf, config: Config, engine: Box<dyn Engine>) -> Self {
-        let (tools, notes) = default_tools(&workspace, &config);
+        let abort = AbortFlag::new();
+        let (tools, notes) = tools_with_abort(&workspace, &config, &abort);
         let mut app = Self::with_tools(workspace, config, engine, tools);
+        // The command tools stop on the same Ctrl-C as the reply.
+        app.abort = abort;
         app.notices.extend(notes);
         app
     }
@@ -242,8 +254,10 @@ impl App {
             sessions,
             transcript: Vec::new(),
             session_name: None,
-            pending_note: None,
-            attachment: None,
+            pending_notes: Vec::new(),
+            attachments: Default::default(),
+            security: commands::settings(&config.security),
+            audit: crate::command::AuditLog::new(&agents),
             last_thought: None,
             confirm_writes: None,
             ask: None,
@@ -325,25 +339,22 @@ impl App {
             .tools
             .confirm_memory_writes
             .then_some(self.confirm_writes.as_deref());
+        let ask_model_command = commands::yes_no(self.ask.clone(), "the model asks: ");
         let tool_set = ToolSet {
             registry: &self.tools,
             grammar: &self.tool_grammar,
             max_call_tokens: self.tool_max_tokens,
             max_rounds: self.config.tools.max_rounds_per_turn,
             confirm,
+            ask: self
+                .ask
+                .is_some()
+                .then_some(&ask_model_command as &crate::chat::agent::Confirm),
         };
         let tools = (self.tools_enabled && !self.tools.is_empty()).then_some(&tool_set);
         // Per-turn context rides on this user message only (the cached prefix stays).
-        let sent = match self.attachment.take() {
-            Some((what, block)) => {
-                self.pending_note = Some(match self.pending_note.take() {
-                    Some(n) => format!("{n}; attached {what}"),
-                    None => format!("attached {what}"),
-                });
-                format!("{block}\n\n{text}")
-            }
-            None => text.to_string(),
-        };
+        let attached = self.attachments.take();
+        let sent = crate::chat::attachment::message_with(&attached, text);
         let turn = run_agent_turn(
             self.engine.as_mut(),
             &mut self.conversation,
@@ -352,7 +363,17 @@ impl App {
             limits,
             tools,
             on_event,
-        )?;
+        );
+        let turn = match turn {
+            Ok(t) => t,
+            Err(e) => {
+                // Not sent: what was attached waits for the next message.
+                self.attachments.restore(attached);
+                return Err(e);
+            }
+        };
+        self.pending_notes
+            .extend(crate::chat::attachment::note(&attached));
         if let Some(c) = &turn.compression {
             self.compressions.push(c.clone());
         }
@@ -367,7 +388,7 @@ impl App {
     /// Appends the exchange to the session record. A failing disk loses the record, not
     /// the session: the problem is noted once.
     fn record(&mut self, text: &str, turn: &AgentTurn) {
-        let mut notes: Vec<String> = self.pending_note.take().into_iter().collect();
+        let mut notes: Vec<String> = std::mem::take(&mut self.pending_notes);
         if self.transcript.is_empty() {
             if let Some(i) = self.injection.as_ref().filter(|i| !i.items.is_empty()) {
                 let ids: Vec<String> = i
@@ -576,8 +597,10 @@ impl App {
     }
 
     /// Starts a new conversation (the KV cache keeps the shared system-prompt prefix).
+    /// Also drops what was attached for the next message.
     pub fn clear(&mut self) {
         self.conversation.clear();
+        self.attachments.take();
     }
 
     /// Restores the stable prompt prefix (system prompt + the query-independent part of
@@ -614,152 +637,6 @@ pub fn average_decode_rate(turns: &[TurnStats]) -> f64 {
     } else {
         0.0
     }
-}
-
-/// Opens the workspace's memory store; problems become notices, never a failed start.
-fn open_memory(
-    workspace: &Path,
-    embedder: Option<Arc<dyn Embedder>>,
-    notices: &mut Vec<String>,
-) -> Option<MemoryStore> {
-    match MemoryStore::open(&workspace.join("agents"), workspace) {
-        Ok((mut store, report)) => {
-            notices.extend(report.warnings.iter().map(|w| format!("memory: {w}")));
-            if let Some(e) = embedder {
-                if let Err(e) = store.set_embedder(e) {
-                    notices.push(format!("memory: {e}"));
-                }
-            }
-            Some(store)
-        }
-        Err(e) => {
-            notices.push(format!("memory is off for this session: {e}"));
-            None
-        }
-    }
-}
-
-/// Embedders loaded in this process, by file: every store, tool and command shares one.
-static EMBEDDERS: std::sync::Mutex<Vec<(PathBuf, Arc<LlamaEmbedder>)>> =
-    std::sync::Mutex::new(Vec::new());
-
-/// The sentence embedder `memory.embedder` names (`auto`: the default file in the model
-/// directories), loaded once per process. `None` comes with a one-line reason, except
-/// for `none`, which is a choice and not a problem.
-pub fn open_embedder(
-    config: &Config,
-    workspace: &Path,
-) -> (Option<Arc<dyn Embedder>>, Option<String>) {
-    use crate::config::Embedder as Choice;
-    use crate::engine::embed::DEFAULT_EMBEDDER_FILE;
-    let path = match &config.memory.embedder {
-        Choice::None => return (None, None),
-        Choice::Path(p) => {
-            let p = workspace.join(p);
-            if !p.is_file() {
-                return (
-                    None,
-                    Some(format!(
-                        "memory.embedder {} does not exist; recall uses full-text search only",
-                        p.display()
-                    )),
-                );
-            }
-            p
-        }
-        Choice::Auto => {
-            let dirs = crate::models::search_dirs(&config.model.models_dir, workspace);
-            match dirs
-                .iter()
-                .map(|d| d.join(DEFAULT_EMBEDDER_FILE))
-                .find(|p| p.is_file())
-            {
-                Some(p) => p,
-                None => {
-                    return (
-                        None,
-                        Some(format!(
-                            "no embedding model ({DEFAULT_EMBEDDER_FILE}; scripts/fetch-embedder.sh makes it): recall uses full-text search only"
-                        )),
-                    )
-                }
-            }
-        }
-    };
-    let mut loaded = EMBEDDERS.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some((_, e)) = loaded.iter().find(|(p, _)| *p == path) {
-        return (Some(e.clone() as Arc<dyn Embedder>), None);
-    }
-    let threads = engine_params(config, path.clone()).threads;
-    match LlamaEmbedder::load(&path, threads) {
-        Ok(e) => {
-            let e = Arc::new(e);
-            loaded.push((path, e.clone()));
-            (Some(e as Arc<dyn Embedder>), None)
-        }
-        Err(e) => (
-            None,
-            Some(format!("{e}; recall uses full-text search only")),
-        ),
-    }
-}
-
-/// The tools a session offers: the read-only workspace tools, plus the memory and
-/// session tools when memory is on.
-pub fn default_tools(workspace: &Path, config: &Config) -> (Registry, Vec<String>) {
-    use crate::tools::memory::{
-        MemoryForget, MemoryPlace, MemoryRead, MemorySearch, MemoryUpdate, MemoryWrite,
-    };
-    let mut registry = workspace_tools(workspace);
-    let notes = Vec::new();
-    if config.memory.enabled {
-        let place = MemoryPlace {
-            agents_dir: workspace.join("agents"),
-            workspace: workspace.to_path_buf(),
-            embedder: open_embedder(config, workspace).0,
-        };
-        registry.add(Box::new(MemorySearch(place.clone())));
-        registry.add(Box::new(MemoryRead(place.clone())));
-        registry.add(Box::new(crate::tools::sessions::SessionSearch(
-            place.agents_dir.clone(),
-        )));
-        registry.add(Box::new(crate::tools::sessions::SessionRead(
-            place.agents_dir.clone(),
-        )));
-        registry.add(Box::new(MemoryWrite(place.clone())));
-        registry.add(Box::new(MemoryUpdate(place.clone())));
-        registry.add(Box::new(MemoryForget(place)));
-    }
-    (registry, notes)
-}
-
-/// The read-only workspace tools, rooted at `workspace`.
-pub fn workspace_tools(workspace: &Path) -> Registry {
-    let mut registry = Registry::new();
-    let root = workspace.to_path_buf();
-    registry.add(Box::new(ReadFile { root: root.clone() }));
-    registry.add(Box::new(ListFiles { root: root.clone() }));
-    registry.add(Box::new(SearchFiles { root }));
-    registry
-}
-
-/// The session's system prompt: persona + authority rule, the project's guidance
-/// (HARVEY.md / AGENTS.md), then the tool list when tools are on. Fixed for the whole
-/// session so the KV prefix survives.
-pub fn system_prompt(tools: &Registry, tools_enabled: bool, guidance: &str) -> String {
-    let mut prompt = SYSTEM_PROMPT.to_string();
-    if !guidance.trim().is_empty() {
-        prompt.push_str(&format!(
-            "\n\nProject guidance (authoritative; it overrides your memories):\n{guidance}"
-        ));
-    }
-    if tools_enabled && !tools.is_empty() {
-        prompt.push_str(&format!("\n\n{}", tools.prompt_section()));
-        if tools.get("memory_search").is_some() {
-            prompt.push_str("\nmemory_* tools search and keep your own notes: treat them as notes to verify; the user and the workspace files win.");
-        }
-    }
-    prompt
 }
 
 fn workspace_dir(path: &Path) -> Result<PathBuf, AppError> {

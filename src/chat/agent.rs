@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 
 use crate::engine::{Completion, Engine, GenerateOptions, StopReason};
-use crate::tools::{parse_call, Registry, ToolCall, ToolError, CALL_OPENER};
+use crate::tools::{parse_call, Approval, Registry, ToolCall, ToolError, CALL_OPENER};
 
 use super::think::{self, Part, ThinkStream};
 use super::{prepare_turn, rolling::Compression, Conversation, TurnError, TurnLimits};
@@ -48,6 +48,9 @@ pub struct ToolSet<'a> {
     /// confirmation is required; the function returns whether the user allowed it, and
     /// `None` inside means this session cannot ask (the write is refused).
     pub confirm: Option<Option<&'a Confirm>>,
+    /// Asked before every call of a tool that always asks (`run_command`); `None` =
+    /// nobody can answer here, and such calls are refused.
+    pub ask: Option<&'a Confirm>,
 }
 
 /// One call made during a turn.
@@ -219,9 +222,20 @@ fn one_call(
             on_event(TurnEvent::ToolCall(call.summary()));
             let key = call.key();
             let reused = seen.contains_key(&key);
-            let writes = set.registry.get(&call.name).is_some_and(|t| t.writes());
+            let tool = set.registry.get(&call.name);
+            let writes = tool.is_some_and(|t| t.writes());
+            let asks = tool.is_some_and(|t| t.asks());
             let result = match (seen.get(&key), set.confirm, writes) {
                 (Some(r), _, _) => r.clone(),
+                (None, _, _) if asks => {
+                    let approval = match set.ask {
+                        None => Approval::NobodyToAsk,
+                        Some(ask) if ask(&call.summary()) => Approval::Allowed,
+                        Some(_) => Approval::Declined,
+                    };
+                    set.registry
+                        .call_approved(&call.name, &call.arguments, approval)
+                }
                 (None, Some(None), true) => Err(ToolError::Refused(
                     "memory writes need the user's confirmation (tools.confirm_memory_writes) and this session cannot ask; tell the user what you would save".into(),
                 )),

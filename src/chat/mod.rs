@@ -5,6 +5,7 @@
 //! the caller's callback and the turn's numbers come back as [`TurnStats`].
 
 pub mod agent;
+pub mod attachment;
 mod conversation;
 pub mod prefix_cache;
 pub mod rolling;

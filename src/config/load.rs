@@ -27,6 +27,15 @@ pub enum ConfigError {
         column: usize,
         message: String,
     },
+    /// Saving a setting failed: the file is as it was.
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// The file cannot be edited safely: the message says what to do instead.
+    #[error("{path}: {message}")]
+    Edit { path: PathBuf, message: String },
     /// A value of the right type but out of range.
     #[error("{path}{}: {key} {message}", line.map(|l| format!(":{l}")).unwrap_or_default())]
     Invalid {

@@ -4,12 +4,16 @@
 //! The only importer of `serde_yaml` for configuration. Holds no runtime state: mutable
 //! things (the active RAG store, toggles from the REPL) live in the session.
 
+mod duration;
 mod load;
+mod persist;
 mod raw;
 mod resolve;
 mod upstream;
 
+pub use duration::{format_duration, parse_duration};
 pub use load::{load, parse, parse_noted, ConfigError, CONFIG_FILE};
+pub use persist::save_security;
 pub use upstream::Upstream;
 
 use std::path::PathBuf;
@@ -35,6 +39,7 @@ pub const DEFAULT_KEEP_TURNS: usize = 6;
 pub const DEFAULT_RAG_CHUNK_TOKENS: usize = 256;
 pub const DEFAULT_RAG_TOP_K: usize = 5;
 pub const DEFAULT_MAX_TOOL_ROUNDS: usize = 5;
+pub const DEFAULT_RUN_TIMEOUT: &str = "2m";
 
 /// The resolved configuration. Built once at startup; never mutated.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,6 +49,7 @@ pub struct Config {
     pub sampling: SamplingConfig,
     pub memory: MemoryConfig,
     pub tools: ToolsConfig,
+    pub security: SecurityConfig,
     /// Warnings from reading the file (keys of the Go tool), shown once at start.
     pub notices: Vec<String>,
 }
@@ -56,6 +62,17 @@ pub struct ToolsConfig {
     pub max_rounds_per_turn: usize,
     /// Ask before a tool writes a memory.
     pub confirm_memory_writes: bool,
+}
+
+/// `security:` — running programs (`!prog`, `/run`, the `run_command` tool).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SecurityConfig {
+    /// Programs not on the allowlist need a yes (changed with `/safemode`).
+    pub safe_mode: bool,
+    /// Bare program names that run without asking in safe mode.
+    pub allowed_commands: Vec<String>,
+    /// A command still running after this is killed with its process group.
+    pub run_timeout: std::time::Duration,
 }
 
 #[derive(Debug, Clone, PartialEq)]

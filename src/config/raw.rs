@@ -16,11 +16,11 @@ pub struct RawConfig {
     pub sampling: RawSampling,
     pub memory: RawMemory,
     pub tools: RawTools,
+    pub security: RawSecurity,
     // The Go tool's sections and flat keys.
     pub ollama: Foreign,
     pub llamafile: Foreign,
     pub llamacpp: Foreign,
-    pub security: Foreign,
     pub session: Foreign,
     pub model_aliases: Foreign,
     pub chunking: Foreign,
@@ -62,6 +62,27 @@ impl Default for RawTools {
             max_tool_calls_per_turn: None,
             max_output_bytes: None,
             tool_result_compaction: None,
+        }
+    }
+}
+
+/// `security:` — the Go tool's section and keys, which harvey uses as they are.
+#[derive(Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RawSecurity {
+    pub safe_mode: bool,
+    pub allowed_commands: Vec<String>,
+    pub run_timeout: String,
+    pub permissions: Foreign,
+}
+
+impl Default for RawSecurity {
+    fn default() -> Self {
+        Self {
+            safe_mode: true,
+            allowed_commands: crate::command::policy::Settings::default_allowed(),
+            run_timeout: DEFAULT_RUN_TIMEOUT.into(),
+            permissions: None,
         }
     }
 }

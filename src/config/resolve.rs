@@ -14,8 +14,42 @@ pub fn resolve_defaults() -> Config {
         sampling: sampling(raw.sampling),
         memory: memory(raw.memory),
         tools: tools(raw.tools),
+        security: security_defaults(),
         notices: Vec::new(),
     }
+}
+
+fn security_defaults() -> SecurityConfig {
+    let raw = RawSecurity::default();
+    SecurityConfig {
+        safe_mode: raw.safe_mode,
+        allowed_commands: raw.allowed_commands,
+        run_timeout: parse_duration(&raw.run_timeout)
+            .unwrap_or(std::time::Duration::from_secs(120)),
+    }
+}
+
+fn security(raw: RawSecurity) -> Result<SecurityConfig, (String, String)> {
+    for name in &raw.allowed_commands {
+        crate::command::policy::check_name(name)
+            .map_err(|m| ("security.allowed_commands".to_string(), m))?;
+    }
+    let run_timeout = parse_duration(&raw.run_timeout)
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| {
+            (
+                "security.run_timeout".to_string(),
+                format!(
+                    "{:?} is not a duration: write it like 2m, 90s, 1m30s or 500ms",
+                    raw.run_timeout
+                ),
+            )
+        })?;
+    Ok(SecurityConfig {
+        safe_mode: raw.safe_mode,
+        allowed_commands: raw.allowed_commands,
+        run_timeout,
+    })
 }
 
 /// Validates and converts; `Err((key, message))` names the offending key.
@@ -31,6 +65,7 @@ pub fn resolve(raw: RawConfig) -> Result<Config, (String, String)> {
         sampling: sampling(raw.sampling),
         memory: memory(raw.memory),
         tools: tools(raw.tools),
+        security: security(raw.security)?,
         notices: Vec::new(),
     })
 }

@@ -7,7 +7,10 @@
 //! `llamacpp.threads` → `engine.threads`;
 //! `llamacpp.models_dir`, `llamafile.models_dir` → `model.models_dir`;
 //! the active (else first) `llamafile.models[].path` ending in `.gguf` → `model.path`;
-//! `tools.max_tool_calls_per_turn` → `tools.max_rounds_per_turn`.
+//! `tools.max_tool_calls_per_turn` → `tools.max_rounds_per_turn`;
+//! the flat `safe_mode`, `run_timeout` → `security.safe_mode`, `security.run_timeout`.
+//! The `security:` section itself is shared: harvey reads `safe_mode`,
+//! `allowed_commands` and `run_timeout` as the Go tool writes them.
 
 use std::path::Path;
 
@@ -117,6 +120,8 @@ pub fn translate(raw: &mut RawConfig, file: &Value) -> Result<Upstream, (String,
         }
     }
 
+    flat_security(raw, file, &mut up)?;
+
     for (section, name) in [
         (&llamacpp, "llamacpp"),
         (&ollama, "ollama"),
@@ -125,7 +130,7 @@ pub fn translate(raw: &mut RawConfig, file: &Value) -> Result<Upstream, (String,
         list_keys(section, name, &used, &mut up.ignored);
     }
     for (value, name) in [
-        (&raw.security, "security"),
+        (&raw.security.permissions, "security.permissions"),
         (&raw.session, "session"),
         (&raw.model_aliases, "model_aliases"),
         (&raw.chunking, "chunking"),
@@ -133,8 +138,6 @@ pub fn translate(raw: &mut RawConfig, file: &Value) -> Result<Upstream, (String,
         (&raw.learn_model, "learn_model"),
         (&raw.knowledge_db, "knowledge_db"),
         (&raw.auto_record, "auto_record"),
-        (&raw.safe_mode, "safe_mode"),
-        (&raw.run_timeout, "run_timeout"),
         (&raw.ollama_timeout, "ollama_timeout"),
         (&raw.sessions_dir, "sessions_dir"),
         (&raw.agents_dir, "agents_dir"),
@@ -167,6 +170,38 @@ pub fn translate(raw: &mut RawConfig, file: &Value) -> Result<Upstream, (String,
         }
     }
     Ok(up)
+}
+
+/// The Go tool's older flat `safe_mode` and `run_timeout` keys.
+fn flat_security(
+    raw: &mut RawConfig,
+    file: &Value,
+    up: &mut Upstream,
+) -> Result<(), (String, String)> {
+    match raw.safe_mode.take() {
+        None | Some(Value::Null) => {}
+        Some(Value::Bool(on)) => {
+            if up.claim(file, "safe_mode", "security.safe_mode") {
+                raw.security.safe_mode = on;
+            }
+        }
+        Some(_) => return Err(("safe_mode".into(), "must be true or false".into())),
+    }
+    match raw.run_timeout.take() {
+        None | Some(Value::Null) => {}
+        Some(Value::String(t)) => {
+            if up.claim(file, "run_timeout", "security.run_timeout") {
+                raw.security.run_timeout = t;
+            }
+        }
+        Some(_) => {
+            return Err((
+                "run_timeout".into(),
+                "must be a duration like 2m (harvey uses it)".into(),
+            ))
+        }
+    }
+    Ok(())
 }
 
 /// Whether the dotted key is set in the file.
@@ -292,6 +327,8 @@ tools:
 security:
   safe_mode: true
   allowed_commands: [ls, cat]
+  permissions:
+    read: [src]
 memory:
   budget_pct: 0.2
   rag:
@@ -327,6 +364,8 @@ knowledge_db: agents/knowledge.db
         assert_eq!(c.tools.max_rounds_per_turn, 4);
         assert_eq!(c.memory.budget_pct, 0.2);
         assert_eq!(c.memory.rag.active.as_deref(), Some("notes"));
+        assert!(c.security.safe_mode);
+        assert_eq!(c.security.allowed_commands, ["ls", "cat"]);
         let line = up.warning(Path::new("agents/harvey.yaml")).unwrap();
         assert!(!line.contains('\n'), "one line: {line}");
         for name in [
@@ -334,9 +373,9 @@ knowledge_db: agents/knowledge.db
             "ollama.context_length (engine.n_ctx is set)",
             "ollama.url",
             "llamacpp.server_bin",
-            "security",
+            "security.permissions",
             "model_aliases",
-            "safe_mode",
+            "safe_mode (security.safe_mode is set)",
             "knowledge_db",
             "tools.max_output_bytes",
             "memory.rag.stores",

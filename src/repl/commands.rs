@@ -18,6 +18,10 @@ pub enum CommandKind {
     Rename,
     Think,
     Model,
+    Run,
+    Git,
+    Safemode,
+    Audit,
     Exit,
 }
 
@@ -117,6 +121,34 @@ pub const COMMANDS: &[CommandSpec] = &[
         help: "show the last reply's <think> block (folded to one line while it streams)",
     },
     CommandSpec {
+        kind: CommandKind::Run,
+        name: "run",
+        aliases: &[],
+        usage: "/run PROG ARGS…",
+        help: "run a program in the workspace (also !PROG ARGS…; no shell); its output goes with your next message",
+    },
+    CommandSpec {
+        kind: CommandKind::Git,
+        name: "git",
+        aliases: &[],
+        usage: "/git SUB ARGS…",
+        help: "read-only git: status | diff | log | show | blame; its output goes with your next message",
+    },
+    CommandSpec {
+        kind: CommandKind::Safemode,
+        name: "safemode",
+        aliases: &[],
+        usage: "/safemode …",
+        help: "which programs run without asking: status | on | off | allow PROG | deny PROG | reset (saved in agents/harvey.yaml)",
+    },
+    CommandSpec {
+        kind: CommandKind::Audit,
+        name: "audit",
+        aliases: &[],
+        usage: "/audit [N]",
+        help: "the last N commands run or refused (agents/audit.jsonl)",
+    },
+    CommandSpec {
         kind: CommandKind::Exit,
         name: "exit",
         aliases: &["quit", "bye"],
@@ -139,11 +171,21 @@ pub enum Input {
     Unknown(String),
 }
 
-/// Parses a (possibly multi-line) input. A line starting with `//` sends a literal `/`.
+/// Parses a (possibly multi-line) input. A line starting with `//` sends a literal `/`;
+/// `!PROGRAM ARGS…` is `/run PROGRAM ARGS…` (`!!` sends a literal `!`).
 pub fn parse(line: &str) -> Input {
     let trimmed = line.trim();
     if trimmed.is_empty() {
         return Input::Empty;
+    }
+    if let Some(rest) = trimmed.strip_prefix("!!") {
+        return Input::Text(format!("!{rest}"));
+    }
+    if let Some(rest) = trimmed.strip_prefix('!') {
+        return Input::Command {
+            kind: CommandKind::Run,
+            args: rest.trim().to_string(),
+        };
     }
     if let Some(rest) = trimmed.strip_prefix("//") {
         return Input::Text(format!("/{rest}"));
@@ -229,6 +271,14 @@ mod tests {
             }
         );
         assert_eq!(parse("/frobnicate x"), Input::Unknown("frobnicate".into()));
+        assert_eq!(
+            parse("!echo a; rm x"),
+            Input::Command {
+                kind: CommandKind::Run,
+                args: "echo a; rm x".into()
+            }
+        );
+        assert_eq!(parse("!!important"), Input::Text("!important".into()));
     }
 
     #[test]

@@ -13,6 +13,8 @@ mod memory;
 mod model;
 pub mod rag;
 pub mod render;
+mod run;
+mod safemode;
 
 use std::io::{self, Write};
 use std::path::PathBuf;
@@ -303,6 +305,10 @@ fn dispatch(
         }
         CommandKind::Think => think(app, args, out)?,
         CommandKind::Model => model::command(app, args, out)?,
+        CommandKind::Run => run::command(app, args, out)?,
+        CommandKind::Git => run::git(app, args, out)?,
+        CommandKind::Safemode => safemode::command(app, args, out)?,
+        CommandKind::Audit => run::audit(app, args, out)?,
         CommandKind::Exit => return Ok(Flow::Exit),
     }
     Ok(Flow::Continue)
@@ -370,7 +376,7 @@ fn kb(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()> {
     };
     match knowledge::run_kb(kb, op, false, out)? {
         Ok(Some(block)) => {
-            app.attachment = Some(("knowledge-base observations".into(), block));
+            app.attach("knowledge-base observations", block);
             Ok(())
         }
         Ok(None) => Ok(()),
@@ -547,7 +553,17 @@ fn chat(app: &mut App, text: &str, out: &mut impl Write) -> io::Result<()> {
             writeln!(out, "[{}]", render::turn_line(&turn.completion.stats))?;
             compress(app, out)
         }
-        Err(e) => writeln!(out, "error: {e}"),
+        Err(e) => {
+            writeln!(out, "error: {e}")?;
+            if !app.attachments.is_empty() {
+                writeln!(
+                    out,
+                    "[{} tokens of attachments wait for your next message; /clear drops them]",
+                    app.attachments.tokens()
+                )?;
+            }
+            Ok(())
+        }
     }
 }
 

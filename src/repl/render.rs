@@ -31,7 +31,10 @@ pub fn help(out: &mut impl Write) -> io::Result<()> {
         out,
         "Multi-line input: end a line with \\ to continue it, or wrap text in \"\"\" … \"\"\"."
     )?;
-    writeln!(out, "Start a line with // to send text that begins with /.")?;
+    writeln!(
+        out,
+        "Start a line with // to send text that begins with /, !! for one that begins with !."
+    )?;
     writeln!(
         out,
         "Ctrl-C stops a reply (or clears the line); Ctrl-D exits; Tab completes commands."

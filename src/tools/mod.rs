@@ -13,6 +13,7 @@
 //! that is shown to the model as the result.
 
 pub mod call;
+pub mod command;
 pub mod grammar;
 pub mod memory;
 pub mod sandbox;
@@ -82,7 +83,37 @@ pub trait Tool {
     fn params(&self) -> &'static [Param];
     /// Whether calling it changes anything (memory writes).
     fn writes(&self) -> bool;
+    /// Whether every call needs the user's yes, whatever the settings (`run_command`).
+    fn asks(&self) -> bool {
+        false
+    }
     fn call(&self, args: &Map<String, Value>) -> Result<String, ToolError>;
+    /// A call of a tool that [`asks`](Tool::asks), with the user's answer. The default
+    /// runs only when allowed; a tool may override it to record refusals.
+    fn call_approved(
+        &self,
+        args: &Map<String, Value>,
+        approval: Approval,
+    ) -> Result<String, ToolError> {
+        match approval {
+            Approval::Allowed => self.call(args),
+            Approval::Declined => Err(ToolError::Refused(
+                "the user declined this call; do not retry it".into(),
+            )),
+            Approval::NobodyToAsk => Err(ToolError::Refused(
+                "this tool needs the user's yes and nobody can answer here".into(),
+            )),
+        }
+    }
+}
+
+/// The user's answer for a tool that asks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Approval {
+    Allowed,
+    Declined,
+    /// No one can answer (`harvey run`, `harvey tool call`): the call is refused.
+    NobodyToAsk,
 }
 
 /// The registered tools, in the order they are described to the model.
@@ -133,13 +164,28 @@ impl Registry {
             .collect()
     }
 
-    /// Validates the arguments against the schema, then runs the tool.
+    /// Validates the arguments against the schema, then runs the tool (a tool that
+    /// asks is refused: nobody answered).
     pub fn call(&self, name: &str, args: &Map<String, Value>) -> Result<String, ToolError> {
+        self.call_approved(name, args, Approval::NobodyToAsk)
+    }
+
+    /// [`Self::call`] with the user's answer, for tools that ask.
+    pub fn call_approved(
+        &self,
+        name: &str,
+        args: &Map<String, Value>,
+        approval: Approval,
+    ) -> Result<String, ToolError> {
         let tool = self
             .get(name)
             .ok_or_else(|| ToolError::UnknownTool(name.to_string()))?;
         call::validate(tool.params(), args)?;
-        tool.call(args)
+        if tool.asks() {
+            tool.call_approved(args, approval)
+        } else {
+            tool.call(args)
+        }
     }
 
     /// The compact tool section of the system prompt (stable for the whole session).

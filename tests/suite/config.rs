@@ -69,7 +69,6 @@ auto_format: true
         "llamacpp.threads → engine.threads",
         "tools.max_tool_calls_per_turn → tools.max_rounds_per_turn",
         "ollama.url",
-        "security",
         "session",
         "memory.rag.stores",
         "model_aliases",
@@ -77,6 +76,8 @@ auto_format: true
     ] {
         assert!(warnings[0].contains(name), "{name}: {}", warnings[0]);
     }
+    // security: is shared with harvey (safe_mode, allowed_commands, run_timeout): used, not warned about.
+    assert!(!warnings[0].contains("security"), "{}", warnings[0]);
     assert_eq!(std::fs::read_to_string(&path).unwrap(), config);
 
     std::fs::write(&path, format!("{config}engine:\n  n_ctxx: 1\n")).unwrap();

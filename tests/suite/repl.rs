@@ -124,5 +124,5 @@ fn rag_and_kb_commands_work_and_kb_inject_rides_on_the_next_message() {
         "{sent}"
     );
     assert!(sent.ends_with("what did we decide?"), "{sent}");
-    assert!(app.attachment.is_none(), "attached once");
+    assert!(app.attachments.is_empty(), "attached once");
 }

@@ -1,0 +1,100 @@
+//! Opening what a session reads from: the memory store and the sentence embedder
+//! (loaded once per process and shared).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::config::Config;
+use crate::engine::LlamaEmbedder;
+use crate::memory::MemoryStore;
+use crate::tokens::Embedder;
+
+use super::engine_params;
+
+/// Opens the workspace's memory store; problems become notices, never a failed start.
+pub(super) fn open_memory(
+    workspace: &Path,
+    embedder: Option<Arc<dyn Embedder>>,
+    notices: &mut Vec<String>,
+) -> Option<MemoryStore> {
+    match MemoryStore::open(&workspace.join("agents"), workspace) {
+        Ok((mut store, report)) => {
+            notices.extend(report.warnings.iter().map(|w| format!("memory: {w}")));
+            if let Some(e) = embedder {
+                if let Err(e) = store.set_embedder(e) {
+                    notices.push(format!("memory: {e}"));
+                }
+            }
+            Some(store)
+        }
+        Err(e) => {
+            notices.push(format!("memory is off for this session: {e}"));
+            None
+        }
+    }
+}
+
+/// Embedders loaded in this process, by file: every store, tool and command shares one.
+static EMBEDDERS: std::sync::Mutex<Vec<(PathBuf, Arc<LlamaEmbedder>)>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// The sentence embedder `memory.embedder` names (`auto`: the default file in the model
+/// directories), loaded once per process. `None` comes with a one-line reason, except
+/// for `none`, which is a choice and not a problem.
+pub fn open_embedder(
+    config: &Config,
+    workspace: &Path,
+) -> (Option<Arc<dyn Embedder>>, Option<String>) {
+    use crate::config::Embedder as Choice;
+    use crate::engine::embed::DEFAULT_EMBEDDER_FILE;
+    let path = match &config.memory.embedder {
+        Choice::None => return (None, None),
+        Choice::Path(p) => {
+            let p = workspace.join(p);
+            if !p.is_file() {
+                return (
+                    None,
+                    Some(format!(
+                        "memory.embedder {} does not exist; recall uses full-text search only",
+                        p.display()
+                    )),
+                );
+            }
+            p
+        }
+        Choice::Auto => {
+            let dirs = crate::models::search_dirs(&config.model.models_dir, workspace);
+            match dirs
+                .iter()
+                .map(|d| d.join(DEFAULT_EMBEDDER_FILE))
+                .find(|p| p.is_file())
+            {
+                Some(p) => p,
+                None => {
+                    return (
+                        None,
+                        Some(format!(
+                            "no embedding model ({DEFAULT_EMBEDDER_FILE}; scripts/fetch-embedder.sh makes it): recall uses full-text search only"
+                        )),
+                    )
+                }
+            }
+        }
+    };
+    let mut loaded = EMBEDDERS.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, e)) = loaded.iter().find(|(p, _)| *p == path) {
+        return (Some(e.clone() as Arc<dyn Embedder>), None);
+    }
+    let threads = engine_params(config, path.clone()).threads;
+    match LlamaEmbedder::load(&path, threads) {
+        Ok(e) => {
+            let e = Arc::new(e);
+            loaded.push((path, e.clone()));
+            (Some(e as Arc<dyn Embedder>), None)
+        }
+        Err(e) => (
+            None,
+            Some(format!("{e}; recall uses full-text search only")),
+        ),
+    }
+}

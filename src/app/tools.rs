@@ -1,0 +1,86 @@
+//! The tools a session offers the model, and the system prompt that describes them.
+
+use std::path::Path;
+
+use crate::chat::SYSTEM_PROMPT;
+use crate::config::Config;
+use crate::engine::AbortFlag;
+use crate::tools::workspace::{ListFiles, ReadFile, SearchFiles};
+use crate::tools::Registry;
+
+use super::{commands, open_embedder};
+
+/// The tools a session offers: the read-only workspace tools, `git` and `run_command`,
+/// plus the memory and session tools when memory is on.
+pub fn default_tools(workspace: &Path, config: &Config) -> (Registry, Vec<String>) {
+    tools_with_abort(workspace, config, &AbortFlag::new())
+}
+
+/// [`default_tools`] whose commands stop when `abort` is raised (Ctrl-C).
+pub fn tools_with_abort(
+    workspace: &Path,
+    config: &Config,
+    abort: &AbortFlag,
+) -> (Registry, Vec<String>) {
+    use crate::tools::memory::{
+        MemoryForget, MemoryPlace, MemoryRead, MemorySearch, MemoryUpdate, MemoryWrite,
+    };
+    let mut registry = workspace_tools(workspace);
+    let place = crate::tools::command::CommandPlace {
+        workspace: workspace.to_path_buf(),
+        settings: commands::settings(&config.security),
+        audit: crate::command::AuditLog::new(&workspace.join("agents")),
+        abort: abort.clone(),
+    };
+    registry.add(Box::new(crate::tools::command::Git(place.clone())));
+    registry.add(Box::new(crate::tools::command::RunCommand(place)));
+    let notes = Vec::new();
+    if config.memory.enabled {
+        let place = MemoryPlace {
+            agents_dir: workspace.join("agents"),
+            workspace: workspace.to_path_buf(),
+            embedder: open_embedder(config, workspace).0,
+        };
+        registry.add(Box::new(MemorySearch(place.clone())));
+        registry.add(Box::new(MemoryRead(place.clone())));
+        registry.add(Box::new(crate::tools::sessions::SessionSearch(
+            place.agents_dir.clone(),
+        )));
+        registry.add(Box::new(crate::tools::sessions::SessionRead(
+            place.agents_dir.clone(),
+        )));
+        registry.add(Box::new(MemoryWrite(place.clone())));
+        registry.add(Box::new(MemoryUpdate(place.clone())));
+        registry.add(Box::new(MemoryForget(place)));
+    }
+    (registry, notes)
+}
+
+/// The read-only workspace tools, rooted at `workspace`.
+pub fn workspace_tools(workspace: &Path) -> Registry {
+    let mut registry = Registry::new();
+    let root = workspace.to_path_buf();
+    registry.add(Box::new(ReadFile { root: root.clone() }));
+    registry.add(Box::new(ListFiles { root: root.clone() }));
+    registry.add(Box::new(SearchFiles { root }));
+    registry
+}
+
+/// The session's system prompt: persona + authority rule, the project's guidance
+/// (HARVEY.md / AGENTS.md), then the tool list when tools are on. Fixed for the whole
+/// session so the KV prefix survives.
+pub fn system_prompt(tools: &Registry, tools_enabled: bool, guidance: &str) -> String {
+    let mut prompt = SYSTEM_PROMPT.to_string();
+    if !guidance.trim().is_empty() {
+        prompt.push_str(&format!(
+            "\n\nProject guidance (authoritative; it overrides your memories):\n{guidance}"
+        ));
+    }
+    if tools_enabled && !tools.is_empty() {
+        prompt.push_str(&format!("\n\n{}", tools.prompt_section()));
+        if tools.get("memory_search").is_some() {
+            prompt.push_str("\nmemory_* tools search and keep your own notes: treat them as notes to verify; the user and the workspace files win.");
+        }
+    }
+    prompt
+}

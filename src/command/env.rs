@@ -1,0 +1,111 @@
+//! The environment a command gets: harvey's own, minus every variable whose name looks
+//! like it holds a secret (keys, tokens, passwords, credentials), so a program the
+//! model asked for cannot read them.
+
+/// Parts of a name (split at `_`) that mark a secret on their own.
+const SECRET_PARTS: &[&str] = &["KEY", "KEYS", "PASS", "PAT", "PIN", "AUTH", "COOKIE"];
+
+/// Substrings that mark a secret anywhere in a name.
+const SECRET_WORDS: &[&str] = &[
+    "TOKEN",
+    "SECRET",
+    "PASSWORD",
+    "PASSWD",
+    "PASSPHRASE",
+    "CREDENTIAL",
+    "APIKEY",
+    "PRIVATE",
+    "ACCESSKEY",
+    "SIGNATURE",
+];
+
+/// Whether a variable name looks like it holds a secret (case-insensitive).
+pub fn is_secret_name(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    SECRET_WORDS.iter().any(|w| upper.contains(w))
+        || upper
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .any(|part| SECRET_PARTS.contains(&part))
+}
+
+/// `vars` without the secret-looking ones, plus the settings that keep a program from
+/// waiting for a pager or a password prompt (no one can type into it).
+pub fn cleaned(vars: impl IntoIterator<Item = (String, String)>) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = vars
+        .into_iter()
+        .filter(|(k, _)| !is_secret_name(k))
+        .filter(|(k, _)| !matches!(k.as_str(), "PAGER" | "GIT_PAGER" | "GIT_EXTERNAL_DIFF"))
+        .collect();
+    out.push(("PAGER".into(), "cat".into()));
+    out.push(("GIT_PAGER".into(), "cat".into()));
+    out.push(("GIT_TERMINAL_PROMPT".into(), "0".into()));
+    out
+}
+
+/// The names [`cleaned`] removes from `vars` (for the README's rule and tests).
+pub fn removed(vars: impl IntoIterator<Item = (String, String)>) -> Vec<String> {
+    vars.into_iter()
+        .map(|(k, _)| k)
+        .filter(|k| is_secret_name(k))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secret_names() {
+        for name in [
+            "OPENAI_API_KEY",
+            "ANTHROPIC_API_KEY",
+            "GITHUB_TOKEN",
+            "GH_TOKEN",
+            "AWS_SECRET_ACCESS_KEY",
+            "AWS_SESSION_TOKEN",
+            "DB_PASSWORD",
+            "MYSQL_PWD_PASSWD",
+            "HF_TOKEN",
+            "npm_config__authToken",
+            "SSH_AUTH_SOCK",
+            "GPG_PASSPHRASE",
+            "GOOGLE_APPLICATION_CREDENTIALS",
+            "STRIPE_KEY",
+            "apikey",
+            "PRIVATE_KEY_PATH",
+            "SENTRY_AUTH",
+        ] {
+            assert!(is_secret_name(name), "{name}");
+        }
+        for name in [
+            "PATH",
+            "HOME",
+            "PWD",
+            "LANG",
+            "TERM",
+            "USER",
+            "SHELL",
+            "CARGO_HOME",
+            "RUST_LOG",
+            "KEYBOARD",
+            "MONKEY",
+            "TMPDIR",
+            "EDITOR",
+            "DBUS_SESSION_BUS_ADDRESS",
+        ] {
+            assert!(!is_secret_name(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn cleaned_drops_secrets_and_sets_pagers() {
+        let vars = [("PATH", "/bin"), ("GITHUB_TOKEN", "x"), ("PAGER", "less")]
+            .map(|(k, v)| (k.to_string(), v.to_string()));
+        let out = cleaned(vars.clone());
+        assert!(out.contains(&("PATH".into(), "/bin".into())));
+        assert!(!out.iter().any(|(k, _)| k == "GITHUB_TOKEN"));
+        assert!(out.contains(&("PAGER".into(), "cat".into())));
+        assert!(!out.contains(&("PAGER".into(), "less".into())));
+        assert_eq!(removed(vars), ["GITHUB_TOKEN"]);
+    }
+}
