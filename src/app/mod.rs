@@ -6,6 +6,7 @@
 mod close;
 mod commands;
 mod open;
+mod recall;
 mod switch;
 mod tools;
 
@@ -28,7 +29,7 @@ use crate::engine::{
     SamplingParams, TurnStats,
 };
 use crate::kb::KnowledgeBase;
-use crate::memory::recall::{budget, CostCache, Injection, Limits};
+use crate::memory::recall::Injection;
 use crate::memory::MemoryStore;
 use crate::models::{ModelLookupError, ModelSources};
 use crate::project::read_guidance;
@@ -434,118 +435,6 @@ impl App {
                     .push(format!("cannot write the session record: {e}"));
             }
         }
-    }
-
-    /// Recalls memories for the session's first message and pins them as the
-    /// `[memory context]` block (once per session; it stays fixed so the KV cache
-    /// survives). `None` when memory or injection is off, or nothing could be recalled.
-    pub fn inject_memory(&mut self, query: &str) -> Option<&Injection> {
-        let m = &self.config.memory;
-        if !(m.enabled && m.inject_on_start) {
-            return None;
-        }
-        let store = self.memory.as_ref()?;
-        let injection = match self.recall(store, query, None) {
-            Ok(i) => i,
-            Err(e) => {
-                self.notices.push(format!("memory recall failed: {e}"));
-                return None;
-            }
-        };
-        self.conversation
-            .set_context(Some(injection.text.clone()).filter(|t| !t.is_empty()));
-        self.injection = Some(injection);
-        self.injection.as_ref().filter(|i| !i.items.is_empty())
-    }
-
-    /// The one recall path: memories, recent sessions, the active RAG stores and the
-    /// knowledge base, packed in one ranked list under `budget` tokens (default:
-    /// `floor(n_ctx × memory.budget_pct)` of the live context).
-    pub fn recall(
-        &self,
-        store: &MemoryStore,
-        query: &str,
-        budget_tokens: Option<usize>,
-    ) -> Result<Injection, crate::memory::StoreError> {
-        let m = &self.config.memory;
-        let limits = Limits::budgeted(
-            budget_tokens.unwrap_or_else(|| self.memory_budget()),
-            m.factual_share,
-        );
-        self.recall_with(store, query, limits)
-    }
-
-    /// [`Self::recall`] under any limits (a list of k items for `/memory recall`).
-    pub fn recall_with(
-        &self,
-        store: &MemoryStore,
-        query: &str,
-        limits: Limits,
-    ) -> Result<Injection, crate::memory::StoreError> {
-        let costs = CostCache::new(self.engine.as_ref(), store, &self.engine.info().fingerprint);
-        let injection = self.sources(store).recall(query, limits, &costs);
-        costs.save();
-        injection
-    }
-
-    /// Every source recall draws from in this session.
-    pub fn sources<'a>(&'a self, store: &'a MemoryStore) -> crate::sources::Sources<'a> {
-        let rag: &[RagStore] = if self.rag_enabled { &self.rag } else { &[] };
-        crate::sources::Sources::new(
-            &self.config.memory,
-            Some(store),
-            self.sessions.as_ref(),
-            rag,
-            self.kb.as_ref(),
-        )
-    }
-
-    /// Re-reads which RAG stores recall uses (after `/rag use|on|off|drop`); returns
-    /// problems to show.
-    pub fn reload_rag(&mut self) -> Vec<String> {
-        let (stores, enabled, notes) = crate::rag::open_active(
-            &self.workspace.join("agents"),
-            &self.config.memory.rag,
-            self.embedder.as_ref(),
-        );
-        self.rag = stores;
-        self.rag_enabled = enabled;
-        notes
-    }
-
-    /// The part of the `[memory context]` that does not depend on the first message
-    /// (workspace profile and project facts): the session's first message extends it,
-    /// so it can be cached with the system prompt as the stable prefix. Recent session
-    /// summaries come right after it: they change whenever a session ends, so caching
-    /// them would invalidate the saved prefix every time.
-    pub fn stable_memory_context(&self) -> String {
-        let m = &self.config.memory;
-        match (&self.memory, m.enabled && m.inject_on_start) {
-            (Some(store), true) => {
-                let text = self
-                    .recall(store, "", None)
-                    .map(|i| i.text)
-                    .unwrap_or_default();
-                // Recent sessions change at every session end: they follow the cached part.
-                let header = format!("{}\n", crate::memory::Section::Sessions.header());
-                let stable = match text.find(&header) {
-                    Some(at) => &text[..at],
-                    None => &text,
-                };
-                // A header alone is not worth a different cache key.
-                if stable.trim() == crate::memory::recall::BLOCK_HEADER {
-                    String::new()
-                } else {
-                    stable.to_string()
-                }
-            }
-            _ => String::new(),
-        }
-    }
-
-    /// `floor(n_ctx × memory.budget_pct)`, from the live context.
-    pub fn memory_budget(&self) -> usize {
-        budget(self.engine.info().n_ctx, self.config.memory.budget_pct)
     }
 
     /// Tokens kept free for a reply: `sampling.max_tokens`, at most a quarter of n_ctx.
