@@ -1,6 +1,5 @@
 //! `harvey` as a process: `run --json`, exit codes and error messages.
 
-use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
 use crate::support::model_path;
@@ -11,24 +10,9 @@ fn harvey(args: &[&str], stdin: &str) -> Output {
 }
 
 fn harvey_in(workdir: &std::path::Path, args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_harvey"))
-        .arg("--workdir")
-        .arg(workdir)
-        .args(args)
-        .env_remove("HARVEY_MODEL")
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
+    let mut cmd = crate::support::process::harvey(workdir);
+    cmd.args(args);
+    crate::support::process::with_stdin(cmd, stdin)
 }
 
 fn stderr(o: &Output) -> String {

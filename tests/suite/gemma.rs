@@ -226,8 +226,6 @@ fn gemma_memory_injection_prefix_cache_and_session_summary() {
 /// Gemma is freed, SmolLM2 loaded in the same process, the conversation carried over.
 #[test]
 fn model_use_switches_in_process_keeps_the_conversation_and_frees_memory() {
-    use std::io::Write;
-    use std::process::Stdio;
     let Some(gemma) = gemma_path("model_use_switches_in_process") else {
         return;
     };
@@ -242,21 +240,9 @@ fn model_use_switches_in_process_keeps_the_conversation_and_frees_memory() {
         "My name is Ada.\n/model use {}\n/status\n/model list\n/model use no-such-model\n",
         smollm.display()
     );
-    let mut child = crate::support::process::harvey(ws.path())
-        .arg("--model")
-        .arg(&gemma)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(script.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let mut cmd = crate::support::process::harvey(ws.path());
+    cmd.arg("--model").arg(&gemma);
+    let out = crate::support::process::with_stdin(cmd, &script);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),

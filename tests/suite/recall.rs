@@ -2,9 +2,8 @@
 //! packs what fits rather than top_k, a paraphrase no word of which matches found first,
 //! resumed sessions and hand-edited session summaries reaching the memory context.
 
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use harvey::app::App;
 use harvey::engine::scripted::ScriptedEngine;
@@ -30,24 +29,9 @@ fn workspace() -> tempfile::TempDir {
 }
 
 fn harvey(ws: &Path, args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_harvey"))
-        .arg("--workdir")
-        .arg(ws)
-        .args(args)
-        .env_remove("HARVEY_MODEL")
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let mut cmd = crate::support::process::harvey(ws);
+    cmd.args(args);
+    let out = crate::support::process::with_stdin(cmd, stdin);
     assert!(
         out.status.success(),
         "harvey {args:?}: {}",

@@ -2,7 +2,7 @@
 //! killing a run at a chosen moment, and checking the memory store afterwards.
 
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -18,6 +18,20 @@ pub fn harvey(ws: &Path) -> Command {
         .env_remove("RUST_LOG")
         .stdin(Stdio::null());
     cmd
+}
+
+/// Runs `cmd` to completion with `stdin` as its whole input.
+pub fn with_stdin(mut cmd: Command, stdin: &str) -> Output {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    if let Some(mut pipe) = child.stdin.take() {
+        pipe.write_all(stdin.as_bytes()).unwrap();
+    }
+    child.wait_with_output().unwrap()
 }
 
 /// Runs to completion.
