@@ -259,38 +259,40 @@ fn an_index_of_an_earlier_harvey_is_moved_to_its_own_name() {
 
 /// A session the Go recorder wrote: an action line after the heading, harvey forwarding
 /// to the model, the model's name as the reply's speaker, stats after the reply.
+/// An app over `ws` with a scripted engine: no tools, full-text recall only.
+fn scripted_app(ws: &Path, reply: &str) -> harvey::app::App {
+    let mut config = harvey::config::Config::default();
+    config.tools.enabled = false;
+    config.memory.embedder = harvey::config::Embedder::None;
+    harvey::app::App::with_engine(
+        ws.to_path_buf(),
+        config,
+        Box::new(harvey::engine::scripted::ScriptedEngine::new(4096, [reply])),
+    )
+}
+
+/// One REPL line through `app`, its output as text.
+fn say(app: &mut harvey::app::App, line: &str) -> String {
+    let mut out = Vec::new();
+    harvey::repl::handle_line(app, line, &mut out).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
 const GO_SESSION: &str = include_str!("../fixtures/go-session.spmd");
 
 #[test]
 fn a_go_session_is_listed_shown_and_continued_with_its_exchanges() {
-    use harvey::app::App;
-    use harvey::config::Config;
-    use harvey::engine::scripted::ScriptedEngine;
-    use harvey::repl::handle_line;
-
     let dir = tempfile::tempdir().unwrap();
     let sessions = dir.path().join("agents/sessions");
     std::fs::create_dir_all(&sessions).unwrap();
     let file = "harvey-session-20260525-120000.spmd";
     std::fs::write(sessions.join(file), GO_SESSION).unwrap();
-    let mut config = Config::default();
-    config.tools.enabled = false;
-    config.memory.embedder = harvey::config::Embedder::None;
-    let mut app = App::with_engine(
-        dir.path().to_path_buf(),
-        config,
-        Box::new(ScriptedEngine::new(4096, ["Yes."])),
-    );
-    let mut say = |line: &str| {
-        let mut out = Vec::new();
-        handle_line(&mut app, line, &mut out).unwrap();
-        String::from_utf8(out).unwrap()
-    };
-    let listed = say("/session list");
+    let mut app = scripted_app(dir.path(), "Yes.");
+    let listed = say(&mut app, "/session list");
     assert!(listed.contains(file), "{listed}");
-    let shown = say(&format!("/session show {file}"));
+    let shown = say(&mut app, &format!("/session show {file}"));
     assert!(shown.contains("Then run the publish script."), "{shown}");
-    let cont = say(&format!("/session continue {file}"));
+    let cont = say(&mut app, &format!("/session continue {file}"));
     assert!(cont.contains("2 exchanges restored"), "{cont}");
     let turns = app.conversation.turns();
     assert_eq!(turns.len(), 4);
@@ -425,23 +427,13 @@ fn go_stores_are_imported_and_none_of_the_go_files_change() {
 /// `session_search` finds a Go record (no summary) by the words of its exchanges.
 #[test]
 fn go_mined_sessions_are_not_mined_again_and_go_records_are_searchable() {
-    use harvey::app::App;
-    use harvey::config::Config;
-    use harvey::engine::scripted::ScriptedEngine;
     use harvey::repl::handle_line;
     use harvey::tools::Tool;
 
     let ws = fixture();
     let agents = ws.path().join("agents");
     let manifest = std::fs::read(agents.join("memories/manifest.yaml")).unwrap();
-    let mut config = Config::default();
-    config.tools.enabled = false;
-    config.memory.embedder = harvey::config::Embedder::None;
-    let mut app = App::with_engine(
-        ws.path().to_path_buf(),
-        config,
-        Box::new(ScriptedEngine::new(4096, ["{\"memories\": []}"])),
-    );
+    let mut app = scripted_app(ws.path(), "{\"memories\": []}");
     let mut out = Vec::new();
     handle_line(&mut app, "/memory mine", &mut out).unwrap();
     let out = String::from_utf8(out).unwrap();
@@ -478,58 +470,47 @@ fn go_mined_sessions_are_not_mined_again_and_go_records_are_searchable() {
 /// once (the knowledge base is reopened, the RAG stores reloaded).
 #[test]
 fn the_repl_imports_go_stores_and_uses_them_at_once() {
-    use harvey::app::App;
-    use harvey::config::Config;
-    use harvey::engine::scripted::ScriptedEngine;
-    use harvey::repl::handle_line;
-
     let ws = fixture();
     let before = digests(ws.path());
-    let mut config = Config::default();
-    config.tools.enabled = false;
-    config.memory.embedder = harvey::config::Embedder::None;
-    let mut app = App::with_engine(
-        ws.path().to_path_buf(),
-        config,
-        Box::new(ScriptedEngine::new(4096, ["Yes."])),
+    let mut app = scripted_app(ws.path(), "Yes.");
+    let refused = say(
+        &mut app,
+        "/kb observe decision Deploys wait for the rebuild.",
     );
-    let mut say = |line: &str| {
-        let mut out = Vec::new();
-        handle_line(&mut app, line, &mut out).unwrap();
-        String::from_utf8(out).unwrap()
-    };
-    let refused = say("/kb observe decision Deploys wait for the rebuild.");
     assert!(refused.contains("/kb import"), "{refused}");
-    let imported = say("/kb import");
+    let imported = say(&mut app, "/kb import");
     assert!(
         imported.contains("1 project(s), 1 observation(s)"),
         "{imported}"
     );
-    let added = say("/kb observe decision Deploys wait for the rebuild.");
+    let added = say(
+        &mut app,
+        "/kb observe decision Deploys wait for the rebuild.",
+    );
     assert!(!added.contains("Go harvey"), "{added}");
-    let status = say("/kb status");
+    let status = say(&mut app, "/kb status");
     assert!(
         status.contains("harvey-knowledge.db") && status.contains("1 project(s), 2 observation(s)"),
         "{status}"
     );
-    let again = say("/kb import");
+    let again = say(&mut app, "/kb import");
     assert!(again.contains("imported already"), "{again}");
 
-    let imported = say("/rag import notes");
+    let imported = say(&mut app, "/rag import notes");
     assert!(imported.contains("1 chunk(s)"), "{imported}");
-    let listed = say("/rag list");
+    let listed = say(&mut app, "/rag list");
     assert!(
         listed.contains("notes") && listed.contains("imported from the Go harvey"),
         "{listed}"
     );
     // (App::with_engine takes the default config, not the fixture's `rag.active`.)
-    let used = say("/rag use notes");
+    let used = say(&mut app, "/rag use notes");
     assert!(used.contains("recall uses: notes"), "{used}");
-    let found = say("/rag query how is the changelog generated");
+    let found = say(&mut app, "/rag query how is the changelog generated");
     assert!(found.contains("rag:notes/docs/changelog.md"), "{found}");
-    let dropped = say("/rag drop notes");
+    let dropped = say(&mut app, "/rag drop notes");
     assert!(dropped.contains("is searched again"), "{dropped}");
-    let listed = say("/rag list");
+    let listed = say(&mut app, "/rag list");
     assert!(listed.contains("* notes  (the Go harvey's"), "{listed}");
     drop(app);
     assert!(!ws.path().join("agents/rag/notes.harvey.db").exists());
