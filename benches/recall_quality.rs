@@ -13,7 +13,8 @@
 //! The data is not part of the repository (licence): pass its path as the argument, or
 //! set HARVEY_LOCOMO; the default is `../shared/data/locomo-dev.json` beside the
 //! project. Missing data → one line and exit 0. HARVEY_RECALL_GRID=1 also prints the
-//! fusion settings that were compared when the default was chosen.
+//! fusion settings that were compared when the default was chosen (`=only`: just
+//! those; `=feedback`: the pseudo-relevance feedback settings).
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -26,6 +27,8 @@ use harvey::memory::recall::{recall, Limits, MemorySilo};
 use harvey::memory::{Memory, MemoryStore, MemoryType};
 use harvey::tokens::{EmbedError, Embedder, TokenCounter};
 
+#[path = "recall_quality/feedback.rs"]
+mod feedback;
 #[path = "recall_quality/grid.rs"]
 mod grid;
 use grid::grid;
@@ -99,7 +102,8 @@ fn main() {
         ("vectors only", Ranking::default().with_mode(Mode::Vector)),
         ("default (hybrid)", Ranking::default()),
     ];
-    let grid_only = std::env::var("HARVEY_RECALL_GRID").is_ok_and(|v| v == "only");
+    let grid_only =
+        std::env::var("HARVEY_RECALL_GRID").is_ok_and(|v| v == "only" || v == "feedback");
     if grid_only {
         grid(&mut stores);
         return;

@@ -13,16 +13,16 @@ use super::{fail, share, turn_of, Conversation};
 
 /// One question's candidate lists, fetched once so that fusion settings can be compared
 /// as pure arithmetic (the lists are what `MemoryStore::search` fuses).
-struct Lists {
-    lexical: Vec<(String, f64)>,
+pub struct Lists {
+    pub lexical: Vec<(String, f64)>,
     /// The lexical score a perfect match would reach (0: not measured).
-    ceiling: f64,
-    vector: Vec<(String, f32)>,
-    priors: HashMap<String, (f64, i64)>,
-    evidence: Vec<String>,
+    pub ceiling: f64,
+    pub vector: Vec<(String, f32)>,
+    pub priors: HashMap<String, (f64, i64)>,
+    pub evidence: Vec<String>,
 }
 
-const GRID_POOL: usize = 200;
+pub const GRID_POOL: usize = 200;
 
 fn lists(stores: &[(MemoryStore, &Conversation)]) -> Vec<Lists> {
     let now = chrono::Utc::now().timestamp();
@@ -89,26 +89,43 @@ fn grid_scores_with(
                 ranking.lexical_weight *= (best / (cs * l.ceiling)).min(1.0);
             }
         }
-        let ranking = &ranking;
-        let lexical = &l.lexical[..l.lexical.len().min(pool)];
-        let vector = ranking.keep_similar(l.vector[..l.vector.len().min(pool)].to_vec());
-        let mut scored: Vec<(String, f64)> = ranking
-            .fuse(lexical, &vector)
-            .into_iter()
-            .map(|(id, rel)| {
-                let (c, u) = l.priors.get(&id).copied().unwrap_or((0.5, now));
-                let score = ranking.prior(rel, c, u, now);
-                (id, score)
-            })
+        let ranked: Vec<String> = ranked_ids(l, &l.lexical, &ranking, pool, now)
+            .iter()
+            .take(20)
+            .map(|id| turn_of(id))
             .collect();
-        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        let ranked: Vec<String> = scored.iter().take(20).map(|(id, _)| turn_of(id)).collect();
-        for (i, k) in [1, 10, 20].iter().enumerate() {
-            sums[i] += share(&l.evidence, &ranked[..ranked.len().min(*k)]);
-        }
+        add_scores(&mut sums, l, &ranked);
     }
     let n = all.len().max(1) as f64;
     sums.map(|s| s / n)
+}
+
+pub fn add_scores(sums: &mut [f64; 3], l: &Lists, ranked: &[String]) {
+    for (i, k) in [1, 10, 20].iter().enumerate() {
+        sums[i] += share(&l.evidence, &ranked[..ranked.len().min(*k)]);
+    }
+}
+
+/// Memory ids of `l` fused by `ranking` with `lexical` as the full-text list, best first.
+pub fn ranked_ids(
+    l: &Lists,
+    lexical: &[(String, f64)],
+    ranking: &Ranking,
+    pool: usize,
+    now: i64,
+) -> Vec<String> {
+    let lexical = &lexical[..lexical.len().min(pool)];
+    let vector = ranking.keep_similar(l.vector[..l.vector.len().min(pool)].to_vec());
+    let mut scored: Vec<(String, f64)> = ranking
+        .fuse(lexical, &vector)
+        .into_iter()
+        .map(|(id, rel)| {
+            let (c, u) = l.priors.get(&id).copied().unwrap_or((0.5, now));
+            (id, ranking.prior(rel, c, u, now))
+        })
+        .collect();
+    scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    scored.into_iter().map(|(id, _)| id).collect()
 }
 
 /// Fusion settings compared on cached candidate lists (fast: no recall path, no
@@ -185,6 +202,10 @@ pub fn grid(stores: &mut [(MemoryStore, &Conversation)]) {
     for (name, ranking, pool) in variants {
         let [r1, r10, r20] = grid_scores(&all, &ranking, pool);
         println!("{name:<46} {r1:>6.3} {r10:>6.3} {r20:>6.3}");
+    }
+    if std::env::var("HARVEY_RECALL_GRID").as_deref() == Ok("feedback") {
+        super::feedback::grid(stores, &all);
+        return;
     }
     lexical_grid(stores, all);
 }

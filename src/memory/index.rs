@@ -350,6 +350,30 @@ impl Index {
         })
     }
 
+    /// As [`Self::search`], with the query widened by the telling words of `feedback`
+    /// (texts of the first pass's best hits; see [`super::rank::Feedback`]).
+    pub fn search_expanded(
+        &self,
+        query: &str,
+        feedback: &[&str],
+        setting: &super::rank::Feedback,
+        types: &[MemoryType],
+        now: i64,
+        limit: usize,
+    ) -> rusqlite::Result<Vec<(DocMeta, f64)>> {
+        self.with_lexical(|index| {
+            let own = index.query_terms(query);
+            let mut terms: Vec<(String, f32)> = own.iter().map(|t| (t.clone(), 1.0)).collect();
+            for (t, w) in index.feedback_terms(&own, feedback, setting.terms) {
+                terms.push((t, w * setting.weight));
+            }
+            let found = index.search_terms(&terms, limit, |d| {
+                d.expires.is_none_or(|e| e > now) && (types.is_empty() || types.contains(&d.mtype))
+            });
+            found.into_iter().map(|(d, s)| (d.clone(), s)).collect()
+        })
+    }
+
     /// What ranking needs of the active memory `id` (from the in-memory copy).
     pub fn meta(&self, id: &str) -> rusqlite::Result<Option<DocMeta>> {
         self.with_lexical(|index| index.meta(id).cloned())

@@ -204,15 +204,30 @@ impl LexicalIndex {
         k: usize,
         keep: impl Fn(&DocMeta) -> bool,
     ) -> Vec<(&DocMeta, f64)> {
-        let terms = self.analyzer.query_terms(query);
+        let terms: Vec<(String, f32)> = self
+            .analyzer
+            .query_terms(query)
+            .into_iter()
+            .map(|t| (t, 1.0))
+            .collect();
+        self.search_terms(&terms, k, keep)
+    }
+
+    /// As [`Self::search`] for analyzed terms, each with its weight.
+    pub fn search_terms(
+        &self,
+        terms: &[(String, f32)],
+        k: usize,
+        keep: impl Fn(&DocMeta) -> bool,
+    ) -> Vec<(&DocMeta, f64)> {
         if terms.is_empty() || k == 0 {
             return Vec::new();
         }
         let mut scores = vec![0f32; self.docs.len()];
         let mut weighted = vec![0f32; self.docs.len()];
         let mut touched: Vec<u32> = Vec::new();
-        for term in &terms {
-            self.score_term(term, &mut weighted, &mut touched, &mut scores);
+        for (term, weight) in terms {
+            self.score_term(term, *weight, &mut weighted, &mut touched, &mut scores);
         }
         let mut ranked: Vec<(u32, f32)> = scores
             .iter()
@@ -234,6 +249,38 @@ impl LexicalIndex {
             .into_iter()
             .map(|(i, s)| (&self.docs[i as usize], f64::from(s)))
             .collect()
+    }
+
+    /// Pseudo-relevance feedback: the `n` terms of `texts` (the best hits of a first
+    /// pass) that best describe them, by Σ tf · idf, not already in `query`; weights
+    /// scaled so the strongest is 1.
+    pub fn feedback_terms(&self, query: &[String], texts: &[&str], n: usize) -> Vec<(String, f32)> {
+        let docs = self.docs.len() as f32;
+        let mut weight: HashMap<String, f32> = HashMap::new();
+        for text in texts {
+            self.analyzer
+                .each_term(text, |t| *weight.entry(t).or_default() += 1.0);
+        }
+        let mut ranked: Vec<(String, f32)> = weight
+            .into_iter()
+            .filter(|(t, _)| !query.contains(t))
+            .filter_map(|(t, tf)| {
+                let df = self.postings.get(&t)?.len() as f32;
+                (df >= 2.0).then(|| {
+                    let idf = (1.0 + (docs - df + 0.5) / (df + 0.5)).ln();
+                    (t, tf * idf)
+                })
+            })
+            .collect();
+        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        ranked.truncate(n);
+        let top = ranked.first().map_or(1.0, |x| x.1).max(f32::MIN_POSITIVE);
+        ranked.into_iter().map(|(t, w)| (t, w / top)).collect()
+    }
+
+    /// The analyzed terms of a query.
+    pub fn query_terms(&self, query: &str) -> Vec<String> {
+        self.analyzer.query_terms(query)
     }
 
     /// The most a document could score for `query`: the sum of the idf of its terms
@@ -264,6 +311,7 @@ impl LexicalIndex {
     fn score_term(
         &self,
         term: &str,
+        weight: f32,
         weighted: &mut [f32],
         touched: &mut Vec<u32>,
         scores: &mut [f32],
@@ -286,7 +334,7 @@ impl LexicalIndex {
         let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
         for &doc in touched.iter() {
             let tf = std::mem::take(&mut weighted[doc as usize]);
-            scores[doc as usize] += idf * tf / (self.params.k1 + tf);
+            scores[doc as usize] += weight * idf * tf / (self.params.k1 + tf);
         }
     }
 
@@ -391,5 +439,25 @@ mod tests {
             .map(|(d, _)| d.id.clone())
             .collect();
         assert_eq!(found, ["m05", "m06", "m07"]);
+    }
+
+    #[test]
+    fn feedback_terms_are_the_telling_words_not_the_query_s() {
+        let index = LexicalIndex::build([
+            doc("a", "deploy the pump firmware with the flasher", ""),
+            doc("b", "the flasher needs the firmware image", ""),
+            doc("c", "the pump is in the basement", ""),
+            doc("d", "the basement floods in spring", ""),
+        ]);
+        let query = index.query_terms("pump");
+        let terms = index.feedback_terms(&query, &["deploy the pump firmware with the flasher"], 2);
+        let words: Vec<&str> = terms.iter().map(|(t, _)| t.as_str()).collect();
+        assert_eq!(words, ["firmwar", "flasher"], "{terms:?}");
+        assert_eq!(terms[0].1, 1.0, "the strongest term weighs 1");
+        assert!(terms.iter().all(|(_, w)| *w > 0.0 && *w <= 1.0));
+        assert!(
+            !words.contains(&"deploy"),
+            "a word of no other memory cannot find anything new"
+        );
     }
 }

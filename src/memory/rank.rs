@@ -57,7 +57,41 @@ pub struct Ranking {
     /// Where the weakest vector candidate lands on the 0–1 scale: its cosine is mapped
     /// to `tail / (1 + tail)` of the best one's (0 = min–max, the weakest gets nothing).
     pub vector_tail: f64,
+    /// Pseudo-relevance feedback for the memory store's full-text side (the RAG stores
+    /// and the knowledge base rank through FTS5 and do not use it).
+    pub feedback: Feedback,
 }
+
+/// Pseudo-relevance feedback: the first pass's best `docs` memories lend their `terms`
+/// most telling words to the query at `weight` (the query's own words weigh 1), and the
+/// full-text list is fetched again. Off when `docs` is 0.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Feedback {
+    pub docs: usize,
+    pub terms: usize,
+    pub weight: f32,
+}
+
+impl Feedback {
+    pub const OFF: Feedback = Feedback {
+        docs: 0,
+        terms: 0,
+        weight: 0.0,
+    };
+
+    pub fn is_on(&self) -> bool {
+        self.docs > 0 && self.terms > 0 && self.weight > 0.0
+    }
+}
+
+/// Measured on LoCoMo dev (recall_quality grid): 3 memories, 10 words at 0.15 moved
+/// hybrid recall@10 from 0.689 to 0.700 and recall@1 from 0.358 to 0.367; heavier
+/// weights (0.35, 0.5) lost recall@1, and a vector-side (Rocchio) feedback lost recall@10.
+pub const DEFAULT_FEEDBACK: Feedback = Feedback {
+    docs: 3,
+    terms: 10,
+    weight: 0.15,
+};
 
 pub const DEFAULT_LEXICAL_WEIGHT: f64 = 0.6;
 pub const DEFAULT_VECTOR_WEIGHT: f64 = 0.4;
@@ -82,6 +116,7 @@ impl Default for Ranking {
             confidence_strength: DEFAULT_CONFIDENCE_STRENGTH,
             recency_strength: DEFAULT_RECENCY_STRENGTH,
             vector_tail: DEFAULT_VECTOR_TAIL,
+            feedback: DEFAULT_FEEDBACK,
         }
     }
 }
@@ -100,6 +135,7 @@ impl Ranking {
             min_pool: 0,
             confidence_strength: 1.0,
             recency_strength: 0.2,
+            feedback: Feedback::OFF,
             ..Self::default()
         }
     }

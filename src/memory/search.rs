@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use super::index::Row;
 use super::lexical::DocMeta;
+use super::rank::Ranking;
 use super::store::{now_unix, MemoryStore, StoreError};
 use super::types::MemoryType;
 
@@ -38,6 +39,39 @@ impl MemoryStore {
         } else {
             Vec::new()
         };
+        let mut scored = self.fused(&ranking, lexical, &nearest, now)?;
+        if ranking.uses_lexical() && ranking.feedback.is_on() && !scored.is_empty() {
+            let mut texts = Vec::new();
+            for (id, _) in scored.iter().take(ranking.feedback.docs) {
+                if let Some(row) = self.index().get(id).map_err(|e| self.index_error(e))? {
+                    texts.push(feedback_text(&row));
+                }
+            }
+            let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+            let lexical = self
+                .index()
+                .search_expanded(query, &texts, &ranking.feedback, types, now, pool)
+                .map_err(|e| self.index_error(e))?;
+            scored = self.fused(&ranking, lexical, &nearest, now)?;
+        }
+        scored.truncate(k);
+        let mut hits = Vec::with_capacity(scored.len());
+        for (id, score) in scored {
+            if let Some(row) = self.index().get(&id).map_err(|e| self.index_error(e))? {
+                hits.push(Hit { row, score });
+            }
+        }
+        Ok(hits)
+    }
+
+    /// The two lists fused, priors applied, best first (ties by id).
+    fn fused(
+        &self,
+        ranking: &Ranking,
+        lexical: Vec<(DocMeta, f64)>,
+        nearest: &[(String, f32)],
+        now: i64,
+    ) -> Result<Vec<(String, f64)>, StoreError> {
         let lexical_ids: Vec<(String, f64)> =
             lexical.iter().map(|(d, s)| (d.id.clone(), *s)).collect();
         let mut metas: HashMap<String, DocMeta> = lexical
@@ -45,7 +79,7 @@ impl MemoryStore {
             .map(|(d, _)| (d.id.clone(), d))
             .collect();
         let mut scored = Vec::new();
-        for (id, relevance) in ranking.fuse(&lexical_ids, &nearest) {
+        for (id, relevance) in ranking.fuse(&lexical_ids, nearest) {
             let meta = match metas.remove(&id) {
                 Some(meta) => meta,
                 None => match self.index().meta(&id).map_err(|e| self.index_error(e))? {
@@ -57,14 +91,7 @@ impl MemoryStore {
             scored.push((meta.id, score));
         }
         scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        scored.truncate(k);
-        let mut hits = Vec::with_capacity(scored.len());
-        for (id, score) in scored {
-            if let Some(row) = self.index().get(&id).map_err(|e| self.index_error(e))? {
-                hits.push(Hit { row, score });
-            }
-        }
-        Ok(hits)
+        Ok(scored)
     }
 
     fn index_error(&self, source: rusqlite::Error) -> StoreError {
@@ -93,6 +120,18 @@ impl MemoryStore {
             .vector_search(&q, embedder.model_id(), types, now, k)
             .map_err(|e| self.index_error(e))
     }
+}
+
+/// The words a hit lends to the second pass: its prose fields. Not the body (a long
+/// body would outvote the short fields) and not the tags (labels such as ids, which
+/// would pull in whatever shares the label rather than the topic).
+fn feedback_text(row: &Row) -> String {
+    [
+        row.description.as_str(),
+        row.summary.as_str(),
+        row.action.as_deref().unwrap_or(""),
+    ]
+    .join("\n")
 }
 
 #[cfg(test)]
@@ -139,14 +178,46 @@ mod tests {
         assert!(store.index().generation().unwrap() > before);
         let found = store.search("valve", &[], 10).unwrap();
         assert_eq!(
-            found.len(),
-            1,
+            found[0].row.description, "The valve sticks when the pump is cold",
             "another connection's memory is found at once"
         );
+        // The priming memory follows it through feedback (they share "pump").
+        assert_eq!(found.len(), 2, "{found:?}");
         store.forget(&found[0].row.id).unwrap();
         assert!(
             ids(&store, "valve").is_empty(),
             "a forgotten memory is gone at once"
+        );
+    }
+
+    #[test]
+    fn feedback_finds_a_memory_that_shares_words_only_with_the_best_hit() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut store, _) = MemoryStore::open(&dir.path().join("agents"), dir.path()).unwrap();
+        for text in [
+            "To publish a new version run the release script after updating the changelog",
+            "The release script refuses to run when the changelog has uncommitted edits",
+            "Lunch is served on the terrace when the weather is fine",
+            "The build cache lives in the target directory",
+        ] {
+            store.write(&draft(text)).unwrap();
+        }
+        let query = "how do I publish a version";
+        let found = ids(&store, query);
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert!(found[0].starts_with("To publish"), "{found:?}");
+        assert!(
+            found[1].starts_with("The release script refuses"),
+            "{found:?}"
+        );
+        store.set_ranking(Ranking {
+            feedback: crate::memory::rank::Feedback::OFF,
+            ..*store.ranking()
+        });
+        assert_eq!(
+            ids(&store, query).len(),
+            1,
+            "without feedback only the memory sharing the query's words is found"
         );
     }
 }
