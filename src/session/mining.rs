@@ -8,7 +8,7 @@
 
 use serde::Deserialize;
 
-use crate::chat::rolling::chunk_lines;
+use crate::text::chunk_lines;
 use crate::engine::gbnf::{self, GrammarBoundError};
 use crate::engine::{
     AbortFlag, Engine, EngineError, GenerateOptions, Message, Role, SamplingParams, StopReason,
