@@ -56,7 +56,9 @@ pub enum FileError {
         start: usize,
         total: usize,
     },
-    #[error("reading a PDF needs pdftotext, which is not installed (Debian: apt install poppler-utils)")]
+    #[error(
+        "reading a PDF needs pdftotext, which is not installed (Debian: apt install poppler-utils)"
+    )]
     NoPdfTool,
     #[error("pdftotext could not read {path}: {message}")]
     Pdf { path: String, message: String },
@@ -100,13 +102,17 @@ pub fn parse_range(word: &str) -> Result<Range, FileError> {
     }
 }
 
-/// Splits `/read` arguments into the path and its ranges: the trailing words that are
-/// ranges, the rest the path (so a path may contain spaces).
+/// Splits `/read` arguments into the path and its ranges: the trailing words made of
+/// digits and dashes are ranges (a malformed one is an error), the rest the path (so a
+/// path may contain spaces).
 pub fn parse_request(args: &str) -> Result<(String, Vec<Range>), FileError> {
     let words: Vec<&str> = args.split_whitespace().collect();
+    let range_shaped = |w: &&str| {
+        w.chars().any(|c| c.is_ascii_digit()) && w.chars().all(|c| c.is_ascii_digit() || c == '-')
+    };
     let first_range = words
         .iter()
-        .rposition(|w| parse_range(w).is_err())
+        .rposition(|w| !range_shaped(w))
         .map_or(0, |i| i + 1);
     let path = words[..first_range].join(" ");
     if path.is_empty() {
@@ -216,7 +222,11 @@ fn read_pdf(path: &Path, shown: &str, ranges: &[Range]) -> Result<FileText, File
         start: 1,
         end: None,
     }];
-    let wanted = if ranges.is_empty() { &whole[..] } else { ranges };
+    let wanted = if ranges.is_empty() {
+        &whole[..]
+    } else {
+        ranges
+    };
     let mut parts = Vec::new();
     for r in wanted {
         parts.push(pdf_pages(path, shown, *r)?);
@@ -309,6 +319,11 @@ mod tests {
         assert_eq!(parse_request("2024.txt").unwrap().1, []);
         assert!(parse_request("").is_err());
         assert!(parse_request("1-3").is_err(), "a range alone names no file");
+        assert!(
+            parse_request("x.md 5-2").is_err(),
+            "a malformed range is not a path"
+        );
+        assert!(parse_request("x.md 1-2-3").is_err());
     }
 
     #[test]
@@ -316,7 +331,10 @@ mod tests {
         let text = "a\nb\nc\nd\ne\n";
         let whole = text_block("x.txt", text, &[]).unwrap();
         assert_eq!(whole.label, "file x.txt");
-        assert_eq!(whole.text, "[file x.txt, 5 lines]\na\nb\nc\nd\ne\n[end of x.txt]");
+        assert_eq!(
+            whole.text,
+            "[file x.txt, 5 lines]\na\nb\nc\nd\ne\n[end of x.txt]"
+        );
         let cut = [
             Range {
                 start: 2,

@@ -7,8 +7,8 @@
 //! the user needs to choose a line range or `/compact`. Nothing here prints.
 
 use super::App;
-use crate::chat::Pin;
 use crate::chat::rolling::{compact, Compression, SUMMARY_MAX_TOKENS};
+use crate::chat::Pin;
 use crate::engine::EngineError;
 use crate::files::{self, FileError, FileText, Range};
 

@@ -462,7 +462,10 @@ mod tests {
         assert_eq!(c.summary(), Some("the sky is blue today"));
         assert_eq!(done.tokens_after, e.count_prompt(&c.messages()).unwrap());
         let prompt = &e.prompts.last().unwrap()[1].content;
-        assert!(prompt.contains("Keep above all what concerns: colours."), "{prompt}");
+        assert!(
+            prompt.contains("Keep above all what concerns: colours."),
+            "{prompt}"
+        );
         assert!(prompt.contains("User: and grass"), "{prompt}");
     }
 }
