@@ -58,7 +58,7 @@ pub const COMMANDS: &[CommandSpec] = &[
         name: "clear",
         aliases: &[],
         usage: "/clear",
-        help: "start a new conversation (the system prompt stays cached)",
+        help: "start a new conversation (the system prompt and the pinned context stay, cached)",
     },
     CommandSpec {
         kind: CommandKind::Tools,

@@ -145,7 +145,7 @@ pub fn too_big_is_refused_with_both_numbers(app: &mut App, ws: &Path) {
     assert!(app.attachments.is_empty());
     assert_eq!(app.turns.len(), turns, "nothing was sent");
     let lines = number_after(&out, "/read big.txt 1-");
-    assert!(lines >= 1 && lines < 400, "{out}");
+    assert!((1..400).contains(&lines), "{out}");
     let fits = line(app, &format!("/read big.txt 1-{lines}"));
     assert!(
         fits.starts_with("[attached file big.txt lines 1–"),
