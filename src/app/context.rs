@@ -130,17 +130,35 @@ impl App {
         self.pin(file)
     }
 
+    /// Pins `file` when the prompt grows by no more than what is free (header and
+    /// template tokens included: that is what the pin costs every turn).
     fn pin(&mut self, file: FileText) -> Result<Added, AddError> {
-        let tokens = self.check_fits(&file)?;
-        self.pending_notes
-            .push(format!("pinned {} ({tokens} tokens)", file.label));
+        let room = self.room()?;
         self.conversation.pin(Pin {
             label: file.label.clone(),
             text: file.text,
         });
+        let cost = match self.context_used() {
+            Ok(after) => after.saturating_sub(room.used),
+            Err(e) => {
+                self.conversation.unpin_last();
+                return Err(e.into());
+            }
+        };
+        if cost > room.free {
+            self.conversation.unpin_last();
+            return Err(AddError::TooBig {
+                label: file.label,
+                tokens: cost,
+                room,
+                fitting_lines: None,
+            });
+        }
+        self.pending_notes
+            .push(format!("pinned {} ({cost} tokens)", file.label));
         Ok(Added {
             label: file.label,
-            tokens,
+            tokens: cost,
             free: self.room()?.free,
         })
     }

@@ -87,6 +87,11 @@ impl Conversation {
         self.pins.push(pin);
     }
 
+    /// Takes back the newest pin (one that did not fit).
+    pub fn unpin_last(&mut self) -> Option<Pin> {
+        self.pins.pop()
+    }
+
     /// Drops the pinned context; returns what was pinned.
     pub fn unpin_all(&mut self) -> Vec<Pin> {
         std::mem::take(&mut self.pins)

@@ -164,6 +164,14 @@ pub fn too_big_is_refused_with_both_numbers(app: &mut App, ws: &Path) {
         app.engine.count_tokens(&one_more.text) > free,
         "the offered range is the largest that fits"
     );
+    let used = app.context_used().unwrap();
+    let out = line(app, "/context pin big.txt");
+    assert!(
+        out.contains("file big.txt has ") && out.contains("nothing was pinned"),
+        "{out}"
+    );
+    assert!(app.conversation.pins().is_empty());
+    assert_eq!(app.context_used().unwrap(), used, "the prompt is as it was");
 }
 
 #[test]
@@ -250,10 +258,19 @@ fn pdf_page_ranges_read_through_pdftotext() {
 pub fn pinned_survives_clear_and_the_prefix_is_reused(app: &mut App) {
     let pin =
         "Project codename is Bluefin. The team ships every Tuesday and answers in short sentences.";
+    let used = app.context_used().unwrap();
     let out = line(app, &format!("/context add {pin}"));
     assert!(out.starts_with("[pinned text: "), "{out}");
     let pin_tokens = number_after(&out, "[pinned text: ");
-    assert_eq!(pin_tokens, app.engine.count_tokens(pin));
+    assert_eq!(
+        pin_tokens,
+        app.context_used().unwrap() - used,
+        "what the pin costs"
+    );
+    assert!(
+        pin_tokens > app.engine.count_tokens(pin),
+        "header and template count too"
+    );
     line(app, "Hello there, who are you?");
     let first = app.turns.last().unwrap().clone();
     assert_eq!(
