@@ -193,8 +193,8 @@ impl App {
         })
     }
 
-    /// The most lines `1-N` of `path` whose block fits `free` tokens (binary search over
-    /// the real block's token count).
+    /// The most lines `1-N` of `path` whose block fits `free` tokens: doubling N while
+    /// it fits, then a binary search, so no block much larger than what fits is counted.
     fn fitting_lines(&self, path: &str, total: usize, free: usize) -> Option<usize> {
         let fits = |n: usize| {
             let range = Range {
@@ -204,7 +204,13 @@ impl App {
             files::read(&self.workspace, path, &[range])
                 .is_ok_and(|f| self.engine.count_tokens(&f.text) <= free)
         };
-        let (mut lo, mut hi) = (0, total);
+        let mut lo = 0;
+        let mut hi = 1;
+        while hi <= total && fits(hi) {
+            lo = hi;
+            hi *= 2;
+        }
+        let mut hi = hi.min(total + 1) - 1;
         while lo < hi {
             let mid = (lo + hi).div_ceil(2);
             if fits(mid) {

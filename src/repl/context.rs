@@ -97,11 +97,20 @@ pub fn compact(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()
     writeln!(out, "[compacting the conversation…]")?;
     out.flush()?;
     match app.compact(focus) {
-        Ok(Some(c)) => writeln!(
-            out,
-            "[compacted {} turns into a summary: {} → {} tokens]",
-            c.folded_turns, c.tokens_before, c.tokens_after
-        ),
+        Ok(Some(c)) => {
+            writeln!(
+                out,
+                "[compacted {} turns into a summary: {} → {} tokens]",
+                c.folded_turns, c.tokens_before, c.tokens_after
+            )?;
+            if c.tokens_after >= c.tokens_before {
+                writeln!(
+                    out,
+                    "[the summary is no shorter than the turns it replaced: compacting pays off on longer conversations]"
+                )?;
+            }
+            Ok(())
+        }
         Ok(None) => writeln!(out, "[nothing to compact: no turns yet]"),
         Err(e) => writeln!(out, "error: could not compact: {e}"),
     }

@@ -187,6 +187,13 @@ fn attach_takes_whole_files_and_refuses_binaries_and_escapes() {
     write_notes(ws.path());
     std::fs::write(ws.path().join("tool.bin"), b"\x7fELF\x02\x01\x00\x00data").unwrap();
     std::fs::write(ws.path().join(".env"), "TOKEN=x").unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.txt"), "outside text").unwrap();
+    std::os::unix::fs::symlink(
+        outside.path().join("secret.txt"),
+        ws.path().join("link.txt"),
+    )
+    .unwrap();
     let mut app = app(ws.path(), 4096, &["ok"]);
     let out = line(&mut app, "/attach notes.md");
     assert!(out.starts_with("[attached file notes.md: "), "{out}");
@@ -197,6 +204,7 @@ fn attach_takes_whole_files_and_refuses_binaries_and_escapes() {
             "tool.bin looks like a binary file (it contains NUL bytes)",
         ),
         ("/read ../outside.txt", "outside the workspace"),
+        ("/read link.txt", "outside the workspace"),
         ("/read agents/harvey.yaml", "inside agents/"),
         ("/read .env", "looks like a secret"),
         ("/read missing.md", "does not exist"),
