@@ -281,6 +281,11 @@ pub fn pinned_survives_clear_and_the_prefix_is_reused(app: &mut App) {
     );
     line(app, "Hello there, who are you?");
     let first = app.turns.last().unwrap().clone();
+    let record = std::fs::read_to_string(app.recorder.path().unwrap()).unwrap();
+    assert!(
+        record.contains(&format!("pinned text ({pin_tokens} tokens)")),
+        "{record}"
+    );
     assert_eq!(
         first.evaluated_tokens, first.prompt_tokens,
         "a cold cache evaluates all"
