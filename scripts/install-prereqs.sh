@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what building harvey needs on Debian / Raspberry Pi OS: cmake and clang +
-# libclang (llama.cpp's build and its bindings), python3 with pip (model fetching).
+# libclang (llama.cpp's build and its bindings), python3 with pip (model fetching),
+# and pdftotext from poppler-utils (`/read doc.pdf` and its test).
 # Idempotent: installs only what is missing. Uses sudo when not root.
 # Extra Debian packages given as arguments are installed with them (callers pass only
 # what they found missing, e.g. scripts/cross-build.sh's cross compilers).
@@ -18,6 +19,8 @@ command -v python3 >/dev/null 2>&1 || need+=(python3)
 python3 -m pip --version >/dev/null 2>&1 || need+=(python3-pip)
 # scripts/fetch-embedder.sh converts the embedding model in a throwaway virtualenv.
 python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || need+=(python3-venv)
+# `/read`, `/attach` and `/context pin` read PDFs through pdftotext.
+command -v pdftotext >/dev/null 2>&1 || need+=(poppler-utils)
 
 if ((${#need[@]})); then
     echo "installing: ${need[*]}"

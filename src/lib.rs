@@ -14,6 +14,8 @@
 //! - `config`: raw YAML shape -> resolved, immutable [`config::Config`].
 //! - `engine`: the only importer of `llama_cpp_2`: load, template, tokenize, generate.
 //! - `tokens`: the token-counting boundary other modules use instead of the engine.
+//! - `text`: shared text helpers (chunking lines to a token limit).
+//! - `files`: workspace files read into the context (`/read`, `/attach`, `/context pin`).
 //!
 //! The core never prints: everything but `repl` returns values.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
@@ -27,6 +29,7 @@ pub mod command;
 pub mod config;
 pub mod db;
 pub mod engine;
+pub mod files;
 pub mod gguf;
 pub mod kb;
 pub mod memory;
@@ -39,6 +42,7 @@ pub mod rag;
 pub mod repl;
 pub mod session;
 pub mod sources;
+pub mod text;
 pub mod tokens;
 pub mod tools;
 pub mod vector;

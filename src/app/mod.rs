@@ -5,6 +5,7 @@
 
 mod close;
 mod commands;
+pub mod context;
 mod open;
 mod recall;
 mod switch;
@@ -76,6 +77,8 @@ pub struct App {
     tool_max_tokens: usize,
     /// `/tools on|off` (starts as `tools.enabled`).
     pub tools_enabled: bool,
+    /// The project guidance in the system prompt (`HARVEY.md`/`AGENTS.md`), for `/context`.
+    pub guidance: String,
     /// Things the user should know at startup (guidance cut, …).
     pub notices: Vec<String>,
     pub abort: AbortFlag,
@@ -263,6 +266,7 @@ impl App {
             confirm_writes: None,
             ask: None,
             closed: false,
+            guidance: guidance.text,
             notices,
             tool_grammar,
             tool_max_tokens,

@@ -1,19 +1,33 @@
 //! The messages of one session: the system prompt, the pinned `[memory context]`, the
-//! rolling summary of compressed turns, then the turns themselves, append-only.
+//! user's pinned context (`/context add|pin`), the rolling summary of compressed turns,
+//! then the turns themselves, append-only.
 //!
 //! That order keeps the stable part first so the KV cache survives: compressing replaces
 //! old turns by a summary that sits right after the pinned messages, which are never
-//! folded into it.
+//! folded into it, and `/clear` drops only the summary and the turns. Pinning text
+//! changes the prompt after the memory context only, so the system prompt and the
+//! memory context stay cached.
 
 use crate::engine::{Message, Role};
 
 /// Prefix of the message that replaces compressed turns.
 pub const SUMMARY_PREFIX: &str = "[Session history compressed — summary: ";
 
+/// First line of the message that holds the user's pinned context.
+pub const PINNED_HEADER: &str = "[pinned context — kept for the whole session]";
+
+/// One piece of pinned context: what it is (for `/context`) and its text as sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pin {
+    pub label: String,
+    pub text: String,
+}
+
 #[derive(Debug, Clone)]
 pub struct Conversation {
     system: String,
     context: Option<String>,
+    pins: Vec<Pin>,
     summary: Option<String>,
     messages: Vec<Message>,
 }
@@ -23,6 +37,7 @@ impl Conversation {
         Self {
             system: system.into(),
             context: None,
+            pins: Vec::new(),
             summary: None,
             messages: Vec::new(),
         }
@@ -35,12 +50,15 @@ impl Conversation {
         all
     }
 
-    /// System prompt, memory context and summary: what precedes the turns.
+    /// System prompt, memory context, pinned context and summary: what precedes the turns.
     pub fn pinned(&self) -> Vec<Message> {
-        let mut all = Vec::with_capacity(3);
+        let mut all = Vec::with_capacity(4);
         all.push(Message::new(Role::System, self.system.clone()));
         if let Some(context) = &self.context {
             all.push(Message::new(Role::User, context.clone()));
+        }
+        if let Some(pins) = self.pins_message() {
+            all.push(pins);
         }
         if let Some(summary) = &self.summary {
             all.push(Message::new(
@@ -62,6 +80,37 @@ impl Conversation {
 
     pub fn context(&self) -> Option<&str> {
         self.context.as_deref()
+    }
+
+    /// Adds text to the pinned context (after what is pinned already).
+    pub fn pin(&mut self, pin: Pin) {
+        self.pins.push(pin);
+    }
+
+    /// Takes back the newest pin (one that did not fit).
+    pub fn unpin_last(&mut self) -> Option<Pin> {
+        self.pins.pop()
+    }
+
+    /// Drops the pinned context; returns what was pinned.
+    pub fn unpin_all(&mut self) -> Vec<Pin> {
+        std::mem::take(&mut self.pins)
+    }
+
+    pub fn pins(&self) -> &[Pin] {
+        &self.pins
+    }
+
+    /// The one message holding every pin, `None` when nothing is pinned.
+    pub fn pins_message(&self) -> Option<Message> {
+        if self.pins.is_empty() {
+            return None;
+        }
+        let texts: Vec<&str> = self.pins.iter().map(|p| p.text.trim_end()).collect();
+        Some(Message::new(
+            Role::User,
+            format!("{PINNED_HEADER}\n{}", texts.join("\n\n")),
+        ))
     }
 
     pub fn summary(&self) -> Option<&str> {
@@ -104,7 +153,8 @@ impl Conversation {
         self.summary = Some(summary);
     }
 
-    /// Forgets the conversation and its summary; system prompt and context stay.
+    /// Forgets the conversation and its summary; system prompt, memory context and the
+    /// pinned context stay.
     pub fn clear(&mut self) {
         self.messages.clear();
         self.summary = None;
@@ -116,5 +166,39 @@ impl Conversation {
             .iter()
             .filter(|m| m.role == Role::User)
             .count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pins_sit_after_the_memory_context_and_survive_clear() {
+        let mut c = Conversation::new("sys");
+        c.set_context(Some("[memory context] m".into()));
+        c.pin(Pin {
+            label: "text".into(),
+            text: "always answer in French".into(),
+        });
+        c.pin(Pin {
+            label: "file notes.md".into(),
+            text: "[file notes.md]\nhello\n".into(),
+        });
+        c.push_user("hi");
+        c.push_assistant("salut");
+        let all = c.messages();
+        assert_eq!(all.len(), 5);
+        assert_eq!(all[1].content, "[memory context] m");
+        assert_eq!(
+            all[2].content,
+            format!("{PINNED_HEADER}\nalways answer in French\n\n[file notes.md]\nhello")
+        );
+        c.fold(2, "they said hello".into());
+        c.clear();
+        assert_eq!(c.messages().len(), 3, "system, memory context, pins");
+        assert_eq!(c.unpin_all().len(), 2);
+        assert!(c.pins_message().is_none());
+        assert_eq!(c.messages().len(), 2);
     }
 }

@@ -11,7 +11,7 @@ pub mod prefix_cache;
 pub mod rolling;
 pub mod think;
 
-pub use conversation::Conversation;
+pub use conversation::{Conversation, Pin, PINNED_HEADER};
 
 use crate::engine::{Completion, Engine, EngineError, GenerateOptions, StopReason, TurnStats};
 

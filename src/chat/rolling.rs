@@ -12,6 +12,7 @@ use crate::engine::{
 };
 
 use super::Conversation;
+use crate::text::chunk_lines;
 
 /// Upper bound on one summary, in tokens.
 pub const SUMMARY_MAX_TOKENS: usize = 150;
@@ -56,42 +57,6 @@ pub fn messages_in_turns(starts: &[usize], total: usize, turns: usize) -> usize 
     starts.get(turns).copied().unwrap_or(total)
 }
 
-/// Splits `lines` into consecutive groups whose joined size (by `cost`) stays within
-/// `limit`; a single oversized line is cut into pieces by characters.
-pub fn chunk_lines(lines: &[String], limit: usize, cost: &dyn Fn(&str) -> usize) -> Vec<String> {
-    let mut chunks = Vec::new();
-    let mut current = String::new();
-    for line in lines.iter().flat_map(|l| split_oversized(l, limit, cost)) {
-        let candidate = if current.is_empty() {
-            line.clone()
-        } else {
-            format!("{current}\n{line}")
-        };
-        if cost(&candidate) > limit && !current.is_empty() {
-            chunks.push(std::mem::take(&mut current));
-            current = line;
-        } else {
-            current = candidate;
-        }
-    }
-    if !current.is_empty() {
-        chunks.push(current);
-    }
-    chunks
-}
-
-fn split_oversized(line: &str, limit: usize, cost: &dyn Fn(&str) -> usize) -> Vec<String> {
-    if cost(line) <= limit {
-        return vec![line.to_string()];
-    }
-    let chars: Vec<char> = line.chars().collect();
-    let pieces = cost(line).div_ceil(limit.max(1)) + 1;
-    chars
-        .chunks(chars.len().div_ceil(pieces).max(1))
-        .map(|c| c.iter().collect())
-        .collect()
-}
-
 /// What a compression did, for the user line and the session record.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Compression {
@@ -122,11 +87,43 @@ pub fn compress_if_needed(
         return Ok(None);
     }
     let n_messages = messages_in_turns(&starts, turns.len(), fold);
-    let summary = summarize(engine, conversation.summary(), &turns[..n_messages], abort)?;
+    let summary = summarize(
+        engine,
+        conversation.summary(),
+        &turns[..n_messages],
+        None,
+        abort,
+    )?;
     conversation.fold(n_messages, summary.clone());
     let after = engine.count_prompt(&conversation.messages())?;
     Ok(Some(Compression {
         folded_turns: fold,
+        tokens_before: before,
+        tokens_after: after,
+        summary,
+    }))
+}
+
+/// `/compact [FOCUS]`: folds every turn into the summary now, whatever the fill level;
+/// `focus` (what the user wants kept) goes into the summary prompt. `None` when there
+/// is no turn to fold.
+pub fn compact(
+    engine: &mut dyn Engine,
+    conversation: &mut Conversation,
+    focus: Option<&str>,
+    abort: &AbortFlag,
+) -> Result<Option<Compression>, EngineError> {
+    let turns = conversation.turns().to_vec();
+    let folded_turns = turn_starts(&turns).len();
+    if folded_turns == 0 {
+        return Ok(None);
+    }
+    let before = engine.count_prompt(&conversation.messages())?;
+    let summary = summarize(engine, conversation.summary(), &turns, focus, abort)?;
+    conversation.fold(turns.len(), summary.clone());
+    let after = engine.count_prompt(&conversation.messages())?;
+    Ok(Some(Compression {
+        folded_turns,
         tokens_before: before,
         tokens_after: after,
         summary,
@@ -146,11 +143,12 @@ fn turn_costs(engine: &dyn Engine, turns: &[Message], starts: &[usize]) -> Vec<u
 }
 
 /// Folds `previous` and `turns` into one summary of at most `SUMMARY_MAX_TOKENS`,
-/// feeding chunks that fit the context one after another.
+/// feeding chunks that fit the context one after another; `focus` says what to keep.
 pub fn summarize(
     engine: &mut dyn Engine,
     previous: Option<&str>,
     turns: &[Message],
+    focus: Option<&str>,
     abort: &AbortFlag,
 ) -> Result<String, EngineError> {
     let lines: Vec<String> = turns
@@ -158,8 +156,11 @@ pub fn summarize(
         .map(|m| format!("{}: {}", speaker(m.role), m.content.trim()))
         .collect();
     let n_ctx = engine.info().n_ctx as usize;
-    let overhead =
-        engine.count_prompt(&summary_prompt(Some(&"x ".repeat(SUMMARY_MAX_TOKENS)), ""))?;
+    let overhead = engine.count_prompt(&summary_prompt(
+        Some(&"x ".repeat(SUMMARY_MAX_TOKENS)),
+        "",
+        focus,
+    ))?;
     let limit = n_ctx
         .saturating_sub(overhead + SUMMARY_MAX_TOKENS + 8)
         .max(16);
@@ -169,7 +170,7 @@ pub fn summarize(
     for chunk in chunks {
         let opts = summary_options(abort);
         let done = engine.generate_aside(
-            &summary_prompt(summary.as_deref(), &chunk),
+            &summary_prompt(summary.as_deref(), &chunk, focus),
             &opts,
             &mut |_| {},
         )?;
@@ -194,7 +195,7 @@ pub fn summarize_map_reduce(
         .map(|m| format!("{}: {}", speaker(m.role), m.content.trim()))
         .collect();
     let n_ctx = engine.info().n_ctx as usize;
-    let overhead = engine.count_prompt(&summary_prompt(None, ""))?;
+    let overhead = engine.count_prompt(&summary_prompt(None, "", None))?;
     let limit = n_ctx
         .saturating_sub(overhead + SUMMARY_MAX_TOKENS + 8)
         .max(16);
@@ -209,7 +210,7 @@ pub fn summarize_map_reduce(
                 break;
             }
             let done = engine.generate_aside(
-                &summary_prompt(None, chunk),
+                &summary_prompt(None, chunk, None),
                 &summary_options(abort),
                 &mut |_| {},
             )?;
@@ -326,14 +327,18 @@ fn speaker(role: Role) -> &'static str {
     }
 }
 
-fn summary_prompt(previous: Option<&str>, chunk: &str) -> Vec<Message> {
+fn summary_prompt(previous: Option<&str>, chunk: &str, focus: Option<&str>) -> Vec<Message> {
     let mut user = String::new();
     if let Some(p) = previous {
         user.push_str(&format!("Summary so far: {p}\n\n"));
     }
     user.push_str(&format!(
-        "Conversation:\n{chunk}\n\nWrite one short paragraph (at most 80 words) that summarizes the conversation so far: the user's goals, facts stated and decisions made. Output only the summary."
+        "Conversation:\n{chunk}\n\nWrite one short paragraph (at most 80 words) that summarizes the conversation so far: the user's goals, facts stated and decisions made."
     ));
+    if let Some(f) = focus.map(str::trim).filter(|f| !f.is_empty()) {
+        user.push_str(&format!(" Keep above all what concerns: {f}."));
+    }
+    user.push_str(" Output only the summary.");
     vec![
         Message::new(
             Role::System,
@@ -439,19 +444,28 @@ mod tests {
     }
 
     #[test]
-    fn chunks_fit_the_limit() {
-        let words = |t: &str| t.split_whitespace().count();
-        let lines: Vec<String> = (0..10)
-            .map(|i| format!("line {i} has five words"))
-            .collect();
-        let chunks = chunk_lines(&lines, 12, &words);
-        assert!(chunks.iter().all(|c| words(c) <= 12), "{chunks:?}");
-        assert_eq!(chunks.join("\n"), lines.join("\n"));
-        let huge = vec!["w ".repeat(50)];
-        let chunks = chunk_lines(&huge, 12, &words);
+    fn compact_folds_every_turn_with_the_focus_in_the_prompt() {
+        use crate::engine::scripted::ScriptedEngine;
+        let mut e = ScriptedEngine::new(4096, ["the sky is blue today", "it is a", "they talked"]);
+        let mut c = Conversation::new("sys");
+        let abort = AbortFlag::new();
+        assert!(compact(&mut e, &mut c, None, &abort).unwrap().is_none());
+        for (q, a) in [("what colour is the sky", "blue"), ("and grass", "green")] {
+            c.push_user(q);
+            c.push_assistant(a);
+        }
+        let done = compact(&mut e, &mut c, Some("colours"), &abort)
+            .unwrap()
+            .unwrap();
+        assert_eq!(done.folded_turns, 2);
+        assert!(c.turns().is_empty());
+        assert_eq!(c.summary(), Some("the sky is blue today"));
+        assert_eq!(done.tokens_after, e.count_prompt(&c.messages()).unwrap());
+        let prompt = &e.prompts.last().unwrap()[1].content;
         assert!(
-            chunks.len() >= 5 && chunks.iter().all(|c| words(c) <= 12),
-            "{chunks:?}"
+            prompt.contains("Keep above all what concerns: colours."),
+            "{prompt}"
         );
+        assert!(prompt.contains("User: and grass"), "{prompt}");
     }
 }

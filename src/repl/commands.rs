@@ -14,6 +14,9 @@ pub enum CommandKind {
     Rag,
     Kb,
     Context,
+    Read,
+    Attach,
+    Compact,
     Session,
     Rename,
     Think,
@@ -55,7 +58,7 @@ pub const COMMANDS: &[CommandSpec] = &[
         name: "clear",
         aliases: &[],
         usage: "/clear",
-        help: "start a new conversation (the system prompt stays cached)",
+        help: "start a new conversation (the system prompt and the pinned context stay, cached)",
     },
     CommandSpec {
         kind: CommandKind::Tools,
@@ -89,8 +92,29 @@ pub const COMMANDS: &[CommandSpec] = &[
         kind: CommandKind::Context,
         name: "context",
         aliases: &[],
-        usage: "/context",
-        help: "the exact [memory context] injected this session and its token count",
+        usage: "/context …",
+        help: "what the model sees, part by part in tokens | add TEXT | pin FILE (kept for the session, survives /clear) | clear (the pinned context) | memory (the injected [memory context])",
+    },
+    CommandSpec {
+        kind: CommandKind::Read,
+        name: "read",
+        aliases: &[],
+        usage: "/read FILE [START-END]…",
+        help: "attach a workspace file's lines (a PDF's pages, via pdftotext) to your next message, if it fits the context",
+    },
+    CommandSpec {
+        kind: CommandKind::Attach,
+        name: "attach",
+        aliases: &[],
+        usage: "/attach FILE…",
+        help: "attach whole workspace files (text or PDF) to your next message, if they fit the context",
+    },
+    CommandSpec {
+        kind: CommandKind::Compact,
+        name: "compact",
+        aliases: &[],
+        usage: "/compact [FOCUS]",
+        help: "fold the conversation into a summary now (FOCUS: what the summary must keep); shows tokens before and after",
     },
     CommandSpec {
         kind: CommandKind::Session,
@@ -285,6 +309,7 @@ mod tests {
     fn completion_uses_the_table() {
         assert_eq!(complete("/st"), vec!["/status"]);
         assert_eq!(complete("/q"), vec!["/quit"]);
+        assert_eq!(complete("/com"), vec!["/compact"]);
         assert!(complete("/").len() >= COMMANDS.len());
         assert!(complete("st").is_empty());
     }

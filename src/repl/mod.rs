@@ -6,7 +6,9 @@
 //! streams are neither echoed into it nor kept for the next prompt ([`echo`]).
 
 pub mod commands;
+mod context;
 pub mod echo;
+mod files;
 mod input;
 pub mod knowledge;
 mod memory;
@@ -15,6 +17,7 @@ pub mod rag;
 pub mod render;
 mod run;
 mod safemode;
+mod session;
 
 use std::io::{self, Write};
 use std::path::PathBuf;
@@ -287,14 +290,21 @@ fn dispatch(
         CommandKind::Status => status(app, out)?,
         CommandKind::Clear => {
             app.clear();
-            writeln!(out, "[conversation cleared]")?;
+            let pins = app.conversation.pins().len();
+            match pins {
+                0 => writeln!(out, "[conversation cleared]")?,
+                n => writeln!(out, "[conversation cleared; {n} pinned items kept]")?,
+            }
         }
         CommandKind::Tools => tools(app, args, out)?,
         CommandKind::Memory => memory::command(app, args, out)?,
         CommandKind::Rag => rag(app, args, out)?,
         CommandKind::Kb => kb(app, args, out)?,
-        CommandKind::Context => memory::context(app, out)?,
-        CommandKind::Session => session(app, args, out)?,
+        CommandKind::Context => context::command(app, args, out)?,
+        CommandKind::Read => files::read(app, args, out)?,
+        CommandKind::Attach => files::attach(app, args, out)?,
+        CommandKind::Compact => context::compact(app, args, out)?,
+        CommandKind::Session => session::command(app, args, out)?,
         CommandKind::Rename => {
             if args.is_empty() {
                 writeln!(out, "usage: /rename NAME")?;
@@ -417,67 +427,6 @@ fn status(app: &App, out: &mut impl Write) -> io::Result<()> {
     render::status(out, &view)
 }
 
-fn session(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()> {
-    let (sub, rest) = args.split_once(char::is_whitespace).unwrap_or((args, ""));
-    match sub {
-        "" | "list" => {
-            let Some(index) = &app.sessions else {
-                return writeln!(out, "the sessions index is unavailable");
-            };
-            match index.recent(20) {
-                Ok(list) if list.is_empty() => writeln!(out, "no finished sessions yet"),
-                Ok(list) => {
-                    for e in list {
-                        let name = e.name.map(|n| format!(" \"{n}\"")).unwrap_or_default();
-                        writeln!(
-                            out,
-                            "{}{name}  {}  {} turns  [{}]\n    {}",
-                            e.file,
-                            e.started,
-                            e.turns,
-                            e.tags.join(", "),
-                            crate::tools::call::clip(&e.summary, 160)
-                        )?;
-                    }
-                    Ok(())
-                }
-                Err(e) => writeln!(out, "error: {e}"),
-            }
-        }
-        "show" => {
-            let path = if rest.trim().is_empty() {
-                app.recorder.path().map(PathBuf::from).ok_or_else(|| {
-                    "this session has no exchanges yet; /session show FILE shows another"
-                        .to_string()
-                })
-            } else {
-                app.find_session(Some(rest))
-            };
-            match path.and_then(|p| {
-                std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))
-            }) {
-                Ok(text) => write!(out, "{text}"),
-                Err(e) => writeln!(out, "error: {e}"),
-            }
-        }
-        "replay" => replay(app, rest, out),
-        "continue" => match app
-            .find_session(Some(rest))
-            .and_then(|p| app.continue_session(&p))
-        {
-            Ok(n) => writeln!(
-                out,
-                "[continued: {n} exchanges restored into the conversation]"
-            ),
-            Err(e) => writeln!(out, "error: {e}"),
-        },
-        other => writeln!(
-            out,
-            "unknown /session subcommand {other:?}: list | show [FILE] | continue FILE | replay FILE"
-        ),
-    }
-}
-
 fn tools(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()> {
     match args {
         "on" => app.tools_enabled = true,
@@ -486,41 +435,6 @@ fn tools(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()> {
         other => return writeln!(out, "usage: /tools [on|off] (not {other:?})"),
     }
     render::tools(out, &app.tools.list(), app.tools_enabled)
-}
-
-/// `/session replay FILE`: sends each user turn of a recorded session to the current
-/// model, in a fresh conversation recorded as this session (Ctrl-C stops the replay).
-fn replay(app: &mut App, name: &str, out: &mut impl Write) -> io::Result<()> {
-    if name.trim().is_empty() {
-        return writeln!(
-            out,
-            "usage: /session replay FILE (/session list shows them)"
-        );
-    }
-    let record = match app.find_session(Some(name)).and_then(|p| {
-        std::fs::read_to_string(&p)
-            .map(|t| crate::session::fountain::parse(&t))
-            .map_err(|e| format!("{}: {e}", p.display()))
-    }) {
-        Ok(r) => r,
-        Err(e) => return writeln!(out, "error: {e}"),
-    };
-    app.clear();
-    writeln!(
-        out,
-        "[replaying {} user turns with {}]",
-        record.exchanges.len(),
-        app.engine.info().name
-    )?;
-    for ex in &record.exchanges {
-        writeln!(out, "you> {}", ex.user)?;
-        chat(app, &ex.user, out)?;
-        if app.abort.is_raised() {
-            writeln!(out, "[replay stopped]")?;
-            break;
-        }
-    }
-    Ok(())
 }
 
 fn chat(app: &mut App, text: &str, out: &mut impl Write) -> io::Result<()> {

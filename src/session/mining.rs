@@ -8,7 +8,6 @@
 
 use serde::Deserialize;
 
-use crate::chat::rolling::chunk_lines;
 use crate::engine::gbnf::{self, GrammarBoundError};
 use crate::engine::{
     AbortFlag, Engine, EngineError, GenerateOptions, Message, Role, SamplingParams, StopReason,
@@ -16,6 +15,7 @@ use crate::engine::{
 use crate::memory::guard::find_secret;
 use crate::memory::types::normalize_description;
 use crate::memory::{Draft, MemoryStore, MemoryType};
+use crate::text::chunk_lines;
 
 /// Most proposals per session.
 pub const MAX_PROPOSALS: usize = 5;

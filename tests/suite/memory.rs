@@ -702,12 +702,16 @@ mod injection {
         let question = prompt.find("What is the staging server called?").unwrap();
         assert!(system < block && block < question, "{prompt}");
         // /context shows the exact text and count; later turns leave it as it is.
-        let shown = say(&mut second, "/context");
+        let shown = say(&mut second, "/context memory");
         assert!(
             shown.contains(&format!("{} of 512 tokens", inj.tokens)),
             "{shown}"
         );
         assert!(shown.contains(&inj.text), "{shown}");
+        // /context alone counts it as its own part of the prompt.
+        let parts = say(&mut second, "/context");
+        let memory_row = crate::suite::files::number_after(&parts, "\n  memory context");
+        assert!(memory_row >= inj.tokens, "{parts}");
         say(&mut second, "and the other server?");
         assert_eq!(second.conversation.context(), Some(inj.text.as_str()));
         assert!(inj.text.starts_with(&stable));
@@ -759,7 +763,7 @@ mod injection {
         let out = say(&mut app, "how should answers look?");
         assert!(!out.contains("[memory:"), "{out}");
         assert_eq!(app.conversation.context(), None);
-        assert!(say(&mut app, "/context").contains("injection is off"));
+        assert!(say(&mut app, "/context memory").contains("injection is off"));
         assert!(say(&mut app, "/memory status").contains("1024 tokens"));
     }
 }

@@ -4,6 +4,8 @@ mod config;
 mod embedder;
 mod engine;
 mod faults;
+mod files;
+mod files_model;
 mod gemma;
 mod long;
 mod memory;
