@@ -129,6 +129,8 @@ pub fn run(
             }));
         }
         app.ask = Some(ask);
+        // File writes are confirmed only by someone who can see the diff.
+        app.ask_file_writes = io::IsTerminal::is_terminal(&io::stdin());
     }
     if let Some(mut signals) = signals {
         let abort = app.abort.clone();
