@@ -22,6 +22,7 @@ pub enum CommandKind {
     Git,
     Safemode,
     Audit,
+    Write,
     Exit,
 }
 
@@ -147,6 +148,13 @@ pub const COMMANDS: &[CommandSpec] = &[
         aliases: &[],
         usage: "/audit [N]",
         help: "the last N commands run or refused (agents/audit.jsonl)",
+    },
+    CommandSpec {
+        kind: CommandKind::Write,
+        name: "write",
+        aliases: &[],
+        usage: "/write PATH [--code]",
+        help: "save the last reply (--code: its first ``` block) to a workspace file; asks before overwriting",
     },
     CommandSpec {
         kind: CommandKind::Exit,

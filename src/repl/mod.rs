@@ -15,6 +15,7 @@ pub mod rag;
 pub mod render;
 mod run;
 mod safemode;
+mod write;
 
 use std::io::{self, Write};
 use std::path::PathBuf;
@@ -311,6 +312,7 @@ fn dispatch(
         CommandKind::Git => run::git(app, args, out)?,
         CommandKind::Safemode => safemode::command(app, args, out)?,
         CommandKind::Audit => run::audit(app, args, out)?,
+        CommandKind::Write => write::command(app, args, out)?,
         CommandKind::Exit => return Ok(Flow::Exit),
     }
     Ok(Flow::Continue)

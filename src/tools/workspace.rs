@@ -341,10 +341,15 @@ mod tests {
 
     #[test]
     fn patterns_are_bounded_regexes_with_clear_errors() {
-        assert!(compile(r"fn\s+\w+\(").unwrap().is_match("pub FN answer() {"));
+        assert!(compile(r"fn\s+\w+\(")
+            .unwrap()
+            .is_match("pub FN answer() {"));
         assert!(compile("deploy").unwrap().is_match("Deploy with it"));
         let e = compile("foo(bar").unwrap_err().to_string();
-        assert!(e.contains("pattern \"foo(bar\" is not a valid regular expression"), "{e}");
+        assert!(
+            e.contains("pattern \"foo(bar\" is not a valid regular expression"),
+            "{e}"
+        );
         assert!(e.contains("unclosed group"), "{e}");
         // Too big to compile within the size limit: an error, not a hang or an OOM.
         let e = compile(r"\w{1000}{1000}").unwrap_err().to_string();
