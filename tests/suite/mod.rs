@@ -4,6 +4,7 @@ mod config;
 mod embedder;
 mod engine;
 mod faults;
+mod files;
 mod gemma;
 mod long;
 mod memory;
