@@ -5,6 +5,7 @@ mod embedder;
 mod engine;
 mod faults;
 mod files;
+mod files_safety;
 mod gemma;
 mod long;
 mod memory;
