@@ -235,6 +235,12 @@ impl WriteFile {
         let target = resolve_write(&self.0.place.root, arg_str(args, "path").unwrap_or(""))?;
         let old = current_text(&target)?;
         let new = arg_str(args, "content").unwrap_or_default().to_string();
+        if old.as_deref() == Some(new.as_str()) {
+            return Err(ToolError::BadArguments(format!(
+                "{} already holds exactly this content; nothing to write",
+                target.shown
+            )));
+        }
         Ok(Change { target, old, new })
     }
 }

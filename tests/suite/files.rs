@@ -255,7 +255,18 @@ fn an_ambiguous_or_missing_edit_is_refused_without_asking() {
         serde_json::json!({"path": "src/twice.txt", "old": "same", "new": "other"}),
     );
     let missing = edit_call("println!(\"absent\")", "x");
-    let replies = [ambiguous, "ok".into(), missing, "ok".into()];
+    let same = call(
+        "write_file",
+        serde_json::json!({"path": "src/main.rs", "content": OLD}),
+    );
+    let replies = [
+        ambiguous,
+        "ok".into(),
+        missing,
+        "ok".into(),
+        same,
+        "ok".into(),
+    ];
     let mut app = app(ws.path(), &replies);
     let asked = answering(&mut app, &["y", "y"]);
     let turn = app.agent_turn("edit", &mut |_| {}).unwrap();
