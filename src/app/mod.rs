@@ -107,6 +107,10 @@ pub struct App {
     /// Asks the user a question and returns the answer (installed by the REPL; `None`
     /// when nobody can answer, e.g. `harvey run`).
     pub ask: Option<std::rc::Rc<Ask>>,
+    /// Whether the model's file writes may be confirmed through `ask`: the REPL sets it
+    /// when its input is a terminal (someone is there to read the diff). Otherwise such
+    /// writes are refused unless `tools.allow_writes` is on.
+    pub ask_file_writes: bool,
     /// A note for the next recorded exchange (e.g. where a continued session came from).
     pending_notes: Vec<String>,
     /// Text attached to the next user message only (`!prog`, `/kb inject`, …).
@@ -264,6 +268,7 @@ impl App {
             audit: crate::command::AuditLog::new(&agents),
             last_thought: None,
             confirm_writes: None,
+            ask_file_writes: false,
             ask: None,
             closed: false,
             guidance: guidance.text,
@@ -345,6 +350,7 @@ impl App {
             .confirm_memory_writes
             .then_some(self.confirm_writes.as_deref());
         let ask_model_command = commands::yes_no(self.ask.clone(), "the model asks: ");
+        let ask_file_write = commands::yes_no(self.ask.clone(), "");
         let tool_set = ToolSet {
             registry: &self.tools,
             grammar: &self.tool_grammar,
@@ -355,6 +361,8 @@ impl App {
                 .ask
                 .is_some()
                 .then_some(&ask_model_command as &crate::chat::agent::Confirm),
+            ask_files: (self.ask.is_some() && self.ask_file_writes)
+                .then_some(&ask_file_write as &crate::chat::agent::Confirm),
         };
         let tools = (self.tools_enabled && !self.tools.is_empty()).then_some(&tool_set);
         // Per-turn context rides on this user message only (the cached prefix stays).

@@ -10,8 +10,8 @@ use crate::tools::Registry;
 
 use super::{commands, open_embedder};
 
-/// The tools a session offers: the read-only workspace tools, `git` and `run_command`,
-/// plus the memory and session tools when memory is on.
+/// The tools a session offers: the read-only workspace tools, `git`, `run_command`,
+/// `write_file` and `edit_file`, plus the memory and session tools when memory is on.
 pub fn default_tools(workspace: &Path, config: &Config) -> (Registry, Vec<String>) {
     tools_with_abort(workspace, config, &AbortFlag::new())
 }
@@ -34,6 +34,13 @@ pub fn tools_with_abort(
     };
     registry.add(Box::new(crate::tools::command::Git(place.clone())));
     registry.add(Box::new(crate::tools::command::RunCommand(place)));
+    let files = crate::tools::files::FilePlace {
+        root: workspace.to_path_buf(),
+        audit: crate::command::AuditLog::new(&workspace.join("agents")),
+        allow_unattended: config.tools.allow_writes,
+    };
+    registry.add(Box::new(crate::tools::files::WriteFile::new(files.clone())));
+    registry.add(Box::new(crate::tools::files::EditFile::new(files)));
     let notes = Vec::new();
     if config.memory.enabled {
         let place = MemoryPlace {

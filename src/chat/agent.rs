@@ -25,6 +25,8 @@ pub enum TurnEvent {
     /// Something the user should see before the reply (e.g. the memory line).
     Notice(String),
     ToolCall(String),
+    /// What a file write would change, shown before the user is asked.
+    Diff(String),
     ToolResult {
         is_error: bool,
         text: String,
@@ -51,6 +53,10 @@ pub struct ToolSet<'a> {
     /// Asked before every call of a tool that always asks (`run_command`); `None` =
     /// nobody can answer here, and such calls are refused.
     pub ask: Option<&'a Confirm>,
+    /// Asked before a file write (`write_file`, `edit_file`), after its diff is shown;
+    /// `None` = nobody can answer here (no terminal), and such writes are refused unless
+    /// `tools.allow_writes` lets the tool go ahead.
+    pub ask_files: Option<&'a Confirm>,
 }
 
 /// One call made during a turn.
@@ -195,6 +201,39 @@ fn rounds(
     }
 }
 
+/// A call of a tool that asks: its preview (a refusal there ends it without asking),
+/// the diff shown when someone can answer, the question, then the call.
+fn ask_and_call(
+    set: &ToolSet<'_>,
+    call: &ToolCall,
+    on_event: &mut dyn FnMut(TurnEvent),
+) -> Result<String, ToolError> {
+    let writes_files = set
+        .registry
+        .get(&call.name)
+        .is_some_and(|t| t.writes_files());
+    let asker = if writes_files { set.ask_files } else { set.ask };
+    let preview = set.registry.preview(&call.name, &call.arguments)?;
+    let approval = match (asker, preview) {
+        (None, _) => Approval::NobodyToAsk,
+        (Some(ask), Some(p)) => {
+            on_event(TurnEvent::Diff(p.diff));
+            yes(ask(&p.question))
+        }
+        (Some(ask), None) => yes(ask(&call.summary())),
+    };
+    set.registry
+        .call_approved(&call.name, &call.arguments, approval)
+}
+
+fn yes(allowed: bool) -> Approval {
+    if allowed {
+        Approval::Allowed
+    } else {
+        Approval::Declined
+    }
+}
+
 fn one_call(
     engine: &mut dyn Engine,
     conversation: &mut Conversation,
@@ -227,15 +266,7 @@ fn one_call(
             let asks = tool.is_some_and(|t| t.asks());
             let result = match (seen.get(&key), set.confirm, writes) {
                 (Some(r), _, _) => r.clone(),
-                (None, _, _) if asks => {
-                    let approval = match set.ask {
-                        None => Approval::NobodyToAsk,
-                        Some(ask) if ask(&call.summary()) => Approval::Allowed,
-                        Some(_) => Approval::Declined,
-                    };
-                    set.registry
-                        .call_approved(&call.name, &call.arguments, approval)
-                }
+                (None, _, _) if asks => ask_and_call(set, &call, on_event),
                 (None, Some(None), true) => Err(ToolError::Refused(
                     "memory writes need the user's confirmation (tools.confirm_memory_writes) and this session cannot ask; tell the user what you would save".into(),
                 )),

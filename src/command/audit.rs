@@ -35,6 +35,8 @@ pub enum Decision {
     Refused,
     /// A read-only git subcommand.
     ReadOnly,
+    /// A file write nobody could confirm, allowed by `tools.allow_writes`.
+    AllowWrites,
 }
 
 /// One line of the log.

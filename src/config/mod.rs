@@ -62,6 +62,9 @@ pub struct ToolsConfig {
     pub max_rounds_per_turn: usize,
     /// Ask before a tool writes a memory.
     pub confirm_memory_writes: bool,
+    /// Let `write_file` / `edit_file` write where nobody can confirm them (`harvey run`,
+    /// input that is not a terminal). Off: such writes are refused.
+    pub allow_writes: bool,
 }
 
 /// `security:` — running programs (`!prog`, `/run`, the `run_command` tool).

@@ -75,6 +75,7 @@ fn tools(t: RawTools) -> ToolsConfig {
         enabled: t.enabled,
         max_rounds_per_turn: t.max_rounds_per_turn,
         confirm_memory_writes: t.confirm_memory_writes,
+        allow_writes: t.allow_writes,
     }
 }
 

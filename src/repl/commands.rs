@@ -25,6 +25,7 @@ pub enum CommandKind {
     Git,
     Safemode,
     Audit,
+    Write,
     Exit,
 }
 
@@ -171,6 +172,13 @@ pub const COMMANDS: &[CommandSpec] = &[
         aliases: &[],
         usage: "/audit [N]",
         help: "the last N commands run or refused (agents/audit.jsonl)",
+    },
+    CommandSpec {
+        kind: CommandKind::Write,
+        name: "write",
+        aliases: &[],
+        usage: "/write PATH [--code]",
+        help: "save the last reply (--code: its first ``` block) to a workspace file; asks before overwriting",
     },
     CommandSpec {
         kind: CommandKind::Exit,

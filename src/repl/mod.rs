@@ -18,6 +18,7 @@ pub mod render;
 mod run;
 mod safemode;
 mod session;
+mod write;
 
 use std::io::{self, Write};
 use std::path::PathBuf;
@@ -132,6 +133,8 @@ pub fn run(
             }));
         }
         app.ask = Some(ask);
+        // File writes are confirmed only by someone who can see the diff.
+        app.ask_file_writes = io::IsTerminal::is_terminal(&io::stdin());
     }
     if let Some(mut signals) = signals {
         let abort = app.abort.clone();
@@ -319,6 +322,7 @@ fn dispatch(
         CommandKind::Git => run::git(app, args, out)?,
         CommandKind::Safemode => safemode::command(app, args, out)?,
         CommandKind::Audit => run::audit(app, args, out)?,
+        CommandKind::Write => write::command(app, args, out)?,
         CommandKind::Exit => return Ok(Flow::Exit),
     }
     Ok(Flow::Continue)

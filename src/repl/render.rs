@@ -164,6 +164,7 @@ pub fn turn_event(out: &mut impl Write, event: &TurnEvent) -> io::Result<()> {
         TurnEvent::Thought(t) => write!(out, "\x1b[2m{t}\x1b[22m"),
         TurnEvent::Notice(n) => writeln!(out, "[{n}]"),
         TurnEvent::ToolCall(summary) => writeln!(out, "\n[tool call] {summary}"),
+        TurnEvent::Diff(d) => diff(out, d),
         TurnEvent::ToolResult { is_error, text, .. } => {
             let first = text.lines().next().unwrap_or("");
             let lines = text.lines().count();
@@ -180,6 +181,24 @@ pub fn turn_event(out: &mut impl Write, event: &TurnEvent) -> io::Result<()> {
             writeln!(out, "[{label}] {}{more}", clip(first, 120))
         }
     }
+}
+
+/// A unified diff, additions green and removals red.
+pub fn diff(out: &mut impl Write, text: &str) -> io::Result<()> {
+    for line in text.lines() {
+        let color = match line.as_bytes().first() {
+            Some(b'+') if !line.starts_with("+++") => "\x1b[32m",
+            Some(b'-') if !line.starts_with("---") => "\x1b[31m",
+            Some(b'@') => "\x1b[36m",
+            _ => "",
+        };
+        if color.is_empty() {
+            writeln!(out, "{line}")?;
+        } else {
+            writeln!(out, "{color}{line}\x1b[0m")?;
+        }
+    }
+    Ok(())
 }
 
 /// One line of numbers after a reply.

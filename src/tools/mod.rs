@@ -12,8 +12,11 @@
 //! Tools never print and never touch the terminal; they return text or a `ToolError`
 //! that is shown to the model as the result.
 
+pub mod atomic;
 pub mod call;
 pub mod command;
+pub mod diff;
+pub mod files;
 pub mod grammar;
 pub mod memory;
 pub mod sandbox;
@@ -87,6 +90,16 @@ pub trait Tool {
     fn asks(&self) -> bool {
         false
     }
+    /// Whether it writes workspace files (`write_file`, `edit_file`): its question is asked
+    /// only where the user can see the diff on a terminal.
+    fn writes_files(&self) -> bool {
+        false
+    }
+    /// What the user sees before answering for a tool that asks; an error refuses the
+    /// call without asking (e.g. a path outside the sandbox).
+    fn preview(&self, _args: &Map<String, Value>) -> Result<Option<Preview>, ToolError> {
+        Ok(None)
+    }
     fn call(&self, args: &Map<String, Value>) -> Result<String, ToolError>;
     /// A call of a tool that [`asks`](Tool::asks), with the user's answer. The default
     /// runs only when allowed; a tool may override it to record refusals.
@@ -105,6 +118,15 @@ pub trait Tool {
             )),
         }
     }
+}
+
+/// Shown before the question for a tool that asks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Preview {
+    /// One line for the `[y/N]` question, e.g. `write_file src/a.rs (+3 −1)`.
+    pub question: String,
+    /// The unified diff, or a new file's head and size.
+    pub diff: String,
 }
 
 /// The user's answer for a tool that asks.
@@ -168,6 +190,19 @@ impl Registry {
     /// asks is refused: nobody answered).
     pub fn call(&self, name: &str, args: &Map<String, Value>) -> Result<String, ToolError> {
         self.call_approved(name, args, Approval::NobodyToAsk)
+    }
+
+    /// What to show before asking about a call (arguments validated first).
+    pub fn preview(
+        &self,
+        name: &str,
+        args: &Map<String, Value>,
+    ) -> Result<Option<Preview>, ToolError> {
+        let tool = self
+            .get(name)
+            .ok_or_else(|| ToolError::UnknownTool(name.to_string()))?;
+        call::validate(tool.params(), args)?;
+        tool.preview(args)
     }
 
     /// [`Self::call`] with the user's answer, for tools that ask.

@@ -3,6 +3,11 @@
 //! A path from the model is resolved against the workspace root and canonicalized (which
 //! resolves `..` and symlinks); the result must still be inside the root. Harvey's own
 //! files (`agents/`), git internals and secret-looking files are refused even inside it.
+//!
+//! Writes ([`resolve_write`]) follow the same rules and add two: `.git` anywhere on the
+//! path and the project guidance files (`HARVEY.md`, `AGENTS.md`) are refused. A new
+//! file's missing parent directories may be created, but only below the deepest existing
+//! ancestor, which must itself resolve (through any symlinks) inside the workspace.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -20,6 +25,10 @@ pub fn is_secret_name(name: &str) -> bool {
         || lower.starts_with("id_rsa")
         || lower.starts_with("id_ed25519")
         || lower.starts_with("id_ecdsa")
+        || lower.ends_with(".p12")
+        || lower.ends_with(".pfx")
+        || lower == "authorized_keys"
+        || lower.starts_with("credentials")
         || lower == ".netrc"
         || lower == ".pgpass"
 }
@@ -127,6 +136,142 @@ pub fn display(root: &Path, path: &Path) -> String {
     }
 }
 
+/// Guidance files the model must not rewrite: they carry the user's authority.
+fn is_guidance_name(name: &str) -> bool {
+    matches!(
+        name.to_ascii_lowercase().as_str(),
+        "harvey.md" | "agents.md"
+    )
+}
+
+/// Where a write goes: the file (resolved through symlinks), the directories to create
+/// first, and the path as shown to the user and the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WriteTarget {
+    pub path: PathBuf,
+    /// The parent directory when it does not exist yet (created at write time).
+    pub missing_parent: Option<PathBuf>,
+    pub shown: String,
+    pub exists: bool,
+}
+
+/// Resolves `requested` as a file to write: an existing file inside the workspace (its
+/// symlinks followed), or a new one whose nearest existing ancestor is inside it.
+pub fn resolve_write(root: &Path, requested: &str) -> Result<WriteTarget, ToolError> {
+    check_text(requested)?;
+    let root = root
+        .canonicalize()
+        .map_err(|e| ToolError::Failed(format!("workspace unavailable: {e}")))?;
+    let requested = requested.trim();
+    let outside = || ToolError::Refused(format!("{requested} is outside the workspace"));
+    let candidate = Path::new(requested);
+    if requested.is_empty() || requested.ends_with('/') {
+        return Err(ToolError::BadArguments(format!(
+            "{requested:?} is not a file path"
+        )));
+    }
+    if !candidate.is_absolute() && escapes(candidate) {
+        return Err(outside());
+    }
+    let joined = root.join(candidate);
+    let (path, missing_parent) = match std::fs::symlink_metadata(&joined) {
+        Ok(_) => (existing_file(&joined, requested)?, None),
+        Err(_) => new_file(&joined, requested)?,
+    };
+    let relative = path.strip_prefix(&root).map_err(|_| outside())?;
+    check_writable(relative, requested)?;
+    Ok(WriteTarget {
+        shown: relative.to_string_lossy().into_owned(),
+        exists: missing_parent.is_none() && path.exists(),
+        path,
+        missing_parent,
+    })
+}
+
+/// An existing path, resolved: a symlink must lead to a file that exists.
+fn existing_file(joined: &Path, requested: &str) -> Result<PathBuf, ToolError> {
+    let resolved = joined.canonicalize().map_err(|_| {
+        ToolError::Refused(format!(
+            "{requested} is a symlink to nothing; harvey does not write through it"
+        ))
+    })?;
+    if resolved.is_dir() {
+        return Err(ToolError::BadArguments(format!(
+            "{requested} is a directory, not a file"
+        )));
+    }
+    Ok(resolved)
+}
+
+/// A new file: the nearest existing ancestor, resolved, plus the missing names (plain
+/// names only: no `.` or `..` below what exists).
+fn new_file(joined: &Path, requested: &str) -> Result<(PathBuf, Option<PathBuf>), ToolError> {
+    let mut missing = Vec::new();
+    let mut ancestor = joined;
+    while std::fs::symlink_metadata(ancestor).is_err() {
+        missing.push(ancestor.file_name().map(|n| n.to_os_string()));
+        ancestor = ancestor
+            .parent()
+            .ok_or_else(|| ToolError::BadArguments(format!("{requested} has no parent")))?;
+    }
+    let base = ancestor.canonicalize().map_err(|_| {
+        ToolError::Refused(format!(
+            "{} (in {requested}) is a symlink to nothing",
+            ancestor.display()
+        ))
+    })?;
+    if !base.is_dir() {
+        return Err(ToolError::BadArguments(format!(
+            "{requested}: {} is a file, not a directory",
+            ancestor.display()
+        )));
+    }
+    let mut path = base.clone();
+    for name in missing.iter().rev() {
+        match name {
+            Some(n) if n != "." && n != ".." => path.push(n),
+            _ => {
+                return Err(ToolError::BadArguments(format!(
+                    "{requested}: only plain names may follow the directories that exist"
+                )))
+            }
+        }
+    }
+    let parent = path.parent().map(Path::to_path_buf);
+    let missing_parent = parent.filter(|p| *p != base);
+    Ok((path, missing_parent))
+}
+
+/// [`check_relative`], plus `.git` anywhere and the guidance files.
+fn check_writable(relative: &Path, shown: &str) -> Result<(), ToolError> {
+    if relative.as_os_str().is_empty() {
+        return Err(ToolError::BadArguments(format!(
+            "{shown} is the workspace itself"
+        )));
+    }
+    check_relative(relative, shown)?;
+    for part in relative.components() {
+        let Component::Normal(name) = part else {
+            continue;
+        };
+        let name = name.to_string_lossy();
+        if name == ".git" {
+            return Err(ToolError::Refused(format!(
+                "{shown} is inside a .git directory, which tools may not write"
+            )));
+        }
+    }
+    let name = relative
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned());
+    if name.as_deref().is_some_and(is_guidance_name) {
+        return Err(ToolError::Refused(format!(
+            "{shown} is the project's guidance for harvey; only the user edits it"
+        )));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -142,10 +287,23 @@ mod tests {
             "id_rsa.pub",
             "id_ed25519",
             ".netrc",
+            ".pgpass",
+            "cert.p12",
+            "Store.PFX",
+            "authorized_keys",
+            "credentials",
+            "credentials.json",
         ] {
             assert!(is_secret_name(name), "{name}");
         }
-        for name in ["main.rs", "environment.md", "keys.rs", "README"] {
+        for name in [
+            "main.rs",
+            "environment.md",
+            "keys.rs",
+            "README",
+            "my_credentials.md",
+            "p12.txt",
+        ] {
             assert!(!is_secret_name(name), "{name}");
         }
     }
@@ -182,5 +340,62 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("limit"));
+    }
+}
+
+#[cfg(test)]
+mod write_tests {
+    use super::*;
+
+    #[test]
+    fn write_targets_stay_inside_and_away_from_private_files() {
+        let outer = tempfile::tempdir().unwrap();
+        let root = outer.path().join("ws");
+        for dir in ["src", "agents", ".git", "vendor/.git"] {
+            std::fs::create_dir_all(root.join(dir)).unwrap();
+        }
+        std::fs::write(root.join("src/a.rs"), "a").unwrap();
+        std::os::unix::fs::symlink(outer.path(), root.join("out")).unwrap();
+        std::os::unix::fs::symlink(outer.path().join("x.txt"), root.join("dangling")).unwrap();
+        std::os::unix::fs::symlink(root.join("src/a.rs"), root.join("inside.rs")).unwrap();
+        let t = resolve_write(&root, "src/a.rs").unwrap();
+        assert!(t.exists && t.missing_parent.is_none() && t.shown == "src/a.rs");
+        let t = resolve_write(&root, "inside.rs").unwrap();
+        assert_eq!(
+            t.shown, "src/a.rs",
+            "a symlink inside is written at its target"
+        );
+        let t = resolve_write(&root, "src/new/deep/b.rs").unwrap();
+        assert!(!t.exists && t.shown == "src/new/deep/b.rs");
+        let canon = root.canonicalize().unwrap();
+        assert_eq!(t.missing_parent, Some(canon.join("src/new/deep")));
+        let abs = root.join("src/c.rs");
+        assert_eq!(
+            resolve_write(&root, abs.to_str().unwrap()).unwrap().shown,
+            "src/c.rs"
+        );
+        let refused = [
+            ("../x.txt", "outside"),
+            ("src/../../x.txt", "outside"),
+            ("/etc/harvey-test", "outside"),
+            ("out/x.txt", "outside"),
+            ("out/new/x.txt", "outside"),
+            ("dangling", "symlink to nothing"),
+            ("agents/notes.md", "agents/"),
+            (".git/config", ".git"),
+            ("vendor/.git/hooks/x", ".git"),
+            ("HARVEY.md", "guidance"),
+            ("docs/agents.md", "guidance"),
+            (".env", "secret"),
+            ("keys/server.key", "secret"),
+            ("credentials.json", "secret"),
+            ("src", "directory"),
+            ("", "not a file path"),
+            ("src/new/../x", "plain names"),
+        ];
+        for (p, needle) in refused {
+            let e = resolve_write(&root, p).unwrap_err().to_string();
+            assert!(e.contains(needle), "{p}: {e}");
+        }
     }
 }

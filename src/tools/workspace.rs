@@ -201,7 +201,7 @@ impl Tool for SearchFiles {
         "search_files"
     }
     fn description(&self) -> &'static str {
-        "Find lines containing a text (case-insensitive, not a regex) in workspace files."
+        "Find lines matching a regular expression (case-insensitive) in workspace files."
     }
     fn params(&self) -> &'static [Param] {
         const P: &[Param] = &[
@@ -209,7 +209,7 @@ impl Tool for SearchFiles {
                 name: "pattern",
                 kind: ParamKind::Str { max_len: 100 },
                 required: true,
-                help: "text to look for",
+                help: "regular expression (Rust regex syntax; plain words match themselves)",
             },
             Param {
                 name: "path",
@@ -224,16 +224,14 @@ impl Tool for SearchFiles {
         false
     }
     fn call(&self, args: &Map<String, Value>) -> Result<String, ToolError> {
-        let pattern = arg_str(args, "pattern").unwrap_or_default().to_lowercase();
-        if pattern.trim().is_empty() {
-            return Err(ToolError::BadArguments("pattern is empty".into()));
-        }
+        let pattern = arg_str(args, "pattern").unwrap_or_default();
+        let regex = compile(pattern)?;
         let start = resolve(&self.root, arg_str(args, "path").unwrap_or("."))?;
         let mut matches = Vec::new();
         let mut total = 0;
         self.walk(&start, &mut |path, text| {
             for (i, line) in text.lines().enumerate() {
-                if line.to_lowercase().contains(&pattern) {
+                if regex.is_match(line) {
                     total += 1;
                     if matches.len() < MAX_MATCHES {
                         let shown: String = line.trim().chars().take(200).collect();
@@ -243,7 +241,7 @@ impl Tool for SearchFiles {
             }
         })?;
         if matches.is_empty() {
-            return Ok(format!("no lines contain {pattern:?}"));
+            return Ok(format!("no lines match {pattern:?}"));
         }
         let mut out = matches.join("\n");
         if total > MAX_MATCHES {
@@ -288,6 +286,30 @@ impl SearchFiles {
     }
 }
 
+/// Bounds for a model-written pattern: the regex crate matches in linear time, and
+/// these cap the memory its compiled program and lazy DFA may take.
+const REGEX_SIZE_LIMIT: usize = 1 << 20;
+const REGEX_DFA_SIZE_LIMIT: usize = 2 << 20;
+
+/// The search pattern as a case-insensitive regular expression, or an error naming it.
+pub fn compile(pattern: &str) -> Result<regex::Regex, ToolError> {
+    if pattern.trim().is_empty() {
+        return Err(ToolError::BadArguments("pattern is empty".into()));
+    }
+    regex::RegexBuilder::new(pattern)
+        .case_insensitive(true)
+        .size_limit(REGEX_SIZE_LIMIT)
+        .dfa_size_limit(REGEX_DFA_SIZE_LIMIT)
+        .build()
+        .map_err(|e| {
+            let why = e.to_string();
+            let last = why.lines().last().unwrap_or("").trim().to_string();
+            ToolError::BadArguments(format!(
+                "pattern {pattern:?} is not a valid regular expression ({last}); escape special characters such as ( [ . * with a backslash to match them literally"
+            ))
+        })
+}
+
 /// The file's text if it is small and UTF-8.
 fn small_text(path: &Path) -> Option<String> {
     let meta = std::fs::metadata(path).ok()?;
@@ -315,5 +337,23 @@ mod tests {
         assert_eq!(w, "  499| line 499\n  500| line 500\n");
         assert!(line_window(&text, 900, None).contains("past the end"));
         assert_eq!(line_window("", 1, None), "(empty file)");
+    }
+
+    #[test]
+    fn patterns_are_bounded_regexes_with_clear_errors() {
+        assert!(compile(r"fn\s+\w+\(")
+            .unwrap()
+            .is_match("pub FN answer() {"));
+        assert!(compile("deploy").unwrap().is_match("Deploy with it"));
+        let e = compile("foo(bar").unwrap_err().to_string();
+        assert!(
+            e.contains("pattern \"foo(bar\" is not a valid regular expression"),
+            "{e}"
+        );
+        assert!(e.contains("unclosed group"), "{e}");
+        // Too big to compile within the size limit: an error, not a hang or an OOM.
+        let e = compile(r"\w{1000}{1000}").unwrap_err().to_string();
+        assert!(e.contains("not a valid regular expression"), "{e}");
+        assert!(compile("  ").is_err());
     }
 }

@@ -347,6 +347,7 @@ fn config_text() -> impl Strategy<Value = String> {
         "enabled",
         "max_rounds_per_turn",
         "confirm_memory_writes",
+        "allow_writes",
         "rolling_summary",
         "warn_at_pct",
         "keep_turns",

@@ -331,7 +331,7 @@ fn sandbox_refuses_escapes_through_the_cli() {
     );
     let (code, stdout, _) = tool_call(&root, "search_files", r#"{"pattern": "TOKEN"}"#);
     assert_eq!(code, 0);
-    assert!(stdout.starts_with("no lines contain"), "{stdout}");
+    assert!(stdout.starts_with("no lines match"), "{stdout}");
     let (code, _, stderr) = tool_call(&root, "read_file", "not json");
     assert_eq!(code, 2, "{stderr}");
 }
