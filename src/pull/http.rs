@@ -63,6 +63,12 @@ pub fn get(url: &str, offset: u64) -> Result<Reply, FetchError> {
         .timeout_recv_response(Some(RESPONSE_TIMEOUT))
         .timeout_per_read(Some(READ_TIMEOUT))
         .user_agent(concat!("harvey/", env!("CARGO_PKG_VERSION")))
+        .tls_config(
+            // The system's trust store, as curl uses: a proxy's or a company's CA works.
+            ureq::tls::TlsConfig::builder()
+                .root_certs(ureq::tls::RootCerts::PlatformVerifier)
+                .build(),
+        )
         .build()
         .into();
     let mut request = agent.get(url);
@@ -114,7 +120,8 @@ pub fn get(url: &str, offset: u64) -> Result<Reply, FetchError> {
     }
 }
 
-fn check_url(url: &str) -> Result<(), FetchError> {
+/// Only http:// and https:// are pulled.
+pub fn check_url(url: &str) -> Result<(), FetchError> {
     let lower = url.to_ascii_lowercase();
     if lower.starts_with("http://") || lower.starts_with("https://") {
         return Ok(());
@@ -123,6 +130,13 @@ fn check_url(url: &str) -> Result<(), FetchError> {
         url: url.to_string(),
         problem: "only http:// and https:// URLs can be pulled".into(),
     })
+}
+
+fn tls_problem(e: &ureq::Error) -> String {
+    format!(
+        "TLS failed ({e}): the server's certificate is not trusted here; check the machine's \
+         clock, the system's CA certificates (package ca-certificates) and the URL"
+    )
 }
 
 fn network(url: &str, e: &ureq::Error) -> FetchError {
@@ -145,9 +159,8 @@ fn network(url: &str, e: &ureq::Error) -> FetchError {
             format!("timed out ({what}): the network or the server is slow; try again")
         }
         ureq::Error::TooManyRedirects => "too many redirects: check the URL".to_string(),
-        ureq::Error::Tls(_) | ureq::Error::Rustls(_) => {
-            format!("TLS failed ({e}): check the machine's clock and that the URL is right")
-        }
+        ureq::Error::Tls(_) | ureq::Error::Rustls(_) => tls_problem(e),
+        ureq::Error::Io(io) if io.to_string().contains("certificate") => tls_problem(e),
         ureq::Error::Io(io) => {
             format!("{io}: check that this machine is online and the server is up, then try again")
         }

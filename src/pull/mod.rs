@@ -98,9 +98,9 @@ pub enum PullError {
     #[error("{} already exists: pass --force to replace it", .0.display())]
     Exists(PathBuf),
     /// The request failed; a part file from before may be kept.
-    #[error("{source}{}", kept_note(.kept))]
+    #[error("{error}{}", kept_note(.kept))]
     Fetch {
-        source: FetchError,
+        error: FetchError,
         kept: Option<Kept>,
     },
     /// Ctrl-C: the part file is kept for a resume.
@@ -128,10 +128,10 @@ pub enum PullError {
     #[error("the downloaded file is not a usable GGUF ({problem}); deleted {}", .part.display())]
     Damaged { problem: String, part: PathBuf },
     /// Writing failed; `kept` says what stays for a resume.
-    #[error("cannot write {}: {source}: {}{}", .path.display(), io_hint(.source), kept_note(.kept))]
+    #[error("cannot write {}: {error}: {}{}", .path.display(), io_hint(.error), kept_note(.kept))]
     Write {
         path: PathBuf,
-        source: std::io::Error,
+        error: std::io::Error,
         kept: Option<Kept>,
     },
 }
@@ -170,6 +170,7 @@ pub fn target(req: &PullRequest) -> Result<Target, PullError> {
             return Err(PullError::BadSha256(hex.clone()));
         }
     }
+    http::check_url(&req.url).map_err(|error| PullError::Fetch { error, kept: None })?;
     let file = name::resolve(&req.url, req.name.as_deref()).map_err(PullError::Name)?;
     let dest = req.dir.join(file);
     if dest.exists() && !req.force {
@@ -187,9 +188,9 @@ pub fn pull(
     on: &mut dyn FnMut(PullEvent),
 ) -> Result<Pulled, PullError> {
     let target = target(req)?;
-    std::fs::create_dir_all(&req.dir).map_err(|source| PullError::Write {
+    std::fs::create_dir_all(&req.dir).map_err(|error| PullError::Write {
         path: req.dir.clone(),
-        source,
+        error,
         kept: None,
     })?;
     let done = transfer::download(&req.url, &target.part, abort, on)?;
@@ -227,9 +228,9 @@ fn finish(req: &PullRequest, target: &Target) -> Result<GgufInfo, PullError> {
     if target.dest.exists() && !req.force {
         return Err(PullError::Exists(target.dest.clone()));
     }
-    std::fs::rename(&target.part, &target.dest).map_err(|source| PullError::Write {
+    std::fs::rename(&target.part, &target.dest).map_err(|error| PullError::Write {
         path: target.dest.clone(),
-        source,
+        error,
         kept: Some(Kept {
             part: target.part.clone(),
             bytes: info.file_bytes,
@@ -285,7 +286,7 @@ mod tests {
         )));
         let e = PullError::Write {
             path: "m.gguf.part".into(),
-            source: std::io::Error::from_raw_os_error(28),
+            error: std::io::Error::from_raw_os_error(28),
             kept: Some(Kept {
                 part: "m.gguf.part".into(),
                 bytes: 2_000_000,

@@ -24,7 +24,10 @@ impl Snapshot {
 
     /// Time left at the current rate.
     pub fn eta(&self) -> Option<Duration> {
-        let left = self.total?.checked_sub(self.done)?;
+        let left = self
+            .total?
+            .checked_sub(self.done)
+            .filter(|left| *left > 0)?;
         let rate = self.rate()?;
         Some(Duration::from_secs_f64(left as f64 / rate))
     }

@@ -27,9 +27,11 @@ pub fn parse_unsatisfied_total(value: &str) -> Option<u64> {
 mod tests {
     use super::*;
 
+    type Parsed = Option<(u64, Option<u64>)>;
+
     #[test]
     fn content_ranges() {
-        let table: &[(&str, Option<(u64, Option<u64>)>)] = &[
+        let table: &[(&str, Parsed)] = &[
             ("bytes 0-99/100", Some((0, Some(100)))),
             ("bytes 49-99/100", Some((49, Some(100)))),
             ("bytes 49-99/*", Some((49, None))),

@@ -47,7 +47,7 @@ pub fn download(
         .create(true)
         .truncate(false)
         .open(part)
-        .map_err(|source| write_error(part, source, 0))?;
+        .map_err(|error| write_error(part, error, 0))?;
     let mut sink = Sink {
         url,
         part,
@@ -68,7 +68,7 @@ pub fn download(
         });
     }
     file.sync_all()
-        .map_err(|source| write_error(part, source, sink.done))?;
+        .map_err(|error| write_error(part, error, sink.done))?;
     Ok(Downloaded {
         bytes: sink.done,
         sha256: hex(&sink.hasher.finalize()),
@@ -85,8 +85,8 @@ fn open(url: &str, part: &Path, on: &mut dyn FnMut(PullEvent)) -> Result<Opening
         });
         have = 0;
     }
-    let fetch_error = |source, have: u64| PullError::Fetch {
-        source,
+    let fetch_error = |error, have: u64| PullError::Fetch {
+        error,
         kept: (have > 0).then(|| Kept {
             part: part.to_path_buf(),
             bytes: have,
@@ -133,7 +133,7 @@ fn open(url: &str, part: &Path, on: &mut dyn FnMut(PullEvent)) -> Result<Opening
 
 /// A plain GET from byte 0, after a range answer that could not be used.
 fn whole(url: &str) -> Result<Opening, PullError> {
-    let fetch_error = |source| PullError::Fetch { source, kept: None };
+    let fetch_error = |error| PullError::Fetch { error, kept: None };
     match http::get(url, 0).map_err(fetch_error)? {
         Reply::Whole { length, body } => Ok(Opening {
             keep: 0,
@@ -213,7 +213,7 @@ impl Sink<'_> {
             let chunk = &buf[..n];
             self.check_magic_with(chunk)?;
             file.write_all(chunk)
-                .map_err(|source| write_error(self.part, source, self.done))?;
+                .map_err(|error| write_error(self.part, error, self.done))?;
             self.absorb(chunk);
             on(PullEvent::Progress {
                 done: self.done,
@@ -257,7 +257,7 @@ impl Sink<'_> {
     /// The connection failed mid-body.
     fn cut(&self, e: &std::io::Error) -> PullError {
         PullError::Fetch {
-            source: http::FetchError::Network {
+            error: http::FetchError::Network {
                 url: self.url.to_string(),
                 problem: format!("the download broke off ({e})"),
             },
@@ -273,10 +273,10 @@ impl Sink<'_> {
     }
 }
 
-fn write_error(path: &Path, source: std::io::Error, bytes: u64) -> PullError {
+fn write_error(path: &Path, error: std::io::Error, bytes: u64) -> PullError {
     PullError::Write {
         path: path.to_path_buf(),
-        source,
+        error,
         kept: (bytes > 0).then(|| Kept {
             part: path.to_path_buf(),
             bytes,

@@ -11,6 +11,7 @@ mod models;
 mod onboarding;
 mod pressure;
 mod props;
+mod pull;
 mod recall;
 mod repl;
 mod retrieval;
