@@ -103,6 +103,9 @@ pub enum PullError {
         error: FetchError,
         kept: Option<Kept>,
     },
+    /// Another pull holds the part file.
+    #[error("{} is locked ({problem}): another harvey is pulling this file; wait for it to finish", .part.display())]
+    Busy { part: PathBuf, problem: String },
     /// Ctrl-C: the part file is kept for a resume.
     #[error("interrupted: {0}")]
     Interrupted(Kept),

@@ -8,6 +8,7 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use nix::fcntl::{Flock, FlockArg};
 use sha2::{Digest, Sha256};
 
 use super::http::{self, Reply};
@@ -36,18 +37,43 @@ pub fn download(
     abort: &AtomicBool,
     on: &mut dyn FnMut(PullEvent),
 ) -> Result<Downloaded, PullError> {
-    let opening = open(url, part, on)?;
-    on(PullEvent::Started {
-        from: opening.keep,
-        total: opening.total,
-    });
-    let mut file = OpenOptions::new()
+    let mut file = lock(part)?;
+    let result = fill(url, part, &mut file, abort, on);
+    if result.is_err() && file.metadata().is_ok_and(|m| m.len() == 0) {
+        // Nothing arrived (an HTTP error, say): no empty part file is left behind.
+        let _ = std::fs::remove_file(part);
+    }
+    result
+}
+
+/// The part file, opened (created when missing) and locked: a second pull of the same
+/// file is refused instead of writing into it too.
+fn lock(part: &Path) -> Result<Flock<File>, PullError> {
+    let file = OpenOptions::new()
         .read(true)
         .write(true)
         .create(true)
         .truncate(false)
         .open(part)
         .map_err(|error| write_error(part, error, 0))?;
+    Flock::lock(file, FlockArg::LockExclusiveNonblock).map_err(|(_, errno)| PullError::Busy {
+        part: part.to_path_buf(),
+        problem: errno.desc().to_string(),
+    })
+}
+
+fn fill(
+    url: &str,
+    part: &Path,
+    file: &mut File,
+    abort: &AtomicBool,
+    on: &mut dyn FnMut(PullEvent),
+) -> Result<Downloaded, PullError> {
+    let opening = open(url, part, on)?;
+    on(PullEvent::Started {
+        from: opening.keep,
+        total: opening.total,
+    });
     let mut sink = Sink {
         url,
         part,
@@ -55,9 +81,9 @@ pub fn download(
         head: Vec::with_capacity(MAGIC.len()),
         done: 0,
     };
-    sink.take_prefix(&mut file, opening.keep, on)?;
+    sink.take_prefix(file, opening.keep, on)?;
     if let Some(body) = opening.body {
-        sink.stream(body, &mut file, opening.total, abort, on)?;
+        sink.stream(body, file, opening.total, abort, on)?;
     }
     sink.check_magic(true)?;
     if let Some(total) = opening.total.filter(|t| sink.done < *t) {
@@ -286,4 +312,34 @@ fn write_error(path: &Path, error: std::io::Error, bytes: u64) -> PullError {
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_second_pull_of_the_same_file_is_refused_while_the_first_holds_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let part = dir.path().join("m.gguf.part");
+        let _held = lock(&part).unwrap();
+        let abort = AtomicBool::new(false);
+        let err = download("http://127.0.0.1:9/m.gguf", &part, &abort, &mut |_| {})
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("another harvey is pulling"), "{err}");
+        assert!(part.exists(), "the first pull's part file is left alone");
+    }
+
+    #[test]
+    fn a_failed_request_leaves_no_empty_part_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let part = dir.path().join("m.gguf.part");
+        let abort = AtomicBool::new(false);
+        // Port 9 (discard) on loopback: nothing listens, the connection is refused.
+        let err = download("http://127.0.0.1:9/m.gguf", &part, &abort, &mut |_| {});
+        assert!(matches!(err, Err(PullError::Fetch { kept: None, .. })));
+        assert!(!part.exists());
+    }
 }
