@@ -148,6 +148,10 @@ fn io_hint(e: &std::io::Error) -> &'static str {
     if is_disk_full(e) {
         return "the disk is full: free some space and try again";
     }
+    if e.kind() == std::io::ErrorKind::FileTooLarge || e.raw_os_error() == Some(27) {
+        return "the file outgrew a file-size limit (ulimit -f) or the file system's largest \
+                file: raise the limit or pull into another directory (model.models_dir)";
+    }
     match e.kind() {
         std::io::ErrorKind::PermissionDenied => "check the directory's permissions",
         std::io::ErrorKind::ReadOnlyFilesystem => "the file system is read-only",
@@ -155,14 +159,12 @@ fn io_hint(e: &std::io::Error) -> &'static str {
     }
 }
 
-/// ENOSPC, EDQUOT and EFBIG: no room for more bytes.
+/// ENOSPC and EDQUOT: no room for more bytes.
 pub fn is_disk_full(e: &std::io::Error) -> bool {
     matches!(
         e.kind(),
-        std::io::ErrorKind::StorageFull
-            | std::io::ErrorKind::QuotaExceeded
-            | std::io::ErrorKind::FileTooLarge
-    ) || matches!(e.raw_os_error(), Some(27 | 28 | 122))
+        std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded
+    ) || matches!(e.raw_os_error(), Some(28 | 122))
 }
 
 /// The final and part paths of `req`, and the checks that need no network: the sha256

@@ -284,3 +284,54 @@ fn ctrl_c_keeps_the_part_file_and_the_next_pull_finishes_it() {
         Some(format!("bytes={quarter}-").as_str())
     );
 }
+
+/// A write that fails (here a file-size limit, the same path as a full disk) keeps what
+/// was written as the part file, says so, and the next pull resumes from it.
+#[test]
+fn a_failed_write_keeps_the_part_file_for_a_resume() {
+    let (server, ws) = setup();
+    let url = server.url(&format!("/files/{NAME}"));
+    let limit_kb = 20_000;
+    // bash: the limit is in KB; SIGXFSZ ignored so the write fails with EFBIG instead.
+    let out = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -f {limit_kb}; trap '' XFSZ; exec \"$0\" \"$@\""
+        ))
+        .arg(env!("CARGO_BIN_EXE_harvey"))
+        .args([
+            "--workdir",
+            ws.path().to_str().unwrap(),
+            "model",
+            "pull",
+            &url,
+        ])
+        .env_remove("HARVEY_MODEL")
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("cannot write") && stderr.contains("file-size limit"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("run the same command again to resume"),
+        "{stderr}"
+    );
+    let kept = std::fs::read(part(ws.path())).unwrap();
+    assert_eq!(kept.len() as u64, limit_kb * 1024);
+    assert!(
+        kept == source()[..kept.len()],
+        "the part file is a prefix of the source"
+    );
+    assert!(!dest(ws.path()).exists());
+
+    let resumed = pull(ws.path(), &url, &[]);
+    assert_pulled_whole(ws.path(), &resumed);
+    let last = server.requests().pop().unwrap();
+    assert_eq!(
+        last.range.as_deref(),
+        Some(format!("bytes={}-", limit_kb * 1024).as_str())
+    );
+}
