@@ -89,16 +89,31 @@ impl Server {
 }
 
 fn answer(stream: TcpStream, state: &State) {
-    let mut reader = BufReader::new(stream.try_clone().unwrap());
-    let mut request_line = String::new();
-    if reader.read_line(&mut request_line).is_err() {
+    let Some((path, range)) = read_request(&stream) else {
         return;
-    }
-    let path = request_line
-        .split_whitespace()
-        .nth(1)
-        .unwrap_or("/")
-        .to_string();
+    };
+    let index = {
+        let mut log = state.log.lock().unwrap();
+        log.push(Seen {
+            path: path.clone(),
+            range: range.clone(),
+            status: 0,
+            sent: 0,
+            complete: false,
+        });
+        log.len() - 1
+    };
+    let (status, sent, complete) = route(stream, state, &path, range.as_deref());
+    let mut log = state.log.lock().unwrap();
+    (log[index].status, log[index].sent, log[index].complete) = (status, sent, complete);
+}
+
+/// The request line's path and the Range header.
+fn read_request(stream: &TcpStream) -> Option<(String, Option<String>)> {
+    let mut reader = BufReader::new(stream.try_clone().ok()?);
+    let mut request_line = String::new();
+    reader.read_line(&mut request_line).ok()?;
+    let path = request_line.split_whitespace().nth(1)?.to_string();
     let mut range = None;
     loop {
         let mut line = String::new();
@@ -111,48 +126,37 @@ fn answer(stream: TcpStream, state: &State) {
             }
         }
     }
-    let rules = state.rules.lock().unwrap().clone();
+    Some((path, range))
+}
+
+/// Answers one request: (status, body bytes sent, body complete).
+fn route(
+    mut stream: TcpStream,
+    state: &State,
+    path: &str,
+    range: Option<&str>,
+) -> (u16, u64, bool) {
+    if let Some(name) = path.strip_prefix("/redirect/") {
+        let _ = stream.write_all(
+            format!("HTTP/1.1 302 Found\r\nLocation: /files/{name}\r\n{EMPTY}").as_bytes(),
+        );
+        return (302, 0, true);
+    }
     let file = path
         .strip_prefix("/files/")
         .and_then(|name| state.files.lock().unwrap().get(name).cloned());
-    let mut stream = stream;
-    let index = {
-        let mut log = state.log.lock().unwrap();
-        log.push(Seen {
-            path: path.clone(),
-            range: range.clone(),
-            status: 0,
-            sent: 0,
-            complete: false,
-        });
-        log.len() - 1
-    };
-    let record = |status: u16, sent: u64, complete: bool| {
-        let mut log = state.log.lock().unwrap();
-        (log[index].status, log[index].sent, log[index].complete) = (status, sent, complete);
-    };
-    if let Some(name) = path.strip_prefix("/redirect/") {
-        let head = format!(
-            "HTTP/1.1 302 Found\r\nLocation: /files/{name}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-        );
-        let _ = stream.write_all(head.as_bytes());
-        record(302, 0, true);
-        return;
-    }
     let Some(file) = file else {
-        let body = b"no such file\n";
+        let body = "no such file\n";
         let head = format!(
-            "HTTP/1.1 404 Not Found\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            "HTTP/1.1 404 Not Found\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
             body.len()
         );
         let _ = stream.write_all(head.as_bytes());
-        let _ = stream.write_all(body);
-        record(404, 0, true);
-        return;
+        return (404, 0, true);
     };
+    let rules = state.rules.lock().unwrap().clone();
     let len = file.len() as u64;
     let start = range
-        .as_deref()
         .filter(|_| !rules.ignore_range)
         .and_then(|r| r.strip_prefix("bytes="))
         .and_then(|r| r.strip_suffix('-'))
@@ -160,11 +164,10 @@ fn answer(stream: TcpStream, state: &State) {
     let (status, head) = match start {
         Some(s) if s >= len => {
             let head = format!(
-                "HTTP/1.1 416 Range Not Satisfiable\r\nContent-Range: bytes */{len}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                "HTTP/1.1 416 Range Not Satisfiable\r\nContent-Range: bytes */{len}\r\n{EMPTY}"
             );
             let _ = stream.write_all(head.as_bytes());
-            record(416, 0, true);
-            return;
+            return (416, 0, true);
         }
         Some(s) => (
             206,
@@ -179,14 +182,15 @@ fn answer(stream: TcpStream, state: &State) {
             format!("HTTP/1.1 200 OK\r\nContent-Length: {len}\r\nConnection: close\r\n\r\n"),
         ),
     };
-    let from = start.unwrap_or(0);
     if stream.write_all(head.as_bytes()).is_err() {
-        record(status, 0, false);
-        return;
+        return (status, 0, false);
     }
-    let (sent, complete) = send_body(&mut stream, &file, from, &rules, state);
-    record(status, sent, complete);
+    let (sent, complete) = send_body(&mut stream, &file, start.unwrap_or(0), &rules, state);
+    (status, sent, complete)
 }
+
+/// The end of a header block with no body.
+const EMPTY: &str = "Content-Length: 0\r\nConnection: close\r\n\r\n";
 
 /// Writes the file from `from`, obeying the cut and stall rules. Returns the bytes
 /// written and whether the body was finished.
