@@ -114,7 +114,7 @@ pub enum PullError {
     Truncated { url: String, total: u64, kept: Kept },
     /// The body is not a GGUF file; nothing is kept.
     #[error(
-        "{url} is not a GGUF file (it starts with {start:?}, not \"GGUF\"); nothing was kept. \
+        "{url} is not a GGUF file (it starts with {start}, not \"GGUF\"); nothing was kept. \
              Check the URL: a web page instead of the file? (On Hugging Face use the \
              /resolve/ link, not /blob/.)"
     )]

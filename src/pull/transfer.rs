@@ -276,7 +276,7 @@ impl Sink<'_> {
         let _ = std::fs::remove_file(self.part);
         Err(PullError::NotGguf {
             url: self.url.to_string(),
-            start: String::from_utf8_lossy(&self.head).into_owned(),
+            start: shown(&self.head),
         })
     }
 
@@ -310,6 +310,16 @@ fn write_error(path: &Path, error: std::io::Error, bytes: u64) -> PullError {
     }
 }
 
+/// The first bytes as text when they are printable (`"<!do"`), else as hex (`1f 8b 08 08`).
+fn shown(bytes: &[u8]) -> String {
+    if bytes.iter().all(|b| b.is_ascii_graphic() || *b == b' ') {
+        format!("{:?}", String::from_utf8_lossy(bytes))
+    } else {
+        let hex: Vec<String> = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        format!("bytes {}", hex.join(" "))
+    }
+}
+
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -330,6 +340,12 @@ mod tests {
             .to_string();
         assert!(err.contains("another harvey is pulling"), "{err}");
         assert!(part.exists(), "the first pull's part file is left alone");
+    }
+
+    #[test]
+    fn first_bytes_are_shown_as_text_or_hex() {
+        assert_eq!(shown(b"<!do"), "\"<!do\"");
+        assert_eq!(shown(&[0x1f, 0x8b, 8, 8]), "bytes 1f 8b 08 08");
     }
 
     #[test]
