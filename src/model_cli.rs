@@ -106,7 +106,8 @@ fn list(dirs: &[PathBuf], chosen: Option<&Path>, json: bool) -> Result<ExitCode>
     }
     if files.is_empty() {
         println!(
-            "no GGUF files in {} (fetch the default model with {})",
+            "no GGUF files in {} (fetch the default model with {}, or download one with \
+             harvey model pull URL)",
             dirs.iter()
                 .map(|d| d.display().to_string())
                 .collect::<Vec<_>>()
