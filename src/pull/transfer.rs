@@ -141,7 +141,7 @@ fn open(url: &str, part: &Path, on: &mut dyn FnMut(PullEvent)) -> Result<Opening
                 body: Some(body),
             })
         }
-        _ if have == 0 => Err(fetch_error(
+        Reply::NotSatisfiable { .. } if have == 0 => Err(fetch_error(
             http::FetchError::Status {
                 url: url.to_string(),
                 status: 416,
@@ -149,9 +149,11 @@ fn open(url: &str, part: &Path, on: &mut dyn FnMut(PullEvent)) -> Result<Opening
             0,
         )),
         _ => {
-            on(PullEvent::StartedOver {
-                why: "the part file does not match the server's file",
-            });
+            if have > 0 {
+                on(PullEvent::StartedOver {
+                    why: "the part file does not match the server's file",
+                });
+            }
             whole(url)
         }
     }
