@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-const MAGIC: &[u8; 4] = b"GGUF";
+/// The first four bytes of every GGUF file.
+pub const MAGIC: &[u8; 4] = b"GGUF";
 
 /// What the header says.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -9,6 +9,7 @@
 //! - `kb`: the knowledge base (projects, observations, concepts).
 //! - `vector`: content-hash-keyed vectors, exact top-k and rank fusion.
 //! - `models`: where the model file is found; `gguf`: what a model file is, from its header.
+//! - `pull`: downloading a model file resumably (the only importer of `ureq`).
 //! - `platform`: cores, memory, SoC temperature and throttling.
 //! - `command`: running programs safely (no shell, allowlist, timeout, audit log).
 //! - `config`: raw YAML shape -> resolved, immutable [`config::Config`].
@@ -38,6 +39,7 @@ pub mod models;
 pub mod onboarding;
 pub mod platform;
 pub mod project;
+pub mod pull;
 pub mod rag;
 pub mod repl;
 pub mod session;

@@ -20,6 +20,7 @@ use harvey::repl;
 mod knowledge_cli;
 mod memory_cli;
 mod model_cli;
+mod model_pull_cli;
 
 /// The workspace directory and its config, for the subcommands that load no model; the
 /// config's notices (keys of the Go tool's file) go to stderr, once.

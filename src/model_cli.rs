@@ -1,5 +1,6 @@
 //! `harvey model list|show`: the GGUF files harvey can find, described from their headers
 //! (no weights are loaded, so a directory of large models is listed at once).
+//! `harvey model pull` is in `model_pull_cli`.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -28,6 +29,22 @@ pub enum ModelCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Download a GGUF into the models directory (model.models_dir, default models/),
+    /// with progress on stderr. A download that was cut off or interrupted resumes
+    /// where it stopped; the file gets its name only after its checks pass.
+    Pull {
+        /// The http:// or https:// URL of the .gguf file (redirects are followed).
+        url: String,
+        /// The expected sha256 (64 hex digits) of the whole file.
+        #[arg(long, value_name = "HEX")]
+        sha256: Option<String>,
+        /// The file name to save as (default: the URL's last path segment).
+        #[arg(long, value_name = "NAME")]
+        name: Option<String>,
+        /// Replace a model of the same name.
+        #[arg(long)]
+        force: bool,
+    },
 }
 
 pub fn run(options: &AppOptions, cmd: ModelCommand) -> Result<ExitCode> {
@@ -40,6 +57,18 @@ pub fn run(options: &AppOptions, cmd: ModelCommand) -> Result<ExitCode> {
     );
     let chosen = sources.find().ok();
     match cmd {
+        ModelCommand::Pull {
+            url,
+            sha256,
+            name,
+            force,
+        } => crate::model_pull_cli::run(harvey::pull::PullRequest {
+            url,
+            dir: workspace.join(&config.model.models_dir),
+            name,
+            sha256,
+            force,
+        }),
         ModelCommand::List { json } => list(&sources.dirs, chosen.as_deref(), json),
         ModelCommand::Show { name, json } => {
             let path = match name {
@@ -77,7 +106,8 @@ fn list(dirs: &[PathBuf], chosen: Option<&Path>, json: bool) -> Result<ExitCode>
     }
     if files.is_empty() {
         println!(
-            "no GGUF files in {} (fetch the default model with {})",
+            "no GGUF files in {} (fetch the default model with {}, or download one with \
+             harvey model pull URL)",
             dirs.iter()
                 .map(|d| d.display().to_string())
                 .collect::<Vec<_>>()

@@ -26,7 +26,7 @@ pub enum ModelLookupError {
     #[error("model file {path} (from {origin}) does not exist")]
     Missing { path: PathBuf, origin: &'static str },
     /// Nothing found anywhere: fetch a model.
-    #[error("no GGUF model found; looked in:\n{}\nfetch the default model with `{FETCH_COMMAND}`, or pass --model PATH", searched.iter().map(|p| format!("  {}", p.display())).collect::<Vec<_>>().join("\n"))]
+    #[error("no GGUF model found; looked in:\n{}\nfetch the default model with `{FETCH_COMMAND}`, download one with `harvey model pull URL`, or pass --model PATH", searched.iter().map(|p| format!("  {}", p.display())).collect::<Vec<_>>().join("\n"))]
     NotFound { searched: Vec<PathBuf> },
 }
 

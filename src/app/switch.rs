@@ -3,7 +3,9 @@
 //! n_ctx, then prefilled so the next turn starts warm.
 //!
 //! The old model is dropped before the new one loads, so the new n_ctx is fitted to the
-//! memory actually free; if the new one fails to load, the old one is loaded back.
+//! memory actually free; if the new one fails to load, the old one is loaded back. Each
+//! model keeps its own saved prompt prefix in `agents/cache/`: the switch restores the new
+//! model's, or saves it.
 
 use std::path::{Path, PathBuf};
 
@@ -54,6 +56,14 @@ impl App {
         self.prefix = PrefixOutcome::Empty;
         let info = self.engine.info().clone();
         let mut notes = info.notes.clone();
+        if self.config.engine.cache_prefix {
+            // This model's own saved prefix (the cache keys it by model): restored when an
+            // earlier session saved one, else prefilled and saved now, so the next start
+            // with this model is warm too. The conversation below extends it.
+            let stable = self.stable_memory_context();
+            let prefix = self.prepare_prefix(&stable).describe();
+            notes.push(format!("prompt prefix: {prefix}"));
+        }
         let compression = self.fit_conversation(&mut notes);
         let prefilled = match self
             .engine

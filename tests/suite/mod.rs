@@ -14,6 +14,7 @@ mod models;
 mod onboarding;
 mod pressure;
 mod props;
+mod pull;
 mod recall;
 mod repl;
 mod retrieval;

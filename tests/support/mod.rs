@@ -1,5 +1,6 @@
 //! Shared test helpers: the real default model and engine settings for tests.
 
+pub mod http;
 pub mod pdf;
 pub mod process;
 
