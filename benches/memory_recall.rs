@@ -17,7 +17,7 @@ use std::time::Instant;
 
 use harvey::engine::Vocabulary;
 use harvey::memory::query::fts_query;
-use harvey::memory::rank::{Mode, Ranking};
+use harvey::memory::rank::{Feedback, Mode, Ranking};
 use harvey::memory::recall::{recall, CostCache, Limits, MemorySilo};
 use harvey::memory::{Memory, MemoryStore, MemoryType};
 use harvey::tokens::{Embedder, WordCounter};
@@ -123,8 +123,8 @@ fn overlapping_words(vocab: &Vocabulary, sizes: &[usize]) {
             }
         };
     println!(
-        "\noverlapping words (45-word vocabulary), hybrid recall with the embedder\n{:>8}  {:>22}  {:>22}  {:>22}  {:>22}",
-        "memories", "bare FTS5 p50/p99 ms", "full text only", "assembly p50/p99 ms", "first query ms"
+        "\noverlapping words (45-word vocabulary), hybrid recall with the embedder\n{:>8}  {:>22}  {:>22}  {:>22}  {:>22}  {:>22}",
+        "memories", "bare FTS5 p50/p99 ms", "full text only", "assembly, no feedback", "assembly p50/p99 ms", "first query ms"
     );
     for &n in sizes {
         let dir = tempfile::tempdir().expect("a temporary directory");
@@ -164,6 +164,18 @@ fn overlapping_words(vocab: &Vocabulary, sizes: &[usize]) {
                 costs.save();
             })
         };
+        store.set_ranking(Ranking {
+            feedback: Feedback::OFF,
+            ..Ranking::default()
+        });
+        let no_feedback = {
+            let silo = MemorySilo(&store);
+            measure_on(&queries, |q| {
+                let costs = CostCache::new(vocab, &store, "bench-model");
+                std::hint::black_box(recall(&[&silo], q, limits, &costs).expect("recall"));
+                costs.save();
+            })
+        };
         store.set_ranking(Ranking::default().with_mode(Mode::Lexical));
         let lexical = {
             let silo = MemorySilo(&store);
@@ -174,8 +186,8 @@ fn overlapping_words(vocab: &Vocabulary, sizes: &[usize]) {
             })
         };
         println!(
-            "{n:>8}  {:>10.3} / {:>9.3}  {:>10.3} / {:>9.3}  {:>10.3} / {:>9.3}  {first:>22.1}",
-            bare.0, bare.1, lexical.0, lexical.1, hybrid.0, hybrid.1
+            "{n:>8}  {:>10.3} / {:>9.3}  {:>10.3} / {:>9.3}  {:>10.3} / {:>9.3}  {:>10.3} / {:>9.3}  {first:>22.1}",
+            bare.0, bare.1, lexical.0, lexical.1, no_feedback.0, no_feedback.1, hybrid.0, hybrid.1
         );
     }
     println!("target: the whole assembly, query embedding included, p99 <= 10 ms at 10k");
