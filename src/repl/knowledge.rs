@@ -3,6 +3,7 @@
 
 use std::io::{self, Write};
 
+use super::subcommand::{settle, split_word, Fail, OrUser};
 use crate::kb::{observation_line, KnowledgeBase, KINDS};
 
 /// What `/kb` does.
@@ -40,84 +41,15 @@ pub enum KbOp {
 
 pub const KB_USAGE: &str = "/kb status | project list|add NAME [DESC]|use NAME | observe [KIND] TEXT | concept list|add NAME [DESC] | link OBS_ID CONCEPT | search TERMS | inject [PROJECT] | import";
 
-fn split1(s: &str) -> (&str, &str) {
-    let s = s.trim();
-    s.split_once(char::is_whitespace)
-        .map(|(a, b)| (a, b.trim()))
-        .unwrap_or((s, ""))
-}
-
 /// Parses the words after `/kb`.
 pub fn parse_kb(args: &str) -> Result<KbOp, String> {
-    let (sub, rest) = split1(args);
+    let (sub, rest) = split_word(args);
     Ok(match sub {
         "" | "status" => KbOp::Status,
-        "project" | "projects" => {
-            let (verb, rest) = split1(rest);
-            match verb {
-                "" | "list" => KbOp::ProjectList,
-                "add" => {
-                    let (name, description) = split1(rest);
-                    if name.is_empty() {
-                        return Err("usage: /kb project add NAME [DESCRIPTION]".into());
-                    }
-                    KbOp::ProjectAdd {
-                        name: name.into(),
-                        description: description.into(),
-                    }
-                }
-                "use" if !rest.is_empty() => KbOp::ProjectUse(rest.into()),
-                _ => return Err("usage: /kb project list | add NAME [DESC] | use NAME".into()),
-            }
-        }
-        "observe" => {
-            let (first, after) = split1(rest);
-            let (kind, text) = if KINDS.contains(&first.to_ascii_lowercase().as_str()) {
-                (first.to_ascii_lowercase(), after)
-            } else {
-                ("note".to_string(), rest)
-            };
-            if text.is_empty() {
-                return Err(format!(
-                    "usage: /kb observe [KIND] TEXT (KIND: {}; default note)",
-                    KINDS.join(", ")
-                ));
-            }
-            KbOp::Observe {
-                kind,
-                text: text.into(),
-            }
-        }
-        "concept" | "concepts" => {
-            let (verb, rest) = split1(rest);
-            match verb {
-                "" | "list" => KbOp::ConceptList,
-                "add" => {
-                    let (name, description) = split1(rest);
-                    if name.is_empty() {
-                        return Err("usage: /kb concept add NAME [DESCRIPTION]".into());
-                    }
-                    KbOp::ConceptAdd {
-                        name: name.into(),
-                        description: description.into(),
-                    }
-                }
-                _ => return Err("usage: /kb concept list | add NAME [DESC]".into()),
-            }
-        }
-        "link" => {
-            let (id, concept) = split1(rest);
-            let observation = id.trim_start_matches("kb:").parse::<i64>().map_err(|_| {
-                "usage: /kb link OBS_ID CONCEPT (OBS_ID is a number from /kb search)"
-            })?;
-            if concept.is_empty() {
-                return Err("usage: /kb link OBS_ID CONCEPT".into());
-            }
-            KbOp::Link {
-                observation,
-                concept: concept.into(),
-            }
-        }
+        "project" | "projects" => parse_project(rest)?,
+        "observe" => parse_observe(rest)?,
+        "concept" | "concepts" => parse_concept(rest)?,
+        "link" => parse_link(rest)?,
         "search" if !rest.is_empty() => KbOp::Search {
             terms: rest.into(),
             k: None,
@@ -129,6 +61,76 @@ pub fn parse_kb(args: &str) -> Result<KbOp, String> {
             return Err("usage: /kb import (copies agents/knowledge.db of the Go harvey)".into())
         }
         other => return Err(format!("unknown /kb command {other:?}; {KB_USAGE}")),
+    })
+}
+
+/// `NAME [DESCRIPTION]` after `add`; `usage` is the error when the name is missing.
+fn name_and_description(rest: &str, usage: &str) -> Result<(String, String), String> {
+    let (name, description) = split_word(rest);
+    if name.is_empty() {
+        return Err(usage.into());
+    }
+    Ok((name.into(), description.into()))
+}
+
+fn parse_project(rest: &str) -> Result<KbOp, String> {
+    let (verb, rest) = split_word(rest);
+    Ok(match verb {
+        "" | "list" => KbOp::ProjectList,
+        "add" => {
+            let (name, description) =
+                name_and_description(rest, "usage: /kb project add NAME [DESCRIPTION]")?;
+            KbOp::ProjectAdd { name, description }
+        }
+        "use" if !rest.is_empty() => KbOp::ProjectUse(rest.into()),
+        _ => return Err("usage: /kb project list | add NAME [DESC] | use NAME".into()),
+    })
+}
+
+fn parse_observe(rest: &str) -> Result<KbOp, String> {
+    let (first, after) = split_word(rest);
+    let (kind, text) = if KINDS.contains(&first.to_ascii_lowercase().as_str()) {
+        (first.to_ascii_lowercase(), after)
+    } else {
+        ("note".to_string(), rest)
+    };
+    if text.is_empty() {
+        return Err(format!(
+            "usage: /kb observe [KIND] TEXT (KIND: {}; default note)",
+            KINDS.join(", ")
+        ));
+    }
+    Ok(KbOp::Observe {
+        kind,
+        text: text.into(),
+    })
+}
+
+fn parse_concept(rest: &str) -> Result<KbOp, String> {
+    let (verb, rest) = split_word(rest);
+    Ok(match verb {
+        "" | "list" => KbOp::ConceptList,
+        "add" => {
+            let (name, description) =
+                name_and_description(rest, "usage: /kb concept add NAME [DESCRIPTION]")?;
+            KbOp::ConceptAdd { name, description }
+        }
+        _ => return Err("usage: /kb concept list | add NAME [DESC]".into()),
+    })
+}
+
+fn parse_link(rest: &str) -> Result<KbOp, String> {
+    let (id, concept) = split_word(rest);
+    let observation = id
+        .trim_start_matches("kb:")
+        .parse::<i64>()
+        .map_err(|_| "usage: /kb link OBS_ID CONCEPT (OBS_ID is a number from /kb search)")?;
+    if concept.is_empty() {
+        return Err("usage: /kb link OBS_ID CONCEPT".into());
+    }
+    Ok(KbOp::Link {
+        observation,
+        concept: concept.into(),
     })
 }
 
@@ -169,172 +171,227 @@ pub fn run_kb(
     json: bool,
     out: &mut dyn Write,
 ) -> io::Result<Result<Option<String>, String>> {
-    macro_rules! tryf {
-        ($e:expr) => {
-            match $e {
-                Ok(v) => v,
-                Err(e) => return Ok(Err(e.to_string())),
-            }
-        };
-    }
-    match op {
-        KbOp::Status => {
-            let s = tryf!(kb.status());
-            if json {
-                writeln!(out, "{}", serde_json::json!(s))?;
-            } else {
-                writeln!(out, "knowledge base {}", s.path.display())?;
-                writeln!(out, "  current project: {}", s.current_project)?;
-                writeln!(
-                    out,
-                    "  {} project(s), {} observation(s) ({} with vectors), {} concept(s), {} link(s)",
-                    s.projects, s.observations, s.vectors, s.concepts, s.links
-                )?;
-                if s.embedder.is_none() {
-                    writeln!(out, "  no embedder: search is full-text only")?;
-                }
-            }
-        }
-        KbOp::ProjectList => {
-            let projects = tryf!(kb.projects());
-            if json {
-                writeln!(out, "{}", serde_json::json!(projects))?;
-            } else {
-                for p in projects {
-                    let mark = if p.current { "*" } else { " " };
-                    let desc = if p.description.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" — {}", p.description)
-                    };
-                    writeln!(
-                        out,
-                        "{mark} {} ({} observations){desc}",
-                        p.name, p.observations
-                    )?;
-                }
-            }
-        }
-        KbOp::ProjectAdd { name, description } => {
-            tryf!(kb.add_project(&name, &description));
-            writeln!(
-                out,
-                "added project {name} (/kb project use {name} switches to it)"
-            )?;
-        }
-        KbOp::ProjectUse(name) => {
-            tryf!(kb.use_project(&name));
-            writeln!(out, "current project: {name}")?;
-        }
-        KbOp::Observe { kind, text } => {
-            let o = tryf!(kb.observe(&kind, &text));
-            if json {
-                writeln!(out, "{}", serde_json::json!(o))?;
-            } else {
-                writeln!(
-                    out,
-                    "observation {} ({}) saved in {}",
-                    o.id, o.kind, o.project
-                )?;
-            }
-        }
-        KbOp::ConceptList => {
-            let concepts = tryf!(kb.concepts());
-            if json {
-                writeln!(out, "{}", serde_json::json!(concepts))?;
-            } else if concepts.is_empty() {
-                writeln!(out, "no concepts yet (/kb concept add NAME [DESC])")?;
-            } else {
-                for c in concepts {
-                    writeln!(
-                        out,
-                        "{} ({} linked){}",
-                        c.name,
-                        c.observations,
-                        if c.description.is_empty() {
-                            String::new()
-                        } else {
-                            format!(" — {}", c.description)
-                        }
-                    )?;
-                }
-            }
-        }
-        KbOp::ConceptAdd { name, description } => {
-            tryf!(kb.add_concept(&name, &description));
-            writeln!(out, "concept {name} saved")?;
-        }
+    let shown = match op {
+        KbOp::Status => status(kb, json, out),
+        KbOp::ProjectList => project_list(kb, json, out),
+        KbOp::ProjectAdd { name, description } => project_add(kb, &name, &description, out),
+        KbOp::ProjectUse(name) => project_use(kb, &name, out),
+        KbOp::Observe { kind, text } => observe(kb, &kind, &text, json, out),
+        KbOp::ConceptList => concept_list(kb, json, out),
+        KbOp::ConceptAdd { name, description } => concept_add(kb, &name, &description, out),
         KbOp::Link {
             observation,
             concept,
-        } => {
-            let created = tryf!(kb.link(observation, &concept));
-            writeln!(
-                out,
-                "linked observation {observation} to {concept}{}",
-                if created { " (new concept)" } else { "" }
-            )?;
-        }
-        KbOp::Search { terms, k } => {
-            let hits = tryf!(kb.search(&terms, None, k.unwrap_or(10)));
-            if json {
-                writeln!(out, "{}", serde_json::json!(hits))?;
-            } else if hits.is_empty() {
-                writeln!(out, "no observation matches {terms:?}")?;
-            } else {
-                for o in hits {
-                    let concepts = if o.concepts.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" [{}]", o.concepts.join(", "))
-                    };
-                    writeln!(
-                        out,
-                        "{:>4} {:.3} {:<10} {}: {}{concepts}",
-                        o.id, o.score, o.kind, o.project, o.text
-                    )?;
-                }
-            }
-        }
-        KbOp::Import => return Ok(Err(
+        } => link(kb, observation, &concept, out),
+        KbOp::Search { terms, k } => search(kb, &terms, k, json, out),
+        KbOp::Import => Err(Fail::User(
             "/kb import replaces the open knowledge base: the REPL and `harvey kb import` run it"
                 .into(),
         )),
-        KbOp::Inject(project) => {
-            let project = match project {
-                Some(p) => p,
-                None => tryf!(kb.current_project()),
-            };
-            let recent = tryf!(kb.recent(&project, INJECT_MAX));
-            if recent.is_empty() {
-                writeln!(
-                    out,
-                    "project {project} has no observations yet (/kb observe TEXT)"
-                )?;
-                return Ok(Ok(None));
-            }
-            let mut block = format!("[knowledge: project {project}]\n");
-            for o in recent.iter().rev() {
-                block.push_str(&observation_line(o));
-                block.push('\n');
-            }
-            if json {
-                writeln!(
-                    out,
-                    "{}",
-                    serde_json::json!({"project": project, "block": block})
-                )?;
-            } else {
-                writeln!(
-                    out,
-                    "{} observation(s) of {project} will be attached to your next message",
-                    recent.len()
-                )?;
-            }
-            return Ok(Ok(Some(block)));
+        KbOp::Inject(project) => return settle(inject(kb, project, json, out)),
+    };
+    settle(shown.map(|()| None))
+}
+
+fn status(kb: &KnowledgeBase, json: bool, out: &mut dyn Write) -> Result<(), Fail> {
+    let s = kb.status().or_user()?;
+    if json {
+        writeln!(out, "{}", serde_json::json!(s))?;
+        return Ok(());
+    }
+    writeln!(out, "knowledge base {}", s.path.display())?;
+    writeln!(out, "  current project: {}", s.current_project)?;
+    writeln!(
+        out,
+        "  {} project(s), {} observation(s) ({} with vectors), {} concept(s), {} link(s)",
+        s.projects, s.observations, s.vectors, s.concepts, s.links
+    )?;
+    if s.embedder.is_none() {
+        writeln!(out, "  no embedder: search is full-text only")?;
+    }
+    Ok(())
+}
+
+fn project_list(kb: &KnowledgeBase, json: bool, out: &mut dyn Write) -> Result<(), Fail> {
+    let projects = kb.projects().or_user()?;
+    if json {
+        writeln!(out, "{}", serde_json::json!(projects))?;
+        return Ok(());
+    }
+    for p in projects {
+        let mark = if p.current { "*" } else { " " };
+        writeln!(
+            out,
+            "{mark} {} ({} observations){}",
+            p.name,
+            p.observations,
+            dash(&p.description)
+        )?;
+    }
+    Ok(())
+}
+
+fn project_add(
+    kb: &KnowledgeBase,
+    name: &str,
+    description: &str,
+    out: &mut dyn Write,
+) -> Result<(), Fail> {
+    kb.add_project(name, description).or_user()?;
+    writeln!(
+        out,
+        "added project {name} (/kb project use {name} switches to it)"
+    )?;
+    Ok(())
+}
+
+fn project_use(kb: &KnowledgeBase, name: &str, out: &mut dyn Write) -> Result<(), Fail> {
+    kb.use_project(name).or_user()?;
+    writeln!(out, "current project: {name}")?;
+    Ok(())
+}
+
+/// ` — DESCRIPTION`, or nothing for an empty one.
+fn dash(description: &str) -> String {
+    if description.is_empty() {
+        String::new()
+    } else {
+        format!(" — {description}")
+    }
+}
+
+fn observe(
+    kb: &KnowledgeBase,
+    kind: &str,
+    text: &str,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<(), Fail> {
+    let o = kb.observe(kind, text).or_user()?;
+    if json {
+        writeln!(out, "{}", serde_json::json!(o))?;
+    } else {
+        writeln!(
+            out,
+            "observation {} ({}) saved in {}",
+            o.id, o.kind, o.project
+        )?;
+    }
+    Ok(())
+}
+
+fn concept_list(kb: &KnowledgeBase, json: bool, out: &mut dyn Write) -> Result<(), Fail> {
+    let concepts = kb.concepts().or_user()?;
+    if json {
+        writeln!(out, "{}", serde_json::json!(concepts))?;
+    } else if concepts.is_empty() {
+        writeln!(out, "no concepts yet (/kb concept add NAME [DESC])")?;
+    } else {
+        for c in concepts {
+            writeln!(
+                out,
+                "{} ({} linked){}",
+                c.name,
+                c.observations,
+                dash(&c.description)
+            )?;
         }
     }
-    Ok(Ok(None))
+    Ok(())
+}
+
+fn concept_add(
+    kb: &KnowledgeBase,
+    name: &str,
+    description: &str,
+    out: &mut dyn Write,
+) -> Result<(), Fail> {
+    kb.add_concept(name, description).or_user()?;
+    writeln!(out, "concept {name} saved")?;
+    Ok(())
+}
+
+fn link(
+    kb: &KnowledgeBase,
+    observation: i64,
+    concept: &str,
+    out: &mut dyn Write,
+) -> Result<(), Fail> {
+    let created = kb.link(observation, concept).or_user()?;
+    writeln!(
+        out,
+        "linked observation {observation} to {concept}{}",
+        if created { " (new concept)" } else { "" }
+    )?;
+    Ok(())
+}
+
+fn search(
+    kb: &KnowledgeBase,
+    terms: &str,
+    k: Option<usize>,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<(), Fail> {
+    let hits = kb.search(terms, None, k.unwrap_or(10)).or_user()?;
+    if json {
+        writeln!(out, "{}", serde_json::json!(hits))?;
+    } else if hits.is_empty() {
+        writeln!(out, "no observation matches {terms:?}")?;
+    } else {
+        for o in hits {
+            let concepts = if o.concepts.is_empty() {
+                String::new()
+            } else {
+                format!(" [{}]", o.concepts.join(", "))
+            };
+            writeln!(
+                out,
+                "{:>4} {:.3} {:<10} {}: {}{concepts}",
+                o.id, o.score, o.kind, o.project, o.text
+            )?;
+        }
+    }
+    Ok(())
+}
+
+fn inject(
+    kb: &KnowledgeBase,
+    project: Option<String>,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<Option<String>, Fail> {
+    let project = match project {
+        Some(p) => p,
+        None => kb.current_project().or_user()?,
+    };
+    let recent = kb.recent(&project, INJECT_MAX).or_user()?;
+    if recent.is_empty() {
+        writeln!(
+            out,
+            "project {project} has no observations yet (/kb observe TEXT)"
+        )?;
+        return Ok(None);
+    }
+    let mut block = format!("[knowledge: project {project}]\n");
+    for o in recent.iter().rev() {
+        block.push_str(&observation_line(o));
+        block.push('\n');
+    }
+    if json {
+        writeln!(
+            out,
+            "{}",
+            serde_json::json!({"project": project, "block": block})
+        )?;
+    } else {
+        writeln!(
+            out,
+            "{} observation(s) of {project} will be attached to your next message",
+            recent.len()
+        )?;
+    }
+    Ok(Some(block))
 }
 
 #[cfg(test)]

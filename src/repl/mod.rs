@@ -18,6 +18,7 @@ pub mod render;
 mod run;
 mod safemode;
 mod session;
+mod subcommand;
 mod write;
 
 use std::io::{self, Write};
