@@ -1,0 +1,111 @@
+//! Renders a [`BenchReport`] as text for the terminal (the binary prints it).
+
+use std::fmt::Write as _;
+
+use super::kv::KvCacheRow;
+use super::{BenchReport, Memory};
+
+/// The human-readable report.
+pub fn report(r: &BenchReport) -> String {
+    let mut s = String::new();
+    let mb = r.model_bytes as f64 / 1e6;
+    let _ = writeln!(
+        s,
+        "model      {} ({mb:.0} MB), n_ctx {}, n_batch {}, threads {}/{}",
+        r.model, r.n_ctx, r.n_batch, r.threads, r.threads_batch
+    );
+    let _ = writeln!(s, "load       {:.0} ms", r.load_ms);
+    let _ = writeln!(s, "                 prefill tok/s   decode tok/s");
+    let _ = writeln!(
+        s,
+        "harvey           {:>13.1}   {:>12.1}",
+        r.harvey.prefill_tps, r.harvey.decode_tps
+    );
+    let _ = writeln!(
+        s,
+        "raw llama.cpp    {:>13.1}   {:>12.1}",
+        r.reference.prefill_tps, r.reference.decode_tps
+    );
+    let _ = writeln!(
+        s,
+        "ratio            {:>13.2}   {:>12.2}",
+        r.prefill_ratio, r.decode_ratio
+    );
+    let _ = writeln!(
+        s,
+        "turn   prompt  evaluated   ttft reuse ms   ttft full-prefill ms"
+    );
+    for i in 0..r.ttft_ms_reuse.len() {
+        let _ = writeln!(
+            s,
+            "{:>4}   {:>6}  {:>9}   {:>13.1}   {:>20.1}",
+            i + 1,
+            r.prompt_tokens[i],
+            r.evaluated_reuse[i],
+            r.ttft_ms_reuse[i],
+            r.ttft_ms_full.get(i).copied().unwrap_or(0.0)
+        );
+    }
+    if let (Some(first), Some(last)) = (r.ttft_ms_reuse.first(), r.ttft_ms_reuse.last()) {
+        let _ = writeln!(s, "ttft last/first turn: {:.2} with reuse", last / first);
+    }
+    let _ = writeln!(
+        s,
+        "first turn ttft: {:.1} ms cold, {:.1} ms with the {}-token prefix restored from a state file (ratio {:.2})",
+        r.first_turn_ttft_cold_ms,
+        r.first_turn_ttft_cached_ms,
+        r.prefix_tokens,
+        r.first_turn_ttft_cached_ms / r.first_turn_ttft_cold_ms
+    );
+    if let Some(mb) = r.peak_rss_minus_model_mb {
+        let _ = writeln!(s, "peak RSS minus model size: {mb:.0} MB");
+    }
+    s.push_str(&memory(&r.memory, &r.kv_cache_type));
+    s.push_str(&kv_table(&r.kv_cache));
+    s
+}
+
+fn mb(bytes: impl Into<f64>) -> f64 {
+    bytes.into() / 1e6
+}
+
+/// `memory  peak RSS … = weights … + KV … + rest …`.
+fn memory(m: &Memory, kv_type: &str) -> String {
+    let (Some(rss), Some(rest)) = (m.peak_rss_bytes, m.rest_bytes) else {
+        return format!(
+            "memory     weights {:.0} MB, KV cache {:.1} MB ({kv_type}); peak RSS unknown here\n",
+            mb(m.weights_bytes as f64),
+            mb(m.kv_bytes as f64)
+        );
+    };
+    format!(
+        "memory     peak RSS {:.0} MB = weights {:.0} MB + KV cache {:.1} MB ({kv_type}) + rest {:.0} MB\n",
+        mb(rss as f64),
+        mb(m.weights_bytes as f64),
+        mb(m.kv_bytes as f64),
+        mb(rest as f64)
+    )
+}
+
+/// One line per KV cache type: size, then prefill/decode tok/s at each depth.
+fn kv_table(rows: &[KvCacheRow]) -> String {
+    let mut s = String::new();
+    for row in rows {
+        let _ = write!(
+            s,
+            "KV {:<6}  {:>7.1} MB at n_ctx {}",
+            row.kv_type.as_str(),
+            mb(row.kv_bytes as f64),
+            row.n_ctx
+        );
+        for d in &row.depths {
+            let _ = write!(
+                s,
+                "  | depth {}: prefill {:.1}, decode {:.1} tok/s",
+                d.depth, d.prefill_tps, d.decode_tps
+            );
+        }
+        s.push('\n');
+    }
+    s
+}
