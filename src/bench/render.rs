@@ -109,3 +109,53 @@ fn kv_table(rows: &[KvCacheRow]) -> String {
     }
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::kv::DepthSpeed;
+    use crate::engine::KvCacheType;
+
+    #[test]
+    fn memory_line_adds_up_and_says_when_rss_is_unknown() {
+        let m = Memory::new(Some(232_000_000), 98_000_000, 94_000_000);
+        assert_eq!(
+            memory(&m, "f16"),
+            "memory     peak RSS 232 MB = weights 98 MB + KV cache 94.0 MB (f16) + rest 40 MB\n"
+        );
+        let unknown = memory(&Memory::new(None, 98_000_000, 50_000_000), "q8_0");
+        assert!(
+            unknown.contains("KV cache 50.0 MB (q8_0); peak RSS unknown"),
+            "{unknown}"
+        );
+    }
+
+    #[test]
+    fn kv_table_has_a_line_per_type_with_each_depth() {
+        let row = |kv_type, kv_bytes, decode_tps| KvCacheRow {
+            kv_type,
+            kv_bytes,
+            n_ctx: 4096,
+            depths: vec![DepthSpeed {
+                depth: 501,
+                prefill_tps: 64.0,
+                generated_tokens: 16,
+                decode_tps,
+            }],
+        };
+        let text = kv_table(&[
+            row(KvCacheType::F16, 94_371_840, 4.3),
+            row(KvCacheType::Q8_0, 50_135_040, 9.9),
+        ]);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2);
+        assert!(
+            lines[0].starts_with("KV f16        94.4 MB at n_ctx 4096  | depth 501:"),
+            "{text}"
+        );
+        assert!(
+            lines[1].contains("q8_0") && lines[1].contains("decode 9.9 tok/s"),
+            "{text}"
+        );
+    }
+}
