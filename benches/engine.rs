@@ -26,10 +26,12 @@ fn main() {
             threads: cores,
             threads_batch: cores,
             template: None,
+            kv_cache_type: Default::default(),
         },
         turns: 10,
         decode_tokens: 128,
         turn_tokens: 32,
+        kv_depths: vec![512, 3000],
     };
     match run(&options) {
         Ok(report) if std::env::var_os("HARVEY_BENCH_JSON").is_some() => {
@@ -38,7 +40,7 @@ fn main() {
                 serde_json::to_string_pretty(&report).unwrap_or_default()
             );
         }
-        Ok(report) => println!("{report:#?}"),
+        Ok(report) => print!("{}", harvey::bench::render::report(&report)),
         Err(e) => {
             eprintln!("bench failed: {e}");
             std::process::exit(1);

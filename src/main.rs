@@ -2,7 +2,6 @@
 //! Exit codes: 0 ok, 1 runtime error, 2 usage error, 130 `run` stopped by Ctrl-C (the
 //! session is closed first), 128+N the REPL ended by signal N.
 
-use std::fmt::Write as _;
 use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -14,7 +13,7 @@ use clap::{Args, Parser, Subcommand};
 use harvey::app::{engine_params, App, AppOptions};
 use harvey::chat::agent::TurnEvent;
 use harvey::chat::stop_note;
-use harvey::engine::AbortFlag;
+use harvey::engine::{AbortFlag, KvCacheType};
 use harvey::repl;
 
 mod knowledge_cli;
@@ -133,9 +132,21 @@ struct BenchArgs {
     /// Decode and prefill threads (default: engine.threads from the config).
     #[arg(long)]
     threads: Option<u32>,
+    /// KV cache type of the main run: f16 or q8_0 (default: engine.kv_cache_type).
+    #[arg(long, value_parser = parse_kv_cache_type)]
+    kv_cache_type: Option<KvCacheType>,
+    /// Cache depths (tokens, comma-separated) at which every KV cache type's decode speed
+    /// is measured; 0 measures sizes only.
+    #[arg(long, value_delimiter = ',', default_value = "512,3000")]
+    kv_depths: Vec<usize>,
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
+}
+
+fn parse_kv_cache_type(text: &str) -> Result<KvCacheType, String> {
+    KvCacheType::parse(text)
+        .ok_or_else(|| format!("{text:?} is not a KV cache type: use f16 or q8_0"))
 }
 
 #[derive(Debug, Args)]
@@ -258,75 +269,22 @@ fn bench(options: &AppOptions, args: &BenchArgs) -> Result<ExitCode> {
         params.threads = t.max(1);
         params.threads_batch = t.max(1);
     }
+    if let Some(kv) = args.kv_cache_type {
+        params.kv_cache_type = kv;
+    }
     let report = harvey::bench::run(&harvey::bench::BenchOptions {
         params,
         turns: args.turns.max(1),
         decode_tokens: args.decode_tokens.max(1),
         turn_tokens: args.turn_tokens.max(1),
+        kv_depths: args.kv_depths.clone(),
     })?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        print!("{}", render_bench(&report));
+        print!("{}", harvey::bench::render::report(&report));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn render_bench(r: &harvey::bench::BenchReport) -> String {
-    let mut s = String::new();
-    let mb = r.model_bytes as f64 / 1e6;
-    let _ = writeln!(
-        s,
-        "model      {} ({mb:.0} MB), n_ctx {}, n_batch {}, threads {}/{}",
-        r.model, r.n_ctx, r.n_batch, r.threads, r.threads_batch
-    );
-    let _ = writeln!(s, "load       {:.0} ms", r.load_ms);
-    let _ = writeln!(s, "                 prefill tok/s   decode tok/s");
-    let _ = writeln!(
-        s,
-        "harvey           {:>13.1}   {:>12.1}",
-        r.harvey.prefill_tps, r.harvey.decode_tps
-    );
-    let _ = writeln!(
-        s,
-        "raw llama.cpp    {:>13.1}   {:>12.1}",
-        r.reference.prefill_tps, r.reference.decode_tps
-    );
-    let _ = writeln!(
-        s,
-        "ratio            {:>13.2}   {:>12.2}",
-        r.prefill_ratio, r.decode_ratio
-    );
-    let _ = writeln!(
-        s,
-        "turn   prompt  evaluated   ttft reuse ms   ttft full-prefill ms"
-    );
-    for i in 0..r.ttft_ms_reuse.len() {
-        let _ = writeln!(
-            s,
-            "{:>4}   {:>6}  {:>9}   {:>13.1}   {:>20.1}",
-            i + 1,
-            r.prompt_tokens[i],
-            r.evaluated_reuse[i],
-            r.ttft_ms_reuse[i],
-            r.ttft_ms_full.get(i).copied().unwrap_or(0.0)
-        );
-    }
-    if let (Some(first), Some(last)) = (r.ttft_ms_reuse.first(), r.ttft_ms_reuse.last()) {
-        let _ = writeln!(s, "ttft last/first turn: {:.2} with reuse", last / first);
-    }
-    let _ = writeln!(
-        s,
-        "first turn ttft: {:.1} ms cold, {:.1} ms with the {}-token prefix restored from a state file (ratio {:.2})",
-        r.first_turn_ttft_cold_ms,
-        r.first_turn_ttft_cached_ms,
-        r.prefix_tokens,
-        r.first_turn_ttft_cached_ms / r.first_turn_ttft_cold_ms
-    );
-    if let Some(mb) = r.peak_rss_minus_model_mb {
-        let _ = writeln!(s, "peak RSS minus model size: {mb:.0} MB");
-    }
-    s
 }
 
 fn interactive(options: &AppOptions, resume: Option<Option<String>>) -> Result<ExitCode> {

@@ -173,6 +173,21 @@ mod tests {
     }
 
     #[test]
+    fn kv_cache_type_is_read_and_a_bad_one_names_the_key_and_the_choices() {
+        use crate::engine::KvCacheType;
+        let kv = |v: &str| parse(&format!("engine:\n  kv_cache_type: {v}\n"), Path::new("x"));
+        assert_eq!(kv("q8_0").unwrap().engine.kv_cache_type, KvCacheType::Q8_0);
+        assert_eq!(kv("f16").unwrap().engine.kv_cache_type, KvCacheType::F16);
+        assert_eq!(Config::default().engine.kv_cache_type, KvCacheType::F16);
+        let e = err("engine:\n  n_ctx: 2048\n  kv_cache_type: q4_0\n");
+        assert!(
+            e.starts_with("agents/harvey.yaml:3: engine.kv_cache_type \"q4_0\" is not"),
+            "{e}"
+        );
+        assert!(e.contains("f16 or q8_0"), "{e}");
+    }
+
+    #[test]
     fn values_are_read() {
         let c = parse(
             "engine:\n  n_ctx: 2048\n  threads: 3\nmemory:\n  embedder: none\n",

@@ -20,6 +20,8 @@ use std::path::PathBuf;
 
 pub const DEFAULT_N_CTX: u32 = 4096;
 pub const DEFAULT_N_BATCH: u32 = 512;
+/// f16 until q8_0 is shown not to be slower on an idle machine (issue 19).
+pub const DEFAULT_KV_CACHE_TYPE: &str = "f16";
 pub const DEFAULT_TEMPERATURE: f32 = 0.7;
 pub const DEFAULT_TOP_K: i32 = 40;
 pub const DEFAULT_TOP_P: f32 = 0.95;
@@ -99,6 +101,8 @@ pub struct EngineConfig {
     pub threads_batch: Option<u32>,
     /// Save the stable prompt prefix under `agents/cache/` and restore it at start.
     pub cache_prefix: bool,
+    /// `engine.kv_cache_type`: f16 (default) or q8_0 (about half the KV memory).
+    pub kv_cache_type: crate::engine::KvCacheType,
 }
 
 #[derive(Debug, Clone, PartialEq)]

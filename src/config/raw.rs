@@ -105,6 +105,7 @@ pub struct RawEngine {
     pub threads: u32,
     pub threads_batch: u32,
     pub cache_prefix: bool,
+    pub kv_cache_type: String,
 }
 
 impl Default for RawEngine {
@@ -115,6 +116,7 @@ impl Default for RawEngine {
             threads: 0,
             threads_batch: 0,
             cache_prefix: true,
+            kv_cache_type: DEFAULT_KV_CACHE_TYPE.into(),
         }
     }
 }

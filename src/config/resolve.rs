@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use super::raw::*;
 use super::*;
+use crate::engine::KvCacheType;
 
 /// The built-in defaults (an empty file resolves to exactly this).
 pub fn resolve_defaults() -> Config {
@@ -114,6 +115,14 @@ fn check_engine(e: &RawEngine) -> Check {
         e.threads_batch <= 1024,
         "engine.threads_batch",
         "must be 0 (auto) or a thread count",
+    )?;
+    require(
+        KvCacheType::parse(&e.kv_cache_type).is_some(),
+        "engine.kv_cache_type",
+        &format!(
+            "{:?} is not a KV cache type: use f16 or q8_0 (about half the memory)",
+            e.kv_cache_type
+        ),
     )
 }
 
@@ -211,6 +220,7 @@ fn engine(e: RawEngine) -> EngineConfig {
         threads: auto(e.threads),
         threads_batch: auto(e.threads_batch),
         cache_prefix: e.cache_prefix,
+        kv_cache_type: KvCacheType::parse(&e.kv_cache_type).unwrap_or_default(),
     }
 }
 

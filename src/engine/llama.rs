@@ -24,7 +24,7 @@ use super::load::{chat_template, context_params, describe, fingerprint, specials
 use super::prompt::{placeholder, scaffold_pieces, split_by_scaffold, split_rendered, Segment};
 use super::run::{truncate_cache, Run};
 use super::types::{AbortFlag, Completion, GenerateOptions, Message, ModelInfo};
-use super::{EngineError, EngineParams};
+use super::{EngineError, EngineParams, KvCacheType};
 use crate::gguf;
 use crate::tokens::TokenCounter;
 
@@ -57,6 +57,8 @@ pub struct LlamaEngine {
     /// Template text a reply stops before (turn markers spelt out as plain text).
     turn_stops: Vec<String>,
     info: ModelInfo,
+    /// The element type both contexts' KV caches use.
+    kv_cache_type: KvCacheType,
     /// Tokens in the chat context's KV cache, in position order.
     chat_cached: Vec<LlamaToken>,
     aside_cached: Vec<LlamaToken>,
@@ -97,7 +99,7 @@ impl LlamaEngine {
             )
         })?;
         let described = describe(&model, params, file_bytes);
-        let ctx_params = context_params(&described, described.n_ctx);
+        let ctx_params = context_params(&described, described.n_ctx, params.kv_cache_type);
         let cell = ModelContexts::try_new(model, |m| {
             m.new_context(backend, ctx_params)
                 .map(|chat| Contexts { chat, aside: None })
@@ -119,6 +121,7 @@ impl LlamaEngine {
         Ok(Self {
             cell,
             backend,
+            kv_cache_type: params.kv_cache_type,
             template: chosen.template,
             turn_stops,
             info,
@@ -239,7 +242,7 @@ impl LlamaEngine {
     }
 
     fn ensure_aside(&mut self) -> Result<(), EngineError> {
-        let params = context_params(&self.info, self.info.n_ctx);
+        let params = context_params(&self.info, self.info.n_ctx, self.kv_cache_type);
         let backend = self.backend;
         let path = self.info.path.clone();
         self.cell.with_dependent_mut(|model, c| {

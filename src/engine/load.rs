@@ -6,13 +6,13 @@ use std::num::NonZeroU32;
 use std::path::Path;
 use std::time::Duration;
 
-use llama_cpp_2::context::params::LlamaContextParams;
+use llama_cpp_2::context::params::{KvCacheType as LlamaKvType, LlamaContextParams};
 use llama_cpp_2::model::{LlamaChatTemplate, LlamaModel};
 use llama_cpp_2::token_type::LlamaTokenAttr;
 use sha2::{Digest, Sha256};
 
 use super::template::{self, TemplateChoice};
-use super::{EngineParams, ModelInfo};
+use super::{EngineParams, KvCacheType, ModelInfo};
 
 /// The template the model runs with (see [`template::choose`]), its fingerprint for saved
 /// state, and the special tokens its scaffolding uses (never shown in a reply).
@@ -81,6 +81,7 @@ pub fn describe(model: &LlamaModel, params: &EngineParams, file_bytes: u64) -> M
     }
     .max(16);
     // Fit the KV cache into the memory the machine has now, beside the weights.
+    let kv_per_token = kv_elements_per_token(model);
     let mut notes = Vec::new();
     let n_ctx = match crate::platform::memory() {
         Some(mem) => {
@@ -90,7 +91,7 @@ pub fn describe(model: &LlamaModel, params: &EngineParams, file_bytes: u64) -> M
             ));
             let (fit, note) = crate::platform::fit_n_ctx(
                 n_ctx,
-                kv_bytes_per_token(model),
+                params.kv_cache_type.bytes_for(kv_per_token),
                 file_bytes,
                 mem.available,
             );
@@ -119,14 +120,17 @@ pub fn describe(model: &LlamaModel, params: &EngineParams, file_bytes: u64) -> M
         load_time: Duration::ZERO,
         fingerprint: String::new(),
         template_fingerprint: String::new(),
-        kv_type: "f16".into(),
+        kv_type: params.kv_cache_type.as_str().into(),
+        kv_bytes: params
+            .kv_cache_type
+            .bytes_for(kv_per_token * u64::from(n_ctx)),
         notes,
     }
 }
 
-/// Bytes of f16 KV cache per token, from the GGUF's metadata: layers × (K + V widths)
-/// × 2 bytes. 0 when the metadata is incomplete (no fitting is done then).
-fn kv_bytes_per_token(model: &LlamaModel) -> u64 {
+/// KV cache values per token, from the GGUF's metadata: layers × (K + V widths).
+/// 0 when the metadata is incomplete (no fitting is done then).
+fn kv_elements_per_token(model: &LlamaModel) -> u64 {
     let Ok(arch) = model.meta_val_str("general.architecture") else {
         return 0;
     };
@@ -149,7 +153,7 @@ fn kv_bytes_per_token(model: &LlamaModel) -> u64 {
     let heads_kv = num("attention.head_count_kv").unwrap_or(heads);
     let key = num("attention.key_length").unwrap_or(embd / heads);
     let value = num("attention.value_length").unwrap_or(embd / heads);
-    layers * heads_kv * (key + value) * 2
+    layers * heads_kv * (key + value)
 }
 
 fn file_stem(path: &Path) -> String {
@@ -158,7 +162,7 @@ fn file_stem(path: &Path) -> String {
         .unwrap_or_default()
 }
 
-pub fn context_params(info: &ModelInfo, n_ctx: u32) -> LlamaContextParams {
+pub fn context_params(info: &ModelInfo, n_ctx: u32, kv: KvCacheType) -> LlamaContextParams {
     let threads = i32::try_from(info.threads).unwrap_or(1);
     let threads_batch = i32::try_from(info.threads_batch).unwrap_or(1);
     let n_batch = info.n_batch.min(n_ctx);
@@ -168,6 +172,27 @@ pub fn context_params(info: &ModelInfo, n_ctx: u32) -> LlamaContextParams {
         .with_n_ubatch(n_batch)
         .with_n_threads(threads)
         .with_n_threads_batch(threads_batch)
+        .with_kv_cache_type(kv)
+}
+
+/// Sets the K and V cache types; a quantized V cache needs flash attention in llama.cpp
+/// (context creation fails without it), so q8_0 turns it on; f16 keeps llama.cpp's choice.
+pub trait WithKvCacheType {
+    fn with_kv_cache_type(self, kv: KvCacheType) -> Self;
+}
+
+impl WithKvCacheType for LlamaContextParams {
+    fn with_kv_cache_type(self, kv: KvCacheType) -> Self {
+        match kv {
+            KvCacheType::F16 => self
+                .with_type_k(LlamaKvType::F16)
+                .with_type_v(LlamaKvType::F16),
+            KvCacheType::Q8_0 => self
+                .with_type_k(LlamaKvType::Q8_0)
+                .with_type_v(LlamaKvType::Q8_0)
+                .with_flash_attention_policy(llama_cpp_sys_2::LLAMA_FLASH_ATTN_TYPE_ENABLED),
+        }
+    }
 }
 
 /// `size:sha256(first MiB)`, enough to tell model files apart without reading gigabytes.

@@ -36,8 +36,8 @@ pub use template::{
     BUILTIN_TEMPLATES,
 };
 pub use types::{
-    rate, AbortFlag, Completion, EngineParams, GenerateOptions, Message, ModelInfo, Role,
-    SamplingParams, StopReason, TurnStats,
+    rate, AbortFlag, Completion, EngineParams, GenerateOptions, KvCacheType, Message, ModelInfo,
+    Role, SamplingParams, StopReason, TurnStats,
 };
 pub use unloaded::Unloaded;
 pub use vocab::Vocabulary;

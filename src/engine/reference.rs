@@ -15,6 +15,7 @@ use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::sampling::LlamaSampler;
 
 use super::backend::backend;
+use super::load::WithKvCacheType;
 use super::prompt::chunk_ranges;
 use super::{rate, EngineError, EngineParams};
 
@@ -47,7 +48,8 @@ pub fn raw_generate(
         .with_n_batch(params.n_batch)
         .with_n_ubatch(params.n_batch)
         .with_n_threads(i32::try_from(params.threads).unwrap_or(1))
-        .with_n_threads_batch(i32::try_from(params.threads_batch).unwrap_or(1));
+        .with_n_threads_batch(i32::try_from(params.threads_batch).unwrap_or(1))
+        .with_kv_cache_type(params.kv_cache_type);
     let mut ctx = model
         .new_context(backend, ctx_params)
         .map_err(|e| fail("create a context", e.to_string()))?;

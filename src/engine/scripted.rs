@@ -39,6 +39,7 @@ impl ScriptedEngine {
             fingerprint: "scripted".into(),
             template_fingerprint: "scripted".into(),
             kv_type: "none".into(),
+            kv_bytes: 0,
             notes: Vec::new(),
         };
         Self {

@@ -75,6 +75,45 @@ pub struct EngineParams {
     /// `model.template`: `None` or `auto` = the file's own template, else the fallback
     /// for its architecture; otherwise a llama.cpp built-in format's name.
     pub template: Option<String>,
+    /// Element type of the K and V caches.
+    pub kv_cache_type: KvCacheType,
+}
+
+/// `engine.kv_cache_type`: the element type of the KV cache. q8_0 stores 32 values in 34
+/// bytes (8.5 bits each) against f16's 16 bits; llama.cpp needs flash attention for a
+/// quantized V cache, so the engine turns it on with q8_0.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KvCacheType {
+    #[default]
+    F16,
+    Q8_0,
+}
+
+impl KvCacheType {
+    pub const ALL: [KvCacheType; 2] = [KvCacheType::F16, KvCacheType::Q8_0];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KvCacheType::F16 => "f16",
+            KvCacheType::Q8_0 => "q8_0",
+        }
+    }
+
+    /// The setting's value (`f16`, `q8_0`); `None` for anything else.
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|t| t.as_str().eq_ignore_ascii_case(text.trim()))
+    }
+
+    /// Bytes that `elements` cache values take (q8_0: blocks of 32 in 34 bytes).
+    pub fn bytes_for(self, elements: u64) -> u64 {
+        match self {
+            KvCacheType::F16 => elements * 2,
+            KvCacheType::Q8_0 => elements.div_ceil(32) * 34,
+        }
+    }
 }
 
 /// What was loaded, for `/status` and logs.
@@ -102,6 +141,9 @@ pub struct ModelInfo {
     pub template_fingerprint: String,
     /// KV cache element type (part of a saved state's identity).
     pub kv_type: String,
+    /// Bytes of the chat context's KV cache (n_ctx × layers × (K + V widths) × element
+    /// size, from the model's metadata); 0 when the metadata is incomplete.
+    pub kv_bytes: u64,
     /// What the load adjusted or warns about (n_ctx lowered to fit memory, a model
     /// larger than memory); the app shows them at startup.
     #[serde(skip)]

@@ -260,6 +260,7 @@ mod tests {
             fingerprint: "98362432:abc".into(),
             template_fingerprint: "def".into(),
             kv_type: "f16".into(),
+            kv_bytes: 0,
             notes: Vec::new(),
         }
     }

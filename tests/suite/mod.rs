@@ -8,6 +8,7 @@ mod files;
 mod files_model;
 mod files_safety;
 mod gemma;
+mod kv_cache;
 mod long;
 mod memory;
 mod models;

@@ -1,6 +1,10 @@
 //! `harvey bench`: load time, harvey's prefill/decode speed against a raw llama.cpp loop
 //! in the same run, TTFT over the turns of a scripted chat with and without KV prefix
-//! reuse, and peak memory. Returns a report; the binary renders it.
+//! reuse, peak memory split into weights, KV cache and the rest, and each KV cache type's
+//! size and speed at given depths (`kv`). Returns a report; `render` turns it into text.
+
+pub mod kv;
+pub mod render;
 
 use std::time::Instant;
 
@@ -22,6 +26,8 @@ pub struct BenchOptions {
     pub decode_tokens: usize,
     /// Tokens per chat turn reply.
     pub turn_tokens: usize,
+    /// Cache depths (tokens) at which each KV cache type's decode speed is measured.
+    pub kv_depths: Vec<usize>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -52,6 +58,38 @@ pub struct BenchReport {
     pub prefix_tokens: usize,
     /// Peak resident memory minus the model file size (Linux only).
     pub peak_rss_minus_model_mb: Option<f64>,
+    /// The KV cache type of the main run (`engine.kv_cache_type` or `--kv-cache-type`).
+    pub kv_cache_type: String,
+    pub memory: Memory,
+    /// Every KV cache type side by side: size and speed at the requested depths.
+    pub kv_cache: Vec<kv::KvCacheRow>,
+}
+
+/// Peak memory of the main run, split into what it is made of.
+#[derive(Debug, Clone, Serialize)]
+pub struct Memory {
+    /// Peak resident set size (`VmHWM`), Linux only; taken before the reference loop and
+    /// the KV comparison load the model again.
+    pub peak_rss_bytes: Option<u64>,
+    /// The model file (mmapped; all of it is resident after decoding).
+    pub weights_bytes: u64,
+    /// The chat context's KV cache.
+    pub kv_bytes: u64,
+    /// Peak RSS − weights − KV: compute buffers, the aside context, the runtime.
+    pub rest_bytes: Option<i64>,
+}
+
+impl Memory {
+    fn new(peak_rss_bytes: Option<u64>, weights_bytes: u64, kv_bytes: u64) -> Self {
+        let signed = |b: u64| i64::try_from(b).unwrap_or(i64::MAX);
+        Self {
+            peak_rss_bytes,
+            weights_bytes,
+            kv_bytes,
+            rest_bytes: peak_rss_bytes
+                .map(|rss| signed(rss) - signed(weights_bytes) - signed(kv_bytes)),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -92,7 +130,10 @@ pub fn run(opts: &BenchOptions) -> Result<BenchReport, EngineError> {
     // Before the reference loop maps the model a second time.
     let peak_rss = peak_rss_bytes();
     let rendered = engine.render_prompt(&speed_messages())?;
+    // The comparison loads up to two more contexts; free this one's memory first.
+    drop(engine);
     let reference = raw_generate(&opts.params, &rendered, opts.decode_tokens)?;
+    let kv_cache = kv::compare(&opts.params, &opts.kv_depths, opts.decode_tokens)?;
     Ok(BenchReport {
         model: info.name,
         model_bytes: info.file_bytes,
@@ -113,6 +154,9 @@ pub fn run(opts: &BenchOptions) -> Result<BenchReport, EngineError> {
         first_turn_ttft_cached_ms: cached,
         prefix_tokens,
         peak_rss_minus_model_mb: peak_rss.map(|rss| (rss as f64 - info.file_bytes as f64) / 1e6),
+        kv_cache_type: info.kv_type,
+        memory: Memory::new(peak_rss, info.file_bytes, info.kv_bytes),
+        kv_cache,
     })
 }
 
@@ -123,7 +167,7 @@ fn speed_messages() -> Vec<Message> {
     ]
 }
 
-fn greedy(max_tokens: usize) -> GenerateOptions {
+pub(crate) fn greedy(max_tokens: usize) -> GenerateOptions {
     GenerateOptions {
         sampling: SamplingParams {
             temperature: 0.0,
@@ -250,6 +294,14 @@ mod tests {
         let status = "Name:\tharvey\nVmPeak:\t  900 kB\nVmHWM:\t  123456 kB\nVmRSS:\t 1 kB\n";
         assert_eq!(parse_vm_hwm(status), Some(123_456 * 1024));
         assert_eq!(parse_vm_hwm("Name: x\n"), None);
+    }
+
+    #[test]
+    fn the_rest_is_what_weights_and_kv_do_not_explain() {
+        let m = Memory::new(Some(500), 300, 50);
+        assert_eq!(m.rest_bytes, Some(150));
+        assert_eq!(Memory::new(None, 300, 50).rest_bytes, None);
+        assert_eq!(Memory::new(Some(100), 300, 50).rest_bytes, Some(-250));
     }
 
     #[test]

@@ -1,0 +1,161 @@
+//! Renders a [`BenchReport`] as text for the terminal (the binary prints it).
+
+use std::fmt::Write as _;
+
+use super::kv::KvCacheRow;
+use super::{BenchReport, Memory};
+
+/// The human-readable report.
+pub fn report(r: &BenchReport) -> String {
+    let mut s = String::new();
+    let mb = r.model_bytes as f64 / 1e6;
+    let _ = writeln!(
+        s,
+        "model      {} ({mb:.0} MB), n_ctx {}, n_batch {}, threads {}/{}",
+        r.model, r.n_ctx, r.n_batch, r.threads, r.threads_batch
+    );
+    let _ = writeln!(s, "load       {:.0} ms", r.load_ms);
+    let _ = writeln!(s, "                 prefill tok/s   decode tok/s");
+    let _ = writeln!(
+        s,
+        "harvey           {:>13.1}   {:>12.1}",
+        r.harvey.prefill_tps, r.harvey.decode_tps
+    );
+    let _ = writeln!(
+        s,
+        "raw llama.cpp    {:>13.1}   {:>12.1}",
+        r.reference.prefill_tps, r.reference.decode_tps
+    );
+    let _ = writeln!(
+        s,
+        "ratio            {:>13.2}   {:>12.2}",
+        r.prefill_ratio, r.decode_ratio
+    );
+    let _ = writeln!(
+        s,
+        "turn   prompt  evaluated   ttft reuse ms   ttft full-prefill ms"
+    );
+    for i in 0..r.ttft_ms_reuse.len() {
+        let _ = writeln!(
+            s,
+            "{:>4}   {:>6}  {:>9}   {:>13.1}   {:>20.1}",
+            i + 1,
+            r.prompt_tokens[i],
+            r.evaluated_reuse[i],
+            r.ttft_ms_reuse[i],
+            r.ttft_ms_full.get(i).copied().unwrap_or(0.0)
+        );
+    }
+    if let (Some(first), Some(last)) = (r.ttft_ms_reuse.first(), r.ttft_ms_reuse.last()) {
+        let _ = writeln!(s, "ttft last/first turn: {:.2} with reuse", last / first);
+    }
+    let _ = writeln!(
+        s,
+        "first turn ttft: {:.1} ms cold, {:.1} ms with the {}-token prefix restored from a state file (ratio {:.2})",
+        r.first_turn_ttft_cold_ms,
+        r.first_turn_ttft_cached_ms,
+        r.prefix_tokens,
+        r.first_turn_ttft_cached_ms / r.first_turn_ttft_cold_ms
+    );
+    if let Some(mb) = r.peak_rss_minus_model_mb {
+        let _ = writeln!(s, "peak RSS minus model size: {mb:.0} MB");
+    }
+    s.push_str(&memory(&r.memory, &r.kv_cache_type));
+    s.push_str(&kv_table(&r.kv_cache));
+    s
+}
+
+fn mb(bytes: impl Into<f64>) -> f64 {
+    bytes.into() / 1e6
+}
+
+/// `memory  peak RSS … = weights … + KV … + rest …`.
+fn memory(m: &Memory, kv_type: &str) -> String {
+    let (Some(rss), Some(rest)) = (m.peak_rss_bytes, m.rest_bytes) else {
+        return format!(
+            "memory     weights {:.0} MB, KV cache {:.1} MB ({kv_type}); peak RSS unknown here\n",
+            mb(m.weights_bytes as f64),
+            mb(m.kv_bytes as f64)
+        );
+    };
+    format!(
+        "memory     peak RSS {:.0} MB = weights {:.0} MB + KV cache {:.1} MB ({kv_type}) + rest {:.0} MB\n",
+        mb(rss as f64),
+        mb(m.weights_bytes as f64),
+        mb(m.kv_bytes as f64),
+        mb(rest as f64)
+    )
+}
+
+/// One line per KV cache type: size, then prefill/decode tok/s at each depth.
+fn kv_table(rows: &[KvCacheRow]) -> String {
+    let mut s = String::new();
+    for row in rows {
+        let _ = write!(
+            s,
+            "KV {:<6}  {:>7.1} MB at n_ctx {}",
+            row.kv_type.as_str(),
+            mb(row.kv_bytes as f64),
+            row.n_ctx
+        );
+        for d in &row.depths {
+            let _ = write!(
+                s,
+                "  | depth {}: prefill {:.1}, decode {:.1} tok/s",
+                d.depth, d.prefill_tps, d.decode_tps
+            );
+        }
+        s.push('\n');
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::kv::DepthSpeed;
+    use crate::engine::KvCacheType;
+
+    #[test]
+    fn memory_line_adds_up_and_says_when_rss_is_unknown() {
+        let m = Memory::new(Some(232_000_000), 98_000_000, 94_000_000);
+        assert_eq!(
+            memory(&m, "f16"),
+            "memory     peak RSS 232 MB = weights 98 MB + KV cache 94.0 MB (f16) + rest 40 MB\n"
+        );
+        let unknown = memory(&Memory::new(None, 98_000_000, 50_000_000), "q8_0");
+        assert!(
+            unknown.contains("KV cache 50.0 MB (q8_0); peak RSS unknown"),
+            "{unknown}"
+        );
+    }
+
+    #[test]
+    fn kv_table_has_a_line_per_type_with_each_depth() {
+        let row = |kv_type, kv_bytes, decode_tps| KvCacheRow {
+            kv_type,
+            kv_bytes,
+            n_ctx: 4096,
+            depths: vec![DepthSpeed {
+                depth: 501,
+                prefill_tps: 64.0,
+                generated_tokens: 16,
+                decode_tps,
+            }],
+        };
+        let text = kv_table(&[
+            row(KvCacheType::F16, 94_371_840, 4.3),
+            row(KvCacheType::Q8_0, 50_135_040, 9.9),
+        ]);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2);
+        assert!(
+            lines[0].starts_with("KV f16        94.4 MB at n_ctx 4096  | depth 501:"),
+            "{text}"
+        );
+        assert!(
+            lines[1].contains("q8_0") && lines[1].contains("decode 9.9 tok/s"),
+            "{text}"
+        );
+    }
+}
