@@ -75,6 +75,14 @@ pub fn status(out: &mut impl Write, v: &StatusView<'_>) -> io::Result<()> {
         "context    {}/{} tokens used ({} in KV cache), n_batch {}",
         v.context_used, i.n_ctx, v.cached_tokens, i.n_batch
     )?;
+    if i.kv_bytes > 0 {
+        writeln!(
+            out,
+            "KV cache   {} ({}; engine.kv_cache_type)",
+            human_bytes(i.kv_bytes),
+            i.kv_type
+        )?;
+    }
     writeln!(
         out,
         "threads    {} decode, {} prefill",
@@ -260,7 +268,7 @@ mod tests {
             fingerprint: "98362432:abc".into(),
             template_fingerprint: "def".into(),
             kv_type: "f16".into(),
-            kv_bytes: 0,
+            kv_bytes: 94_371_840,
             notes: Vec::new(),
         }
     }
