@@ -139,6 +139,11 @@ struct BenchArgs {
     /// is measured; 0 measures sizes only.
     #[arg(long, value_delimiter = ',', default_value = "512,3000")]
     kv_depths: Vec<usize>,
+    /// Longest reply per prompt of the prompt-lookup workloads ("quote": replies that copy
+    /// an attached file or passage; "free": open-ended text), each run with engine.lookup
+    /// off, auto and on; 0 skips them.
+    #[arg(long, default_value_t = 192)]
+    lookup_tokens: usize,
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
@@ -278,6 +283,7 @@ fn bench(options: &AppOptions, args: &BenchArgs) -> Result<ExitCode> {
         decode_tokens: args.decode_tokens.max(1),
         turn_tokens: args.turn_tokens.max(1),
         kv_depths: args.kv_depths.clone(),
+        lookup_tokens: args.lookup_tokens,
     })?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);

@@ -77,6 +77,8 @@ pub struct EngineParams {
     pub template: Option<String>,
     /// Element type of the K and V caches.
     pub kv_cache_type: KvCacheType,
+    /// Prompt-lookup decoding (`engine.lookup`).
+    pub lookup: super::LookupMode,
 }
 
 /// `engine.kv_cache_type`: the element type of the KV cache. q8_0 stores 32 values in 34
@@ -230,6 +232,9 @@ pub struct TurnStats {
     pub prefill_tps: f64,
     pub decode_tps: f64,
     pub ttft_ms: f64,
+    /// Prompt-lookup draft tokens verified, and how many of them the sampler kept.
+    pub draft_tokens: usize,
+    pub accepted_tokens: usize,
 }
 
 /// A finished generation.

@@ -10,6 +10,7 @@ mod files_safety;
 mod gemma;
 mod kv_cache;
 mod long;
+mod lookup;
 mod memory;
 mod models;
 mod onboarding;
