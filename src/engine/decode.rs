@@ -130,6 +130,10 @@ impl Verify {
 
 impl Run<'_> {
     /// Samples from row `logits_at` of the last decode until the reply ends.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one private step of a generation; grouping would only rename the same state"
+    )]
     pub(super) fn sample_loop(
         &self,
         ctx: &mut LlamaContext,
