@@ -159,7 +159,8 @@ struct RunArgs {
     /// The prompt; read from stdin when omitted.
     prompt: Option<String>,
     /// Print {reply, prompt_tokens, evaluated_tokens, completion_tokens, prefill_tps,
-    /// decode_tps, ttft_ms, stop} as JSON instead of the plain reply.
+    /// decode_tps, ttft_ms, draft_tokens, accepted_tokens, stop} as JSON instead of the plain
+    /// reply (draft/accepted: prompt-lookup decoding, engine.lookup).
     #[arg(long)]
     json: bool,
     /// Longest reply in tokens (default: sampling.max_tokens from the config).
@@ -419,6 +420,8 @@ fn run_once(options: &AppOptions, args: RunArgs) -> Result<ExitCode> {
             "prefill_tps": s.prefill_tps,
             "decode_tps": s.decode_tps,
             "ttft_ms": s.ttft_ms,
+            "draft_tokens": s.draft_tokens,
+            "accepted_tokens": s.accepted_tokens,
             "stop": completion.stop,
             "prefix": app.prefix.describe(),
             "session": closed.as_ref().map(|c| c.record.display().to_string()),
