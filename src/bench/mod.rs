@@ -15,8 +15,7 @@ use serde::Serialize;
 use crate::chat::{run_turn, Conversation, SYSTEM_PROMPT};
 use crate::engine::reference::{raw_generate, RawTimings};
 use crate::engine::{
-    AbortFlag, Engine, EngineError, EngineParams, GenerateOptions, LlamaEngine, Message, Role,
-    SamplingParams,
+    Engine, EngineError, EngineParams, GenerateOptions, LlamaEngine, Message, Role, SamplingParams,
 };
 
 /// What to measure.
@@ -189,20 +188,8 @@ fn speed_messages() -> Vec<Message> {
 
 pub(crate) fn greedy(max_tokens: usize) -> GenerateOptions {
     GenerateOptions {
-        sampling: SamplingParams {
-            temperature: 0.0,
-            top_k: 0,
-            top_p: 1.0,
-            min_p: 0.0,
-            repeat_penalty: 1.0,
-            repeat_last_n: 0,
-            seed: 0,
-        },
         max_tokens: Some(max_tokens),
-        abort: AbortFlag::new(),
-        grammar: None,
-        stop: Vec::new(),
-        assistant_prefix: None,
+        ..GenerateOptions::new(SamplingParams::greedy())
     }
 }
 

@@ -58,6 +58,19 @@ pub struct SamplingParams {
 }
 
 impl SamplingParams {
+    /// Greedy decoding with no penalties (override fields with `..greedy()`).
+    pub fn greedy() -> Self {
+        Self {
+            temperature: 0.0,
+            top_k: 0,
+            top_p: 1.0,
+            min_p: 0.0,
+            repeat_penalty: 1.0,
+            repeat_last_n: 0,
+            seed: 0,
+        }
+    }
+
     pub fn is_greedy(&self) -> bool {
         self.temperature <= 0.0
     }
@@ -169,6 +182,20 @@ pub struct GenerateOptions {
     pub stop: Vec<String>,
     /// Text the assistant's reply starts with (continued, not repeated, by the model).
     pub assistant_prefix: Option<String>,
+}
+
+impl GenerateOptions {
+    /// `sampling` with nothing else: no token limit, grammar, stop strings or prefix.
+    pub fn new(sampling: SamplingParams) -> Self {
+        Self {
+            sampling,
+            max_tokens: None,
+            abort: AbortFlag::new(),
+            grammar: None,
+            stop: Vec::new(),
+            assistant_prefix: None,
+        }
+    }
 }
 
 /// Set from a signal handler; checked between decode steps.
