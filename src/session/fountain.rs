@@ -134,23 +134,7 @@ fn one_line(text: &str) -> String {
 pub fn parse(text: &str) -> Record {
     let mut record = Record::default();
     let lines: Vec<&str> = text.split('\n').collect();
-    let mut i = 0;
-    // Title page: `Key: value` lines until FADE IN:.
-    while i < lines.len() && lines[i].trim() != "FADE IN:" {
-        if let Some((k, v)) = lines[i].split_once(':') {
-            let v = v.trim().to_string();
-            match k.trim() {
-                "Title" => record.title.title = v,
-                "Credit" => record.title.credit = v,
-                "Author" => record.title.author = v,
-                "Date" => record.title.date = v,
-                "Model" => record.title.model = v,
-                _ => {}
-            }
-        }
-        i += 1;
-    }
-    i += 1;
+    let mut i = read_title_page(&lines, &mut record.title) + 1;
     let mut current: Option<Exchange> = None;
     while i < lines.len() {
         let line = lines[i];
@@ -210,15 +194,40 @@ pub fn parse(text: &str) -> Record {
     if let Some(done) = current.take() {
         record.exchanges.push(done);
     }
-    // Notes after the last scene that belong to the close (summary, tags) were attached to
-    // it by position; move the ones marked as closing notes.
+    move_closing_notes(&mut record);
+    record
+}
+
+/// Reads the title page's `Key: value` lines into `title`; returns the index of the
+/// `FADE IN:` line (or the number of lines when there is none).
+fn read_title_page(lines: &[&str], title: &mut TitlePage) -> usize {
+    let mut i = 0;
+    while i < lines.len() && lines[i].trim() != "FADE IN:" {
+        if let Some((k, v)) = lines[i].split_once(':') {
+            let v = v.trim().to_string();
+            match k.trim() {
+                "Title" => title.title = v,
+                "Credit" => title.credit = v,
+                "Author" => title.author = v,
+                "Date" => title.date = v,
+                "Model" => title.model = v,
+                _ => {}
+            }
+        }
+        i += 1;
+    }
+    i
+}
+
+/// Notes after the last scene that belong to the close (summary, tags) were attached to
+/// it by position; moves the ones marked as closing notes.
+fn move_closing_notes(record: &mut Record) {
     if let Some(last) = record.exchanges.last_mut() {
         let (closing, own): (Vec<String>, Vec<String>) =
             last.notes.drain(..).partition(|n| is_closing(n));
         last.notes = own;
         record.closing_notes.splice(0..0, closing);
     }
-    record
 }
 
 /// Notes written by the close sequence, not by an exchange.
