@@ -194,8 +194,17 @@ pub fn pack<C: TokenCounter + ?Sized>(
             tokens: cost,
         });
     }
-    // Tokenizing pieces and the whole can differ by a merge at a boundary: the
-    // whole is what counts, so drop the weakest items until it fits.
+    fit_whole(chosen, skipped, limits.budget, counter)
+}
+
+/// Tokenizing pieces and the whole can differ by a merge at a boundary: the whole is what
+/// counts, so drops the weakest items until it fits.
+fn fit_whole<C: TokenCounter + ?Sized>(
+    mut chosen: Vec<Packed>,
+    mut skipped: usize,
+    budget: usize,
+    counter: &C,
+) -> Injection {
     loop {
         let text = render(&chosen);
         let tokens = if text.is_empty() {
@@ -203,11 +212,11 @@ pub fn pack<C: TokenCounter + ?Sized>(
         } else {
             counter.count_tokens(&text)
         };
-        if tokens <= limits.budget || chosen.is_empty() {
+        if tokens <= budget || chosen.is_empty() {
             return Injection {
                 text,
                 tokens,
-                budget: limits.budget,
+                budget,
                 items: chosen,
                 skipped,
             };
