@@ -129,6 +129,13 @@ pub fn translate(raw: &mut RawConfig, file: &Value) -> Result<Upstream, (String,
     ] {
         list_keys(section, name, &used, &mut up.ignored);
     }
+    up.ignored.extend(unsupported_keys(raw));
+    Ok(up)
+}
+
+/// The Go tool's keys harvey reads but does not use (they are listed as ignored).
+fn unsupported_keys(raw: &RawConfig) -> Vec<String> {
+    let mut ignored = Vec::new();
     for (value, name) in [
         (&raw.security.permissions, "security.permissions"),
         (&raw.session, "session"),
@@ -166,10 +173,10 @@ pub fn translate(raw: &mut RawConfig, file: &Value) -> Result<Upstream, (String,
         ),
     ] {
         if value.is_some() {
-            up.ignored.push(name.to_string());
+            ignored.push(name.to_string());
         }
     }
-    Ok(up)
+    ignored
 }
 
 /// The Go tool's older flat `safe_mode` and `run_timeout` keys.
