@@ -12,7 +12,7 @@ mod switch;
 mod tools;
 
 pub use open::open_embedder;
-use open::open_memory;
+use open::{open_stores, Stores};
 pub use switch::SwitchReport;
 
 pub use tools::{default_tools, system_prompt, tools_with_abort, workspace_tools};
@@ -188,68 +188,15 @@ impl App {
         let mut notices = config.notices.clone();
         notices.extend(engine.info().notes.iter().cloned());
         notices.extend(guidance.notices);
-        let embedder = if config.memory.enabled {
-            let (embedder, note) = open_embedder(&config, &workspace);
-            notices.extend(note);
-            embedder
-        } else {
-            None
-        };
-        let mut memory = if config.memory.enabled {
-            open_memory(&workspace, embedder.clone(), &mut notices)
-        } else {
-            None
-        };
-        if let Some(store) = memory.as_mut() {
-            match crate::onboarding::save_manifest_facts(store, &workspace) {
-                Ok(ids) if !ids.is_empty() => notices.push(format!(
-                    "memory: saved {} project fact(s) from the workspace's manifests ({})",
-                    ids.len(),
-                    ids.join(", ")
-                )),
-                Ok(_) => {}
-                Err(e) => notices.push(format!("memory: cannot save manifest facts: {e}")),
-            }
-        }
+        let Stores {
+            memory,
+            embedder,
+            kb,
+            rag,
+            rag_enabled,
+            sessions,
+        } = open_stores(&config, &workspace, &mut notices);
         let agents = workspace.join("agents");
-        let kb = if config.memory.enabled {
-            let project = crate::kb::default_project(
-                config.memory.knowledge_base.project.as_deref(),
-                &workspace,
-            );
-            match KnowledgeBase::open(&agents, &project, embedder.clone()) {
-                Ok(kb) => {
-                    if kb.is_foreign() {
-                        notices.push(crate::kb::FOREIGN_NOTE.into());
-                    }
-                    Some(kb)
-                }
-                Err(e) => {
-                    notices.push(format!("knowledge base unavailable: {e}"));
-                    None
-                }
-            }
-        } else {
-            None
-        };
-        let (rag, rag_enabled) = if config.memory.enabled {
-            let (stores, enabled, notes) =
-                crate::rag::open_active(&agents, &config.memory.rag, embedder.as_ref());
-            notices.extend(notes);
-            (stores, enabled)
-        } else {
-            (Vec::new(), false)
-        };
-        let sessions = match SessionIndex::open(&agents) {
-            Ok(index) => {
-                let _ = index.reconcile();
-                Some(index)
-            }
-            Err(e) => {
-                notices.push(format!("sessions index unavailable: {e}"));
-                None
-            }
-        };
         let recorder = Recorder::new(&agents.join("sessions"), &engine.info().name);
         Self {
             memory,

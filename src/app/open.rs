@@ -6,7 +6,10 @@ use std::sync::Arc;
 
 use crate::config::Config;
 use crate::engine::LlamaEmbedder;
+use crate::kb::KnowledgeBase;
 use crate::memory::MemoryStore;
+use crate::rag::RagStore;
+use crate::session::SessionIndex;
 use crate::tokens::Embedder;
 
 use super::engine_params;
@@ -96,5 +99,87 @@ pub fn open_embedder(
             None,
             Some(format!("{e}; recall uses full-text search only")),
         ),
+    }
+}
+
+/// What the app opens beside the engine; each is `None` (with a notice) when it cannot be
+/// opened, and all are off when `memory.enabled` is false.
+pub(super) struct Stores {
+    pub memory: Option<MemoryStore>,
+    pub embedder: Option<Arc<dyn Embedder>>,
+    pub kb: Option<KnowledgeBase>,
+    pub rag: Vec<RagStore>,
+    pub rag_enabled: bool,
+    pub sessions: Option<SessionIndex>,
+}
+
+pub(super) fn open_stores(config: &Config, workspace: &Path, notices: &mut Vec<String>) -> Stores {
+    let embedder = if config.memory.enabled {
+        let (embedder, note) = open_embedder(config, workspace);
+        notices.extend(note);
+        embedder
+    } else {
+        None
+    };
+    let mut memory = if config.memory.enabled {
+        open_memory(workspace, embedder.clone(), notices)
+    } else {
+        None
+    };
+    if let Some(store) = memory.as_mut() {
+        match crate::onboarding::save_manifest_facts(store, workspace) {
+            Ok(ids) if !ids.is_empty() => notices.push(format!(
+                "memory: saved {} project fact(s) from the workspace's manifests ({})",
+                ids.len(),
+                ids.join(", ")
+            )),
+            Ok(_) => {}
+            Err(e) => notices.push(format!("memory: cannot save manifest facts: {e}")),
+        }
+    }
+    let agents = workspace.join("agents");
+    let kb = if config.memory.enabled {
+        let project =
+            crate::kb::default_project(config.memory.knowledge_base.project.as_deref(), workspace);
+        match KnowledgeBase::open(&agents, &project, embedder.clone()) {
+            Ok(kb) => {
+                if kb.is_foreign() {
+                    notices.push(crate::kb::FOREIGN_NOTE.into());
+                }
+                Some(kb)
+            }
+            Err(e) => {
+                notices.push(format!("knowledge base unavailable: {e}"));
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let (rag, rag_enabled) = if config.memory.enabled {
+        let (stores, enabled, notes) =
+            crate::rag::open_active(&agents, &config.memory.rag, embedder.as_ref());
+        notices.extend(notes);
+        (stores, enabled)
+    } else {
+        (Vec::new(), false)
+    };
+    let sessions = match SessionIndex::open(&agents) {
+        Ok(index) => {
+            let _ = index.reconcile();
+            Some(index)
+        }
+        Err(e) => {
+            notices.push(format!("sessions index unavailable: {e}"));
+            None
+        }
+    };
+    Stores {
+        memory,
+        embedder,
+        kb,
+        rag,
+        rag_enabled,
+        sessions,
     }
 }
