@@ -13,6 +13,8 @@ mod cache;
 mod key;
 mod quant;
 mod sidecar;
+#[cfg(test)]
+mod tests;
 
 pub use cache::VectorCache;
 pub use key::Key;
@@ -190,7 +192,7 @@ impl<K> TopK<K> {
 }
 
 #[cfg(test)]
-mod tests {
+mod unit_tests {
     use super::*;
 
     #[test]
