@@ -106,7 +106,10 @@ impl<K: Key> VectorCache<K> {
             stamp,
         };
         let mut slot = self.loaded.borrow_mut();
-        if !slot.as_ref().is_some_and(|l| l.id == id && l.model == model) {
+        if !slot
+            .as_ref()
+            .is_some_and(|l| l.id == id && l.model == model)
+        {
             *slot = None;
             *slot = Some(self.load(conn, id, model, sql, &read_key)?);
         }
@@ -154,9 +157,7 @@ fn open<K: Key>(path: &Path, id: Identity) -> Result<(Bytes, Vec<K>), Refused> {
     let map = unsafe { Mmap::map(&file) }.map_err(|e| Refused::Corrupt(e.to_string()))?;
     let bytes = Bytes::Mapped(map);
     let header = sidecar::check_header(bytes.as_slice(), id)?;
-    let keys = sidecar::check_body(bytes.as_slice(), &header, |at, len| {
-        bytes.release(at, len)
-    })?;
+    let keys = sidecar::check_body(bytes.as_slice(), &header, |at, len| bytes.release(at, len))?;
     bytes.release(0, bytes.as_slice().len());
     Ok((bytes, keys))
 }
@@ -190,7 +191,9 @@ fn build<K: Key>(
     let sql_error = |e: std::io::Error| rusqlite::Error::ToSqlConversionFailure(Box::new(e));
     match fill(Builder::new(None, id), conn, model, sql, read_key)?.map_err(sql_error)? {
         (Built::Memory(bytes), keys) => Ok((Bytes::Owned(bytes), keys)),
-        (Built::File(file), keys) => Ok((Bytes::Mapped(unsafe_map(&file).map_err(sql_error)?), keys)),
+        (Built::File(file), keys) => {
+            Ok((Bytes::Mapped(unsafe_map(&file).map_err(sql_error)?), keys))
+        }
     }
 }
 
@@ -233,7 +236,10 @@ impl<K: Clone> Loaded<K> {
         let records = &bytes[HEADER..HEADER + self.keys.len() * rec];
         let mut top = TopK::new(k);
         let mut at = HEADER;
-        for (recs, keys) in records.chunks(per_step * rec).zip(self.keys.chunks(per_step)) {
+        for (recs, keys) in records
+            .chunks(per_step * rec)
+            .zip(self.keys.chunks(per_step))
+        {
             for (r, key) in recs.chunks_exact(rec).zip(keys) {
                 let sim = quant::dot(q, r);
                 if top.admits(sim) && keep(key) {

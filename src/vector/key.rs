@@ -89,7 +89,10 @@ mod tests {
         (7i64, 9i64).encode(&mut bytes);
         None::<i64>.encode(&mut bytes);
         let mut input = &bytes[..];
-        assert_eq!(<(String, String, Option<i64>)>::decode(&mut input), Some(key));
+        assert_eq!(
+            <(String, String, Option<i64>)>::decode(&mut input),
+            Some(key)
+        );
         assert_eq!(<(i64, i64)>::decode(&mut input), Some((7, 9)));
         assert_eq!(<Option<i64>>::decode(&mut input), Some(None));
         assert!(input.is_empty());

@@ -132,7 +132,8 @@ pub fn put(conn: &Connection, model: &str, items: &[(String, Vec<f32>)]) -> rusq
 
 /// The store's stamp (see [`SCHEMA`]): its random id and change generation.
 pub fn stamp(conn: &Connection) -> rusqlite::Result<Stamp> {
-    let mut stmt = conn.prepare_cached("SELECT store, generation FROM vector_stamp WHERE id = 0")?;
+    let mut stmt =
+        conn.prepare_cached("SELECT store, generation FROM vector_stamp WHERE id = 0")?;
     stmt.query_row([], |r| {
         Ok(Stamp {
             store: r.get(0)?,

@@ -119,7 +119,10 @@ mod tests {
             let max = v.iter().fold(0f32, |m, x| m.max(x.abs()));
             let bound = max / 127.0 / 2.0 * q.iter().map(|x| x.abs()).sum::<f32>();
             let got = dot(&q, &rec);
-            assert!((got - exact).abs() <= bound + 1e-5, "dim {dim}: {got} vs {exact}");
+            assert!(
+                (got - exact).abs() <= bound + 1e-5,
+                "dim {dim}: {got} vs {exact}"
+            );
             let expanded = crate::vector::dot(&q, &decode(&rec, dim));
             assert!((got - expanded).abs() < 1e-5, "dim {dim}");
         }
@@ -138,6 +141,10 @@ mod tests {
         }
         let mut rec = Vec::new();
         encode(&[f32::NAN, 1.0], &mut rec);
-        assert_eq!(decode(&rec, 2), vec![0.0, 1.0], "a NaN component counts as zero");
+        assert_eq!(
+            decode(&rec, 2),
+            vec![0.0, 1.0],
+            "a NaN component counts as zero"
+        );
     }
 }

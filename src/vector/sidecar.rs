@@ -84,7 +84,7 @@ pub struct Header {
 
 impl Header {
     /// The 56 bytes before the checksum, then the checksum.
-    pub fn to_bytes(&self) -> [u8; HEADER] {
+    pub fn to_bytes(self) -> [u8; HEADER] {
         let mut b = [0u8; HEADER];
         b[..8].copy_from_slice(MAGIC);
         b[8..12].copy_from_slice(&VERSION.to_le_bytes());

@@ -2,13 +2,16 @@
 
 use super::*;
 
-const SQL: &str = "SELECT i.id, v.v FROM items i JOIN vectors v ON v.hash = i.hash AND v.model = ?1";
+const SQL: &str =
+    "SELECT i.id, v.v FROM items i JOIN vectors v ON v.hash = i.hash AND v.model = ?1";
 const MODEL: &str = "test-embedder";
 
 fn store(path: &std::path::Path) -> Connection {
     let conn = Connection::open(path).unwrap();
-    conn.execute_batch("CREATE TABLE IF NOT EXISTS items(id INTEGER PRIMARY KEY, hash TEXT NOT NULL);")
-        .unwrap();
+    conn.execute_batch(
+        "CREATE TABLE IF NOT EXISTS items(id INTEGER PRIMARY KEY, hash TEXT NOT NULL);",
+    )
+    .unwrap();
     conn.execute_batch(SCHEMA).unwrap();
     conn.execute_batch(&watch("items")).unwrap();
     conn
@@ -25,14 +28,26 @@ fn axis(i: usize, dim: usize) -> Vec<f32> {
 
 fn add(conn: &Connection, id: i64, v: &[f32]) {
     let hash = text_hash(&id.to_string());
-    conn.execute("INSERT INTO items(id, hash) VALUES (?1, ?2)", params![id, hash])
-        .unwrap();
+    conn.execute(
+        "INSERT INTO items(id, hash) VALUES (?1, ?2)",
+        params![id, hash],
+    )
+    .unwrap();
     put(conn, MODEL, &[(hash, v.to_vec())]).unwrap();
 }
 
 fn search(cache: &VectorCache<i64>, conn: &Connection, sql: &str, q: &[f32], k: usize) -> Vec<i64> {
     cache
-        .top_k(conn, stamp(conn).unwrap(), sql, MODEL, |r| r.get(0), q, k, |_| true)
+        .top_k(
+            conn,
+            stamp(conn).unwrap(),
+            sql,
+            MODEL,
+            |r| r.get(0),
+            q,
+            k,
+            |_| true,
+        )
         .unwrap()
         .into_iter()
         .map(|(id, _)| id)
@@ -79,10 +94,22 @@ fn a_current_file_is_used_without_reading_the_store() {
     let dir = tempfile::tempdir().unwrap();
     let (conn, vectors) = filled(dir.path(), 10, 16);
     let path = sidecar_path(&dir.path().join("store.db"));
-    search(&VectorCache::with_file(path.clone()), &conn, SQL, &vectors[0].1, 3);
+    search(
+        &VectorCache::with_file(path.clone()),
+        &conn,
+        SQL,
+        &vectors[0].1,
+        3,
+    );
     // Another process (a new cache): a query that cannot run proves the file was enough.
     let later = VectorCache::with_file(path);
-    let found = search(&later, &conn, "SELECT no_such_column FROM items", &vectors[3].1, 3);
+    let found = search(
+        &later,
+        &conn,
+        "SELECT no_such_column FROM items",
+        &vectors[3].1,
+        3,
+    );
     assert_eq!(found, exact(&vectors, &vectors[3].1, 3));
 }
 
@@ -99,13 +126,22 @@ fn a_stale_file_is_rebuilt() {
     let new = axis(13, 16);
     add(&other, 99, &new);
     vectors.push((99, new.clone()));
-    assert_eq!(search(&first, &conn, SQL, &new, 1), [99], "seen by the open cache");
+    assert_eq!(
+        search(&first, &conn, SQL, &new, 1),
+        [99],
+        "seen by the open cache"
+    );
     let after = std::fs::read(&path).unwrap();
     assert_ne!(before, after, "the file was rewritten");
     let fresh = VectorCache::with_file(path);
-    assert_eq!(search(&fresh, &conn, SQL, &new, 3), exact(&vectors, &new, 3));
+    assert_eq!(
+        search(&fresh, &conn, SQL, &new, 3),
+        exact(&vectors, &new, 3)
+    );
     // Removing a row (not a vector) moves the stamp too.
-    other.execute("DELETE FROM items WHERE id = 99", []).unwrap();
+    other
+        .execute("DELETE FROM items WHERE id = 99", [])
+        .unwrap();
     assert_ne!(search(&first, &conn, SQL, &new, 1), [99]);
 }
 
@@ -154,8 +190,20 @@ fn another_embedder_or_dimension_is_a_different_copy() {
     let cache = VectorCache::with_file(sidecar_path(&dir.path().join("store.db")));
     assert_eq!(search(&cache, &conn, SQL, &vectors[1].1, 1), [2]);
     let other_model = cache
-        .top_k(&conn, stamp(&conn).unwrap(), SQL, "other", |r| r.get(0), &vectors[1].1, 1, |_| true)
+        .top_k(
+            &conn,
+            stamp(&conn).unwrap(),
+            SQL,
+            "other",
+            |r| r.get(0),
+            &vectors[1].1,
+            1,
+            |_| true,
+        )
         .unwrap();
     assert!(other_model.is_empty(), "no vectors of that embedder");
-    assert!(search(&cache, &conn, SQL, &[1.0; 8], 3).is_empty(), "no vectors of 8 dimensions");
+    assert!(
+        search(&cache, &conn, SQL, &[1.0; 8], 3).is_empty(),
+        "no vectors of 8 dimensions"
+    );
 }
