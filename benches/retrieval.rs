@@ -8,8 +8,8 @@
 //! 3. Hybrid recall latency p50/p99 at 10k memories and a RAG query at 100k chunks,
 //!    beside full text alone and a bare scan over the same vectors in RAM (the floor for
 //!    any exact vector search). Scanning the SQLite BLOBs row by row measured 10–20×
-//!    that floor, so stores keep an in-memory copy (`vector::VectorCache`); the first
-//!    query pays for loading it and is reported separately.
+//!    that floor, so stores keep a copy (`vector::VectorCache`: int8 in a memory-mapped
+//!    file); the first query pays for building it and is reported separately.
 //!
 //! Needs models/all-MiniLM-L6-v2.gguf (scripts/fetch-embedder.sh).
 //! HARVEY_BENCH_CHUNKS=100000 and HARVEY_BENCH_MEMORIES=10000 choose the sizes.
