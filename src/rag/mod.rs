@@ -14,6 +14,8 @@ mod foreign;
 pub mod import;
 pub mod ingest;
 pub mod settings;
+#[cfg(test)]
+mod tests;
 
 pub use files::{is_imported, list, rag_dir, valid_name, written_by_go};
 
