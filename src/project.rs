@@ -81,12 +81,22 @@ pub fn fit_tokens(text: &str, counter: &dyn TokenCounter, max_tokens: usize) -> 
 /// shareable on purpose (see the README).
 pub const AGENTS_GITIGNORE: &str = "# Written by harvey: private state stays out of git.\n\
 # Memory files (memories/<type>/*.spmd, MEMORY.md) are left shareable on purpose.\n\
-sessions/\ncache/\nrag/\nhistory\naudit.jsonl\n*.db\n*.db-wal\n*.db-shm\nmemories/archive/\n";
+sessions/\ncache/\nrag/\nhistory\naudit.jsonl\n*.db\n*.db-wal\n*.db-shm\n*.vectors\n*.vectors.tmp.*\nmemories/archive/\n";
+
+/// The stores' vector scan copies (`vector::sidecar_path`) and their files while written
+/// (lines of [`AGENTS_GITIGNORE`] too).
+const VECTOR_COPIES: &str = "*.vectors\n*.vectors.tmp.*\n";
 
 /// Writes `agents/.gitignore` if it does not exist yet. Returns whether it was written.
+/// One that harvey wrote before the vector copies existed gains their lines.
 pub fn ensure_agents_gitignore(agents_dir: &Path) -> std::io::Result<bool> {
     let path = agents_dir.join(".gitignore");
     if path.exists() {
+        let text = std::fs::read_to_string(&path)?;
+        if text.starts_with("# Written by harvey") && !text.contains("*.vectors\n") {
+            let sep = if text.ends_with('\n') { "" } else { "\n" };
+            std::fs::write(&path, format!("{text}{sep}{VECTOR_COPIES}"))?;
+        }
         return Ok(false);
     }
     std::fs::create_dir_all(agents_dir)?;
@@ -143,6 +153,22 @@ mod tests {
         assert_eq!(
             std::fs::read_to_string(agents.join(".gitignore")).unwrap(),
             "custom"
+        );
+    }
+
+    #[test]
+    fn an_older_harvey_gitignore_gains_the_vector_copies_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let agents = dir.path().join("agents");
+        assert!(AGENTS_GITIGNORE.contains(VECTOR_COPIES));
+        let older = AGENTS_GITIGNORE.replace(VECTOR_COPIES, "");
+        std::fs::create_dir_all(&agents).unwrap();
+        std::fs::write(agents.join(".gitignore"), &older).unwrap();
+        assert!(!ensure_agents_gitignore(&agents).unwrap());
+        assert!(!ensure_agents_gitignore(&agents).unwrap());
+        assert_eq!(
+            std::fs::read_to_string(agents.join(".gitignore")).unwrap(),
+            format!("{older}{VECTOR_COPIES}")
         );
     }
 }

@@ -118,7 +118,7 @@ pub fn import(
             embedder: status.embedder,
         }),
         Err(e) => {
-            for suffix in ["", "-wal", "-shm"] {
+            for suffix in ["", "-wal", "-shm", ".vectors"] {
                 let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
             }
             Err(e)

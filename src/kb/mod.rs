@@ -201,14 +201,15 @@ impl KnowledgeBase {
         let conn = crate::db::open(path).map_err(db)?;
         crate::db::immediate(&conn, || {
             conn.execute_batch(SCHEMA)?;
-            conn.execute_batch(crate::vector::SCHEMA)
+            conn.execute_batch(crate::vector::SCHEMA)?;
+            conn.execute_batch(&crate::vector::watch("observations"))
         })
         .map_err(db)?;
         let kb = Self {
             path: path.to_path_buf(),
             conn,
             embedder,
-            vectors: Default::default(),
+            vectors: crate::vector::VectorCache::with_file(crate::vector::sidecar_path(path)),
             foreign: false,
         };
         // Under the write lock: two processes opening a new knowledge base must not both

@@ -63,7 +63,7 @@ impl KnowledgeBase {
             .vectors
             .top_k(
                 &self.conn,
-                crate::vector::changes_stamp(&self.conn).map_err(|e| self.db_err(e))?,
+                crate::vector::stamp(&self.conn).map_err(|e| self.db_err(e))?,
                 "SELECT o.id, o.project_id, v.v FROM observations o \
                  JOIN vectors v ON v.hash = o.hash AND v.model = ?1",
                 embedder.model_id(),

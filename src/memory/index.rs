@@ -118,7 +118,7 @@ impl Index {
         let conn = crate::db::open(path)?;
         let index = Self {
             conn,
-            vectors: Default::default(),
+            vectors: crate::vector::VectorCache::with_file(crate::vector::sidecar_path(path)),
             lexical: Default::default(),
         };
         index.migrate()?;
@@ -166,6 +166,7 @@ impl Index {
         self.conn.execute_batch(SCHEMA)?;
         // Vectors are keyed by content hash and survive every rebuild above.
         self.conn.execute_batch(crate::vector::SCHEMA)?;
+        self.conn.execute_batch(&crate::vector::watch("memories"))?;
         self.conn.execute_batch(VECTOR_TRIGGERS)
     }
 
@@ -430,8 +431,8 @@ impl Index {
     }
 
     /// The `k` recallable memories of `types` nearest to the unit vector `q` (exact
-    /// scan over the in-memory copy of the vectors), with their cosine similarity, best
-    /// first.
+    /// scan over the int8 copy of the vectors, `vector::VectorCache`), with their cosine
+    /// similarity, best first.
     pub fn vector_search(
         &self,
         q: &[f32],
@@ -443,7 +444,7 @@ impl Index {
         let wanted = type_set(types);
         let found = self.vectors.top_k(
             &self.conn,
-            (self.generation()?, 0),
+            crate::vector::stamp(&self.conn)?,
             "SELECT m.id, m.type, m.expires, v.v FROM memories m \
              JOIN vectors v ON v.hash = m.vhash AND v.model = ?1 WHERE m.archived = 0",
             model,

@@ -191,6 +191,31 @@ mod tests {
     }
 
     #[test]
+    fn the_vector_copy_is_built_once_and_again_only_after_a_write() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let agents = dir.path().join("agents");
+        let (mut store, _) = MemoryStore::open(&agents, dir.path()).unwrap();
+        store.use_embedder(std::sync::Arc::new(crate::tokens::HashEmbedder::default()));
+        for text in ["The pump needs priming", "The valve sticks when cold"] {
+            store.write(&draft(text)).unwrap();
+        }
+        let copy = crate::vector::sidecar_path(&super::super::location::index_path(
+            &agents.join("memories"),
+        ));
+        let inode = || std::fs::metadata(&copy).unwrap().ino();
+        assert_eq!(ids(&store, "pump priming")[0], "The pump needs priming");
+        let built = inode();
+        for q in ["valve", "cold pump", "priming"] {
+            assert!(!ids(&store, q).is_empty(), "{q}");
+        }
+        assert_eq!(inode(), built, "searches alone never rebuild the copy");
+        store.write(&draft("The heater hums at night")).unwrap();
+        assert_eq!(ids(&store, "heater hums")[0], "The heater hums at night");
+        assert_ne!(inode(), built, "a write does");
+    }
+
+    #[test]
     fn feedback_finds_a_memory_that_shares_words_only_with_the_best_hit() {
         let dir = tempfile::tempdir().unwrap();
         let (mut store, _) = MemoryStore::open(&dir.path().join("agents"), dir.path()).unwrap();

@@ -14,6 +14,8 @@ mod foreign;
 pub mod import;
 pub mod ingest;
 pub mod settings;
+#[cfg(test)]
+mod tests;
 
 pub use files::{is_imported, list, rag_dir, valid_name, written_by_go};
 
@@ -219,7 +221,8 @@ impl RagStore {
         let conn = crate::db::open(path).map_err(db)?;
         crate::db::immediate(&conn, || {
             conn.execute_batch(SCHEMA)?;
-            conn.execute_batch(crate::vector::SCHEMA)
+            conn.execute_batch(crate::vector::SCHEMA)?;
+            conn.execute_batch(&crate::vector::watch("chunks"))
         })
         .map_err(db)?;
         conn.execute(
@@ -232,7 +235,7 @@ impl RagStore {
             path: path.to_path_buf(),
             conn,
             embedder: None,
-            vectors: Default::default(),
+            vectors: crate::vector::VectorCache::with_file(crate::vector::sidecar_path(path)),
             foreign: false,
         };
         if let Some(e) = embedder {
@@ -457,12 +460,12 @@ impl RagStore {
         Ok(found)
     }
 
-    /// The exact scan over every chunk's vector (held in memory; measured in
-    /// `benches/retrieval.rs`).
+    /// The exact scan over every chunk's vector (an int8 copy beside the database, see
+    /// `vector::VectorCache`; measured in `benches/retrieval.rs`).
     fn scan(&self, q: &[f32], model: &str, k: usize) -> rusqlite::Result<Vec<(i64, f32)>> {
         self.vectors.top_k(
             &self.conn,
-            crate::vector::changes_stamp(&self.conn)?,
+            crate::vector::stamp(&self.conn)?,
             "SELECT c.id, v.v FROM chunks c JOIN vectors v ON v.hash = c.hash AND v.model = ?1",
             model,
             |r| r.get::<_, i64>(0),

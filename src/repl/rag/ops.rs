@@ -180,7 +180,7 @@ pub(super) fn drop_store(place: &Place<'_>, name: &str, out: &mut dyn Write) -> 
     store.writable().or_user()?;
     let path = store.path().to_path_buf();
     drop(store);
-    for suffix in ["", "-wal", "-shm"] {
+    for suffix in ["", "-wal", "-shm", ".vectors"] {
         let p = PathBuf::from(format!("{}{suffix}", path.display()));
         if p.exists() {
             std::fs::remove_file(&p)

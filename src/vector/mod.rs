@@ -5,12 +5,30 @@
 //! (hash of the embedded text, embedder id). Rows point at a hash, never own a vector, so
 //! rebuilding a store's rows keeps every vector, a changed text simply misses and is
 //! embedded again, and vectors of another embedder are never compared with this one's.
-//! Search is an exact scan: `benches/retrieval.rs` measures it at 10k and 100k rows.
+//! Search is an exact scan over an int8 copy in a memory-mapped file ([`VectorCache`]):
+//! `benches/retrieval.rs` measures it at 10k and 100k rows, `benches/vector_memory.rs`
+//! what it costs in resident memory.
+
+mod cache;
+mod key;
+mod quant;
+mod sidecar;
+#[cfg(test)]
+mod tests;
+
+pub use cache::VectorCache;
+pub use key::Key;
+pub use sidecar::{path_for as sidecar_path, Stamp};
 
 use rusqlite::{params, Connection};
 use sha2::{Digest, Sha256};
 
-/// The vectors table; created by every store that keeps vectors.
+/// The vectors table and the store's stamp; created by every store that keeps vectors.
+///
+/// The stamp is a random store id (a file replaced by another store never matches an
+/// old copy) and a generation that triggers move on every change of `vectors` and of
+/// the tables a store names with [`watch`], in any process: the scan copy
+/// ([`VectorCache`]) is rebuilt when it moves.
 ///
 /// A rowid table on purpose: a 384-float vector (1.5 KB) is larger than what an index
 /// b-tree (which a `WITHOUT ROWID` table is) keeps in its page, so every vector there
@@ -21,7 +39,19 @@ pub const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS vectors(
     model TEXT NOT NULL,
     v BLOB NOT NULL
 );
-CREATE UNIQUE INDEX IF NOT EXISTS vectors_key ON vectors(hash, model);";
+CREATE UNIQUE INDEX IF NOT EXISTS vectors_key ON vectors(hash, model);
+CREATE TABLE IF NOT EXISTS vector_stamp(
+    id INTEGER PRIMARY KEY CHECK (id = 0),
+    store INTEGER NOT NULL,
+    generation INTEGER NOT NULL
+);
+INSERT OR IGNORE INTO vector_stamp(id, store, generation) VALUES (0, random(), 0);
+CREATE TRIGGER IF NOT EXISTS vectors_vstamp_insert AFTER INSERT ON vectors BEGIN
+    UPDATE vector_stamp SET generation = generation + 1 WHERE id = 0; END;
+CREATE TRIGGER IF NOT EXISTS vectors_vstamp_update AFTER UPDATE ON vectors BEGIN
+    UPDATE vector_stamp SET generation = generation + 1 WHERE id = 0; END;
+CREATE TRIGGER IF NOT EXISTS vectors_vstamp_delete AFTER DELETE ON vectors BEGIN
+    UPDATE vector_stamp SET generation = generation + 1 WHERE id = 0; END;";
 
 /// Hex sha256 (first 16 bytes) of the exact text that is embedded.
 pub fn text_hash(text: &str) -> String {
@@ -100,100 +130,32 @@ pub fn put(conn: &Connection, model: &str, items: &[(String, Vec<f32>)]) -> rusq
     Ok(())
 }
 
-/// Changes to a database since it was opened, as far as this connection can tell:
-/// `PRAGMA data_version` moves with other connections' commits, `total_changes` with this
-/// connection's own writes (of any table).
-pub fn changes_stamp(conn: &Connection) -> rusqlite::Result<(i64, u64)> {
-    let version: i64 = conn.query_row("PRAGMA data_version", [], |r| r.get(0))?;
-    Ok((version, conn.total_changes()))
+/// The store's stamp (see [`SCHEMA`]): its random id and change generation.
+pub fn stamp(conn: &Connection) -> rusqlite::Result<Stamp> {
+    let mut stmt =
+        conn.prepare_cached("SELECT store, generation FROM vector_stamp WHERE id = 0")?;
+    stmt.query_row([], |r| {
+        Ok(Stamp {
+            store: r.get(0)?,
+            generation: r.get(1)?,
+        })
+    })
 }
 
-/// A store's vectors held in memory for exact scans: loaded by one query on first use and
-/// again whenever the store's change stamp moves.
-///
-/// Scanning SQLite rows costs ~3 µs per row in the join and BLOB decoding; a flat `f32`
-/// array costs ~0.3 µs (`benches/retrieval.rs`: 10k memories, 100k chunks). Memory: 1.5 KB
-/// per 384-dimension vector (150 MB for 100k chunks).
-pub struct VectorCache<K> {
-    loaded: std::cell::RefCell<Option<Loaded<K>>>,
-}
-
-struct Loaded<K> {
-    stamp: (i64, u64),
-    model: String,
-    dim: usize,
-    keys: Vec<K>,
-    flat: Vec<f32>,
-}
-
-impl<K> Default for VectorCache<K> {
-    fn default() -> Self {
-        Self {
-            loaded: std::cell::RefCell::new(None),
-        }
-    }
-}
-
-impl<K: Clone> VectorCache<K> {
-    /// The `k` rows nearest to the unit vector `q` among those `keep` accepts. `sql`
-    /// selects the key columns and, last, the vector BLOB, with `?1` bound to `model`;
-    /// `read_key` turns a row into a key. The copy is reloaded when `stamp` (what the
-    /// store knows of its changes, e.g. [`changes_stamp`]) differs from the last load's.
-    #[allow(clippy::too_many_arguments)]
-    pub fn top_k(
-        &self,
-        conn: &Connection,
-        stamp: (i64, u64),
-        sql: &str,
-        model: &str,
-        read_key: impl Fn(&rusqlite::Row<'_>) -> rusqlite::Result<K>,
-        q: &[f32],
-        k: usize,
-        keep: impl Fn(&K) -> bool,
-    ) -> rusqlite::Result<Vec<(K, f32)>> {
-        let mut slot = self.loaded.borrow_mut();
-        let fresh = slot
-            .as_ref()
-            .is_some_and(|l| l.stamp == stamp && l.model == model && l.dim == q.len());
-        if !fresh {
-            let mut keys = Vec::new();
-            let mut flat = Vec::new();
-            let mut stmt = conn.prepare(sql)?;
-            let mut rows = stmt.query([model])?;
-            while let Some(r) = rows.next()? {
-                let blob = r.get_ref(r.as_ref().column_count() - 1)?.as_blob()?;
-                if extend_from_blob(&mut flat, blob, q.len()) {
-                    keys.push(read_key(r)?);
-                }
-            }
-            *slot = Some(Loaded {
-                stamp,
-                model: model.to_string(),
-                dim: q.len(),
-                keys,
-                flat,
-            });
-        }
-        let Some(loaded) = slot.as_ref() else {
-            return Ok(Vec::new());
-        };
-        let mut top = TopK::new(k);
-        for (key, v) in loaded
-            .keys
-            .iter()
-            .zip(loaded.flat.chunks_exact(loaded.dim.max(1)))
-        {
-            let sim = dot(q, v);
-            if top.admits(sim) && keep(key) {
-                top.push(sim, key.clone());
-            }
-        }
-        Ok(top
-            .into_sorted()
-            .into_iter()
-            .map(|(s, key)| (key, s))
-            .collect())
-    }
+/// Triggers that move the stamp when a row of `table` (the rows a store's vector scan
+/// joins, e.g. `chunks`) is added, changed or removed. `table` is a constant of the
+/// caller, never user input.
+pub fn watch(table: &str) -> String {
+    ["INSERT", "UPDATE", "DELETE"]
+        .iter()
+        .map(|op| {
+            format!(
+                "CREATE TRIGGER IF NOT EXISTS {table}_vstamp_{} AFTER {op} ON {table} BEGIN \
+                 UPDATE vector_stamp SET generation = generation + 1 WHERE id = 0; END;\n",
+                op.to_lowercase()
+            )
+        })
+        .collect()
 }
 
 /// Keeps the `k` best (score, key) pairs seen.
@@ -231,7 +193,7 @@ impl<K> TopK<K> {
 }
 
 #[cfg(test)]
-mod tests {
+mod unit_tests {
     use super::*;
 
     #[test]

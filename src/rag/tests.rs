@@ -1,0 +1,35 @@
+//! The store's vector copy across queries and writes.
+
+use std::os::unix::fs::MetadataExt;
+use std::sync::Arc;
+
+use super::RagStore;
+use crate::tokens::{Embedder, HashEmbedder};
+
+#[test]
+fn queries_alone_never_rebuild_the_vector_copy_a_write_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("notes.harvey.db");
+    let embedder = HashEmbedder::default();
+    let texts = ["the pump needs priming", "the valve sticks when cold"];
+    let vectors = embedder.embed(&texts).unwrap();
+    let chunks: Vec<(String, usize, usize, String)> = texts
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (format!("docs/{i}.md"), 1, 2, t.to_string()))
+        .collect();
+    let mut store = RagStore::at(&db, "notes", Some(Arc::new(embedder.clone()))).unwrap();
+    store
+        .bulk_insert(&chunks, Some((embedder.model_id(), &vectors)))
+        .unwrap();
+    let copy = crate::vector::sidecar_path(&db);
+    assert_eq!(store.query("pump priming", 1).unwrap()[0].path, "docs/0.md");
+    let built = std::fs::metadata(&copy).unwrap().ino();
+    for q in ["valve", "cold", "priming pump"] {
+        assert!(!store.query(q, 2).unwrap().is_empty(), "{q}");
+    }
+    assert_eq!(std::fs::metadata(&copy).unwrap().ino(), built);
+    store.remove_file("docs/0.md").unwrap();
+    assert_eq!(store.query("pump priming", 1).unwrap()[0].path, "docs/1.md");
+    assert_ne!(std::fs::metadata(&copy).unwrap().ino(), built, "rebuilt");
+}

@@ -1,0 +1,257 @@
+//! The scan copy of a store's vectors: int8 records (`quant`) in a memory-mapped file
+//! beside the store's database (`sidecar`), or in memory for a store without a file.
+//!
+//! Peak memory is the point. An f32 copy in RAM costs 1.5 KB per 384-dimension vector
+//! (150 MB for 100k chunks); an int8 record costs 388 bytes, and those bytes live in the
+//! OS page cache, not in the process: the scan walks the mapping a step (`sidecar::STEP`)
+//! at a time and tells the kernel it no longer needs each step's pages (`MADV_DONTNEED`),
+//! so the process's resident set grows by one step, not by the copy. The next scan maps
+//! the pages again from the page cache (minor faults, no disk reads while it stays
+//! cached). Only the keys stay in RAM.
+//!
+//! The copy is rebuilt (one query over the store's rows) when the store's [`Stamp`]
+//! differs from the one it was built for: a change in this process or another moves the
+//! stamp (triggers keep it), and a process that finds a file of the current stamp maps
+//! it without reading SQLite at all.
+
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+
+use memmap2::{Mmap, UncheckedAdvice};
+use rusqlite::Connection;
+
+use super::key::Key;
+use super::sidecar::{self, Builder, Built, Identity, Refused, Stamp, HEADER, STEP};
+use super::{extend_from_blob, quant, TopK};
+
+/// A store's vectors held for exact scans (see the module docs): loaded on first use and
+/// again whenever the store's stamp moves.
+pub struct VectorCache<K> {
+    sidecar: Option<PathBuf>,
+    loaded: RefCell<Option<Loaded<K>>>,
+}
+
+struct Loaded<K> {
+    id: Identity,
+    model: String,
+    keys: Vec<K>,
+    bytes: Bytes,
+}
+
+enum Bytes {
+    Mapped(Mmap),
+    Owned(Vec<u8>),
+}
+
+impl Bytes {
+    fn as_slice(&self) -> &[u8] {
+        match self {
+            Bytes::Mapped(m) => m,
+            Bytes::Owned(v) => v,
+        }
+    }
+
+    /// Drops `len` bytes' pages from `at` out of this process (a mapping only; the page
+    /// cache keeps them).
+    fn release(&self, at: usize, len: usize) {
+        if let Bytes::Mapped(m) = self {
+            // SAFETY: a read-only, shared mapping of a file that is only ever replaced by
+            // rename, never written in place: a dropped page is read back unchanged on the
+            // next access, and no reference into the range outlives this call's caller.
+            let _ = unsafe { m.unchecked_advise_range(UncheckedAdvice::DontNeed, at, len) };
+        }
+    }
+}
+
+impl<K> Default for VectorCache<K> {
+    /// Kept in memory (stores without a file: in-memory databases, the Go tool's stores).
+    fn default() -> Self {
+        Self {
+            sidecar: None,
+            loaded: RefCell::new(None),
+        }
+    }
+}
+
+impl<K> VectorCache<K> {
+    /// Kept in the file `sidecar` (see [`super::sidecar_path`]).
+    pub fn with_file(sidecar: PathBuf) -> Self {
+        Self {
+            sidecar: Some(sidecar),
+            loaded: RefCell::new(None),
+        }
+    }
+}
+
+impl<K: Key> VectorCache<K> {
+    /// The `k` rows nearest to the unit vector `q` among those `keep` accepts, with their
+    /// (int8-rounded) similarity. `sql` selects the key columns and, last, the vector
+    /// BLOB, with `?1` bound to `model`; `read_key` turns a row into a key. The copy is
+    /// rebuilt when `stamp` (see [`super::stamp`]) differs from the one it was built for.
+    #[allow(clippy::too_many_arguments)]
+    pub fn top_k(
+        &self,
+        conn: &Connection,
+        stamp: Stamp,
+        sql: &str,
+        model: &str,
+        read_key: impl Fn(&rusqlite::Row<'_>) -> rusqlite::Result<K>,
+        q: &[f32],
+        k: usize,
+        keep: impl Fn(&K) -> bool,
+    ) -> rusqlite::Result<Vec<(K, f32)>> {
+        let id = Identity {
+            dim: q.len(),
+            model: sidecar::name_hash(model),
+            stamp,
+        };
+        let mut slot = self.loaded.borrow_mut();
+        if !slot
+            .as_ref()
+            .is_some_and(|l| l.id == id && l.model == model)
+        {
+            *slot = None;
+            *slot = Some(self.load(conn, id, model, sql, &read_key)?);
+        }
+        Ok(slot.as_ref().map_or_else(Vec::new, |l| l.scan(q, k, keep)))
+    }
+
+    fn load(
+        &self,
+        conn: &Connection,
+        id: Identity,
+        model: &str,
+        sql: &str,
+        read_key: &dyn Fn(&rusqlite::Row<'_>) -> rusqlite::Result<K>,
+    ) -> rusqlite::Result<Loaded<K>> {
+        let (bytes, keys) = match self.sidecar.as_deref().map(|p| (p, open(p, id))) {
+            Some((_, Ok(found))) => found,
+            Some((path, Err(why))) => {
+                if let Refused::Corrupt(why) = why {
+                    tracing::warn!(
+                        "vector copy {}: {why}; rebuilding it from the store",
+                        path.display()
+                    );
+                }
+                build(conn, Some(path), id, model, sql, read_key)?
+            }
+            None => build(conn, None, id, model, sql, read_key)?,
+        };
+        Ok(Loaded {
+            id,
+            model: model.to_string(),
+            keys,
+            bytes,
+        })
+    }
+}
+
+/// A current sidecar at `path`, mapped and checked.
+fn open<K: Key>(path: &Path, id: Identity) -> Result<(Bytes, Vec<K>), Refused> {
+    let file = std::fs::File::open(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => Refused::Missing,
+        _ => Refused::Corrupt(e.to_string()),
+    })?;
+    // SAFETY: sidecars are replaced by rename, never truncated or written in place, so the
+    // mapped bytes do not change under the mapping.
+    let map = unsafe { Mmap::map(&file) }.map_err(|e| Refused::Corrupt(e.to_string()))?;
+    let bytes = Bytes::Mapped(map);
+    let header = sidecar::check_header(bytes.as_slice(), id)?;
+    let keys = sidecar::check_body(bytes.as_slice(), &header, |at, len| bytes.release(at, len))?;
+    bytes.release(0, bytes.as_slice().len());
+    Ok((bytes, keys))
+}
+
+/// Reads the store's rows into a new copy: a file at `path` (renamed into place, then
+/// mapped) or, without one or when writing it fails, memory.
+fn build<K: Key>(
+    conn: &Connection,
+    path: Option<&Path>,
+    id: Identity,
+    model: &str,
+    sql: &str,
+    read_key: &dyn Fn(&rusqlite::Row<'_>) -> rusqlite::Result<K>,
+) -> rusqlite::Result<(Bytes, Vec<K>)> {
+    let io_failed = |e: std::io::Error| {
+        if let Some(p) = path {
+            tracing::warn!(
+                "cannot write the vector copy {}: {e}; keeping it in memory",
+                p.display()
+            );
+        }
+    };
+    match fill(Builder::new(path, id), conn, model, sql, read_key)? {
+        Ok((Built::File(file), keys)) => match unsafe_map(&file) {
+            Ok(map) => return Ok((Bytes::Mapped(map), keys)),
+            Err(e) => io_failed(e),
+        },
+        Ok((Built::Memory(bytes), keys)) => return Ok((Bytes::Owned(bytes), keys)),
+        Err(e) => io_failed(e),
+    }
+    let sql_error = |e: std::io::Error| rusqlite::Error::ToSqlConversionFailure(Box::new(e));
+    match fill(Builder::new(None, id), conn, model, sql, read_key)?.map_err(sql_error)? {
+        (Built::Memory(bytes), keys) => Ok((Bytes::Owned(bytes), keys)),
+        (Built::File(file), keys) => {
+            Ok((Bytes::Mapped(unsafe_map(&file).map_err(sql_error)?), keys))
+        }
+    }
+}
+
+fn unsafe_map(file: &std::fs::File) -> std::io::Result<Mmap> {
+    // SAFETY: as in `open`: the file was just written by this process and is only ever
+    // replaced by rename.
+    unsafe { Mmap::map(file) }
+}
+
+type Filled<K> = std::io::Result<(Built, Vec<K>)>;
+
+fn fill<K: Key>(
+    mut builder: Builder<K>,
+    conn: &Connection,
+    model: &str,
+    sql: &str,
+    read_key: &dyn Fn(&rusqlite::Row<'_>) -> rusqlite::Result<K>,
+) -> rusqlite::Result<Filled<K>> {
+    let dim = builder.dim();
+    let mut v = Vec::with_capacity(dim);
+    let mut stmt = conn.prepare(sql)?;
+    let mut rows = stmt.query([model])?;
+    while let Some(r) = rows.next()? {
+        let blob = r.get_ref(r.as_ref().column_count() - 1)?.as_blob()?;
+        v.clear();
+        if extend_from_blob(&mut v, blob, dim) {
+            if let Err(e) = builder.push(read_key(r)?, &v) {
+                return Ok(Err(e));
+            }
+        }
+    }
+    Ok(builder.finish())
+}
+
+impl<K: Clone> Loaded<K> {
+    fn scan(&self, q: &[f32], k: usize, keep: impl Fn(&K) -> bool) -> Vec<(K, f32)> {
+        let rec = quant::record_len(self.id.dim);
+        let per_step = (STEP / rec).max(1);
+        let bytes = self.bytes.as_slice();
+        let records = &bytes[HEADER..HEADER + self.keys.len() * rec];
+        let mut top = TopK::new(k);
+        let mut at = HEADER;
+        for (recs, keys) in records
+            .chunks(per_step * rec)
+            .zip(self.keys.chunks(per_step))
+        {
+            for (r, key) in recs.chunks_exact(rec).zip(keys) {
+                let sim = quant::dot(q, r);
+                if top.admits(sim) && keep(key) {
+                    top.push(sim, key.clone());
+                }
+            }
+            self.bytes.release(at, recs.len());
+            at += recs.len();
+        }
+        top.into_sorted()
+            .into_iter()
+            .map(|(s, key)| (key, s))
+            .collect()
+    }
+}

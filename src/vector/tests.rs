@@ -1,0 +1,209 @@
+//! The scan copy end to end: a small SQLite store, its sidecar file, rebuilds.
+
+use super::*;
+
+const SQL: &str =
+    "SELECT i.id, v.v FROM items i JOIN vectors v ON v.hash = i.hash AND v.model = ?1";
+const MODEL: &str = "test-embedder";
+
+fn store(path: &std::path::Path) -> Connection {
+    let conn = Connection::open(path).unwrap();
+    conn.execute_batch(
+        "CREATE TABLE IF NOT EXISTS items(id INTEGER PRIMARY KEY, hash TEXT NOT NULL);",
+    )
+    .unwrap();
+    conn.execute_batch(SCHEMA).unwrap();
+    conn.execute_batch(&watch("items")).unwrap();
+    conn
+}
+
+/// Unit vector along axis `i`, tilted slightly towards axis `i + 1` (well separated).
+fn axis(i: usize, dim: usize) -> Vec<f32> {
+    let mut v = vec![0.0; dim];
+    v[i % dim] = 1.0;
+    v[(i + 1) % dim] = 0.1 * (i % 3) as f32;
+    normalize(&mut v);
+    v
+}
+
+fn add(conn: &Connection, id: i64, v: &[f32]) {
+    let hash = text_hash(&id.to_string());
+    conn.execute(
+        "INSERT INTO items(id, hash) VALUES (?1, ?2)",
+        params![id, hash],
+    )
+    .unwrap();
+    put(conn, MODEL, &[(hash, v.to_vec())]).unwrap();
+}
+
+fn search(cache: &VectorCache<i64>, conn: &Connection, sql: &str, q: &[f32], k: usize) -> Vec<i64> {
+    cache
+        .top_k(
+            conn,
+            stamp(conn).unwrap(),
+            sql,
+            MODEL,
+            |r| r.get(0),
+            q,
+            k,
+            |_| true,
+        )
+        .unwrap()
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect()
+}
+
+/// The f32 ranking the copy must reproduce.
+fn exact(vectors: &[(i64, Vec<f32>)], q: &[f32], k: usize) -> Vec<i64> {
+    let mut top = TopK::new(k);
+    for (id, v) in vectors {
+        top.push(dot(q, v), *id);
+    }
+    top.into_sorted().into_iter().map(|(_, id)| id).collect()
+}
+
+fn filled(dir: &std::path::Path, n: usize, dim: usize) -> (Connection, Vec<(i64, Vec<f32>)>) {
+    let conn = store(&dir.join("store.db"));
+    let vectors: Vec<(i64, Vec<f32>)> = (0..n).map(|i| (i as i64 + 1, axis(i, dim))).collect();
+    for (id, v) in &vectors {
+        add(&conn, *id, v);
+    }
+    (conn, vectors)
+}
+
+#[test]
+fn ranking_equals_the_f32_one_from_file_and_from_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let (conn, vectors) = filled(dir.path(), 40, 32);
+    let file = VectorCache::with_file(sidecar_path(&dir.path().join("store.db")));
+    let memory = VectorCache::default();
+    for (i, (_, v)) in vectors.iter().enumerate().step_by(7) {
+        let mut q = v.clone();
+        q[(i + 5) % 32] += 0.3;
+        normalize(&mut q);
+        let want = exact(&vectors, &q, 5);
+        assert_eq!(search(&file, &conn, SQL, &q, 5), want, "query {i}");
+        assert_eq!(search(&memory, &conn, SQL, &q, 5), want, "query {i}");
+    }
+    assert!(sidecar_path(&dir.path().join("store.db")).is_file());
+}
+
+#[test]
+fn a_current_file_is_used_without_reading_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let (conn, vectors) = filled(dir.path(), 10, 16);
+    let path = sidecar_path(&dir.path().join("store.db"));
+    search(
+        &VectorCache::with_file(path.clone()),
+        &conn,
+        SQL,
+        &vectors[0].1,
+        3,
+    );
+    // Another process (a new cache): a query that cannot run proves the file was enough.
+    let later = VectorCache::with_file(path);
+    let found = search(
+        &later,
+        &conn,
+        "SELECT no_such_column FROM items",
+        &vectors[3].1,
+        3,
+    );
+    assert_eq!(found, exact(&vectors, &vectors[3].1, 3));
+}
+
+#[test]
+fn a_stale_file_is_rebuilt() {
+    let dir = tempfile::tempdir().unwrap();
+    let (conn, mut vectors) = filled(dir.path(), 10, 16);
+    let path = sidecar_path(&dir.path().join("store.db"));
+    let first = VectorCache::with_file(path.clone());
+    search(&first, &conn, SQL, &vectors[0].1, 3);
+    let before = std::fs::read(&path).unwrap();
+    // Another connection (another process) adds a row: the stamp moves.
+    let other = store(&dir.path().join("store.db"));
+    let new = axis(13, 16);
+    add(&other, 99, &new);
+    vectors.push((99, new.clone()));
+    assert_eq!(
+        search(&first, &conn, SQL, &new, 1),
+        [99],
+        "seen by the open cache"
+    );
+    let after = std::fs::read(&path).unwrap();
+    assert_ne!(before, after, "the file was rewritten");
+    let fresh = VectorCache::with_file(path);
+    assert_eq!(
+        search(&fresh, &conn, SQL, &new, 3),
+        exact(&vectors, &new, 3)
+    );
+    // Removing a row (not a vector) moves the stamp too.
+    other
+        .execute("DELETE FROM items WHERE id = 99", [])
+        .unwrap();
+    assert_ne!(search(&first, &conn, SQL, &new, 1), [99]);
+}
+
+#[test]
+fn a_truncated_or_corrupt_file_is_rebuilt() {
+    let dir = tempfile::tempdir().unwrap();
+    let (conn, vectors) = filled(dir.path(), 12, 16);
+    let path = sidecar_path(&dir.path().join("store.db"));
+    let q = &vectors[4].1;
+    let want = exact(&vectors, q, 4);
+    search(&VectorCache::with_file(path.clone()), &conn, SQL, q, 4);
+    let good = std::fs::read(&path).unwrap();
+    let mut damaged: Vec<Vec<u8>> = [0, 10, 63, 64, 100, good.len() - 1]
+        .iter()
+        .map(|n| good[..*n].to_vec())
+        .collect();
+    for at in [0, 13, 70, 200, good.len() - 3] {
+        let mut bytes = good.clone();
+        bytes[at] ^= 0x5a;
+        damaged.push(bytes);
+    }
+    let mut longer = good.clone();
+    longer.extend_from_slice(b"junk");
+    damaged.push(longer);
+    for (i, bytes) in damaged.iter().enumerate() {
+        std::fs::write(&path, bytes).unwrap();
+        let cache = VectorCache::with_file(path.clone());
+        assert_eq!(search(&cache, &conn, SQL, q, 4), want, "damage {i}");
+        assert_eq!(std::fs::read(&path).unwrap(), good, "damage {i}: rebuilt");
+    }
+}
+
+#[test]
+fn an_unwritable_place_keeps_the_copy_in_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let (conn, vectors) = filled(dir.path(), 8, 16);
+    let cache = VectorCache::with_file(dir.path().join("missing/dir/store.db.vectors"));
+    let q = &vectors[2].1;
+    assert_eq!(search(&cache, &conn, SQL, q, 3), exact(&vectors, q, 3));
+}
+
+#[test]
+fn another_embedder_or_dimension_is_a_different_copy() {
+    let dir = tempfile::tempdir().unwrap();
+    let (conn, vectors) = filled(dir.path(), 6, 16);
+    let cache = VectorCache::with_file(sidecar_path(&dir.path().join("store.db")));
+    assert_eq!(search(&cache, &conn, SQL, &vectors[1].1, 1), [2]);
+    let other_model = cache
+        .top_k(
+            &conn,
+            stamp(&conn).unwrap(),
+            SQL,
+            "other",
+            |r| r.get(0),
+            &vectors[1].1,
+            1,
+            |_| true,
+        )
+        .unwrap();
+    assert!(other_model.is_empty(), "no vectors of that embedder");
+    assert!(
+        search(&cache, &conn, SQL, &[1.0; 8], 3).is_empty(),
+        "no vectors of 8 dimensions"
+    );
+}
