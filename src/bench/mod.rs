@@ -3,8 +3,10 @@
 //! reuse, peak memory split into weights, KV cache and the rest, and each KV cache type's
 //! size and speed at given depths (`kv`). Returns a report; `render` turns it into text.
 
+pub mod footprint;
 pub mod kv;
 pub mod render;
+pub mod rss;
 
 use std::time::Instant;
 
@@ -63,6 +65,8 @@ pub struct BenchReport {
     pub memory: Memory,
     /// Every KV cache type side by side: size and speed at the requested depths.
     pub kv_cache: Vec<kv::KvCacheRow>,
+    /// The memory-footprint scenario (`--footprint`), run after everything else.
+    pub footprint: Option<footprint::Footprint>,
 }
 
 /// Peak memory of the main run, split into what it is made of.
@@ -157,6 +161,7 @@ pub fn run(opts: &BenchOptions) -> Result<BenchReport, EngineError> {
         kv_cache_type: info.kv_type,
         memory: Memory::new(peak_rss, info.file_bytes, info.kv_bytes),
         kv_cache,
+        footprint: None,
     })
 }
 

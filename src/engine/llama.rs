@@ -62,6 +62,8 @@ pub struct LlamaEngine {
     /// Tokens in the chat context's KV cache, in position order.
     chat_cached: Vec<LlamaToken>,
     aside_cached: Vec<LlamaToken>,
+    /// The aside context's n_ctx (0 while there is none).
+    aside_n_ctx: u32,
 }
 
 impl LlamaEngine {
@@ -127,11 +129,22 @@ impl LlamaEngine {
             info,
             chat_cached: Vec::new(),
             aside_cached: Vec::new(),
+            aside_n_ctx: 0,
         })
     }
 
     pub fn info(&self) -> &ModelInfo {
         &self.info
+    }
+
+    /// The aside context's n_ctx; 0 while it does not exist.
+    pub fn aside_n_ctx(&self) -> u32 {
+        self.aside_n_ctx
+    }
+
+    /// Bytes of the aside context's KV cache (same element type as the chat's).
+    pub fn aside_kv_bytes(&self) -> u64 {
+        self.info.kv_bytes * u64::from(self.aside_n_ctx) / u64::from(self.info.n_ctx.max(1))
     }
 
     /// Number of tokens in the chat context's KV cache.
@@ -257,7 +270,9 @@ impl LlamaEngine {
                 c.aside = Some(ctx);
             }
             Ok(())
-        })
+        })?;
+        self.aside_n_ctx = self.info.n_ctx;
+        Ok(())
     }
 
     fn generate_in(
