@@ -11,8 +11,8 @@ mod recall;
 mod switch;
 mod tools;
 
-pub use open::{embedder_path, open_embedder};
 use open::open_memory;
+pub use open::{embedder_path, open_embedder};
 pub use switch::SwitchReport;
 
 pub use tools::{default_tools, system_prompt, tools_with_abort, workspace_tools};

@@ -27,6 +27,8 @@ use crate::tokens::Embedder;
 pub const GOAL_SLACK_BYTES: u64 = 60 * 1_000_000;
 /// Chunks in the store by default.
 pub const DEFAULT_CHUNKS: usize = 100_000;
+/// When set, `/proc/self/smaps` is copied to this file at the end (what the rest is made of).
+pub const SMAPS_ENV: &str = "HARVEY_FOOTPRINT_SMAPS";
 /// Chunks per `bulk_insert` call: keeps the synthetic vectors of one call small.
 const INSERT_BATCH: usize = 2_000;
 
@@ -108,12 +110,16 @@ fn run_in(
     rss::reset_peak();
     steps.extend(rss::sample("start"));
     let embedder = std::sync::Arc::new(LlamaEmbedder::load(&opts.embedder, params.threads)?);
+    steps.extend(rss::sample("embedder loaded"));
     let store_path = dir.join("footprint.harvey.db");
     let started = Instant::now();
     build_store(&store_path, embedder.as_ref(), opts.chunks)?;
     let build_s = started.elapsed().as_secs_f64();
+    steps.extend(rss::sample("store built"));
+    // The build is setup, not use: its freed heap must not count.
+    rss::trim_heap();
     rss::reset_peak();
-    steps.extend(rss::sample("embedder loaded, store built"));
+    steps.extend(rss::sample("heap trimmed, peak reset"));
     let mut engine = LlamaEngine::load(params)?;
     steps.extend(rss::sample("chat model loaded"));
     let store = RagStore::at(&store_path, "footprint", Some(embedder.clone()))?;
@@ -136,6 +142,10 @@ fn run_in(
     summarize(&mut engine, None, &messages[1..], None, &AbortFlag::new())?;
     let summary_ms = started.elapsed().as_secs_f64() * 1000.0;
     steps.extend(rss::sample("summary (aside context)"));
+    if let Some(path) = std::env::var_os(SMAPS_ENV) {
+        let path = PathBuf::from(path);
+        rss::keep_smaps(&path).map_err(|source| FootprintError::Io { path, source })?;
+    }
     let info = engine.info().clone();
     let embedder_bytes = file_bytes(&opts.embedder);
     let weights_bytes = info.file_bytes + embedder_bytes;
@@ -199,9 +209,7 @@ fn build_store(path: &Path, embedder: &LlamaEmbedder, n: usize) -> Result<(), Ra
                 (path, line, line + 9, synthetic_text(i as u64, 40))
             })
             .collect();
-        let vectors: Vec<Vec<f32>> = (done..end)
-            .map(|i| unit_vector(i as u64, dim))
-            .collect();
+        let vectors: Vec<Vec<f32>> = (done..end).map(|i| unit_vector(i as u64, dim)).collect();
         store.bulk_insert(&chunks, Some((&model, &vectors)))?;
         done = end;
     }
@@ -237,14 +245,70 @@ impl Embedder for IdOnly {
 }
 
 const WORDS: &[&str] = &[
-    "harbour", "pilot", "tide", "ferry", "schedule", "lighthouse", "keeper", "chart",
-    "buoy", "channel", "anchor", "dock", "crane", "cargo", "manifest", "customs", "weather",
-    "forecast", "swell", "gale", "engine", "rudder", "compass", "radar", "signal", "flag",
-    "crew", "captain", "mate", "logbook", "knot", "mooring", "quay", "berth", "fuel",
-    "ballast", "hull", "deck", "bridge", "galley", "night", "watch", "morning", "evening",
-    "north", "south", "east", "west", "current", "depth", "sounding", "reef", "shoal",
-    "beacon", "harbourmaster", "permit", "fee", "ticket", "passenger", "vehicle", "ramp",
-    "timetable", "delay", "storm",
+    "harbour",
+    "pilot",
+    "tide",
+    "ferry",
+    "schedule",
+    "lighthouse",
+    "keeper",
+    "chart",
+    "buoy",
+    "channel",
+    "anchor",
+    "dock",
+    "crane",
+    "cargo",
+    "manifest",
+    "customs",
+    "weather",
+    "forecast",
+    "swell",
+    "gale",
+    "engine",
+    "rudder",
+    "compass",
+    "radar",
+    "signal",
+    "flag",
+    "crew",
+    "captain",
+    "mate",
+    "logbook",
+    "knot",
+    "mooring",
+    "quay",
+    "berth",
+    "fuel",
+    "ballast",
+    "hull",
+    "deck",
+    "bridge",
+    "galley",
+    "night",
+    "watch",
+    "morning",
+    "evening",
+    "north",
+    "south",
+    "east",
+    "west",
+    "current",
+    "depth",
+    "sounding",
+    "reef",
+    "shoal",
+    "beacon",
+    "harbourmaster",
+    "permit",
+    "fee",
+    "ticket",
+    "passenger",
+    "vehicle",
+    "ramp",
+    "timetable",
+    "delay",
+    "storm",
 ];
 
 /// `words` words drawn deterministically from `seed`.

@@ -1,3 +1,4 @@
+mod aside;
 mod cli;
 mod commands;
 mod config;
