@@ -3,8 +3,9 @@
 //!
 //! The model and its contexts live in one owner (`ModelContexts`, a self-referential
 //! cell), so contexts, which borrow the model, are always dropped first. There are two
-//! slots: `chat` (the conversation) and `aside` (created on first use, for summaries and
-//! other one-off calls that must not disturb the chat's KV cache). Each slot's `cached`
+//! slots: `chat` (the conversation) and `aside` (for summaries and other one-off calls that
+//! must not disturb the chat's KV cache; created on first use at the size the call needs
+//! and recreated only when a call needs more, see `aside_size`). Each slot's `cached`
 //! list mirrors its context's sequence 0 exactly; every path that may leave a cache in an
 //! unknown state clears both.
 
