@@ -8,6 +8,7 @@ mod faults;
 mod files;
 mod files_model;
 mod files_safety;
+mod footprint;
 mod gemma;
 mod kv_cache;
 mod long;
