@@ -27,11 +27,13 @@ fn main() {
             threads_batch: cores,
             template: None,
             kv_cache_type: Default::default(),
+            lookup: Default::default(),
         },
         turns: 10,
         decode_tokens: 128,
         turn_tokens: 32,
         kv_depths: vec![512, 3000],
+        lookup_tokens: 192,
     };
     match run(&options) {
         Ok(report) if std::env::var_os("HARVEY_BENCH_JSON").is_some() => {

@@ -155,6 +155,11 @@ struct BenchArgs {
     /// Chunks in the footprint scenario's store.
     #[arg(long, default_value_t = harvey::bench::footprint::DEFAULT_CHUNKS)]
     footprint_chunks: usize,
+    /// Longest reply per prompt of the prompt-lookup workloads ("quote": replies that copy
+    /// an attached file or passage; "free": open-ended text), each run with engine.lookup
+    /// off, auto and on; 0 skips them.
+    #[arg(long, default_value_t = 192)]
+    lookup_tokens: usize,
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
@@ -170,7 +175,8 @@ struct RunArgs {
     /// The prompt; read from stdin when omitted.
     prompt: Option<String>,
     /// Print {reply, prompt_tokens, evaluated_tokens, completion_tokens, prefill_tps,
-    /// decode_tps, ttft_ms, stop} as JSON instead of the plain reply.
+    /// decode_tps, ttft_ms, draft_tokens, accepted_tokens, stop} as JSON instead of the plain
+    /// reply (draft/accepted: prompt-lookup decoding, engine.lookup).
     #[arg(long)]
     json: bool,
     /// Longest reply in tokens (default: sampling.max_tokens from the config).
@@ -309,6 +315,7 @@ fn bench(options: &AppOptions, args: &BenchArgs) -> Result<ExitCode> {
         decode_tokens: args.decode_tokens.max(1),
         turn_tokens: args.turn_tokens.max(1),
         kv_depths: args.kv_depths.clone(),
+        lookup_tokens: args.lookup_tokens,
     })?;
     if let Some(f) = &footprint {
         report.footprint = Some(harvey::bench::footprint::run(&params, f)?);
@@ -467,6 +474,8 @@ fn run_once(options: &AppOptions, args: RunArgs) -> Result<ExitCode> {
             "prefill_tps": s.prefill_tps,
             "decode_tps": s.decode_tps,
             "ttft_ms": s.ttft_ms,
+            "draft_tokens": s.draft_tokens,
+            "accepted_tokens": s.accepted_tokens,
             "stop": completion.stop,
             "prefix": app.prefix.describe(),
             "session": closed.as_ref().map(|c| c.record.display().to_string()),

@@ -69,118 +69,126 @@ pub fn needs_profile(store: &MemoryStore) -> bool {
 
 /// One `project_fact` per manifest found at the workspace root.
 pub fn manifest_facts(workspace: &Path) -> Vec<Draft> {
+    type Reader = fn(&Path, &str) -> Option<Draft>;
+    let manifests: [(&str, Reader); 5] = [
+        ("Cargo.toml", cargo_fact),
+        ("pyproject.toml", |_, text| pyproject_fact(text)),
+        ("package.json", |_, text| package_json_fact(text)),
+        ("go.mod", go_mod_fact),
+        ("codemeta.json", |_, text| codemeta_fact(text)),
+    ];
     let read = |name: &str| std::fs::read_to_string(workspace.join(name)).ok();
-    let mut facts = Vec::new();
-    if let Some(text) = read("Cargo.toml") {
-        if let Ok(v) = text.parse::<toml::Table>() {
-            let pkg = v.get("package");
-            let name = pkg.and_then(|p| p.get("name")).and_then(|n| n.as_str());
-            let mut entry = Vec::new();
-            if let Some(bins) = v.get("bin").and_then(|b| b.as_array()) {
-                entry.extend(bins.iter().filter_map(|b| {
-                    b.get("path")
-                        .or_else(|| b.get("name"))
-                        .and_then(|p| p.as_str())
-                        .map(str::to_string)
-                }));
-            }
-            for f in ["src/main.rs", "src/lib.rs"] {
-                if workspace.join(f).is_file() && !entry.iter().any(|e| e == f) {
-                    entry.push(f.into());
-                }
-            }
-            facts.push(fact(
-                "Cargo.toml",
-                name,
-                "Rust",
-                pkg.and_then(|p| p.get("description"))
-                    .and_then(|d| d.as_str()),
-                &entry,
-            ));
-        }
-    }
-    if let Some(text) = read("pyproject.toml") {
-        if let Ok(v) = text.parse::<toml::Table>() {
-            let project = v.get("project");
-            let scripts: Vec<String> = project
-                .and_then(|p| p.get("scripts"))
-                .and_then(|s| s.as_table())
-                .map(|t| t.keys().cloned().collect())
-                .unwrap_or_default();
-            facts.push(fact(
-                "pyproject.toml",
-                project.and_then(|p| p.get("name")).and_then(|n| n.as_str()),
-                "Python",
-                project
-                    .and_then(|p| p.get("description"))
-                    .and_then(|d| d.as_str()),
-                &scripts,
-            ));
-        }
-    }
-    if let Some(text) = read("package.json") {
-        if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) {
-            let mut entry: Vec<String> =
-                v["main"].as_str().map(str::to_string).into_iter().collect();
-            if let Some(scripts) = v["scripts"].as_object() {
-                entry.extend(scripts.keys().map(|k| format!("npm run {k}")));
-            }
-            facts.push(fact(
-                "package.json",
-                v["name"].as_str(),
-                "JavaScript/TypeScript",
-                v["description"].as_str(),
-                &entry,
-            ));
-        }
-    }
-    if let Some(text) = read("go.mod") {
-        let module = text
-            .lines()
-            .find_map(|l| l.trim().strip_prefix("module "))
-            .map(str::trim);
-        let entry: Vec<String> = ["main.go", "cmd"]
-            .iter()
-            .filter(|f| workspace.join(f).exists())
-            .map(|f| f.to_string())
-            .collect();
-        facts.push(fact("go.mod", module, "Go", None, &entry));
-    }
-    if let Some(text) = read("codemeta.json") {
-        if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) {
-            let language = match &v["programmingLanguage"] {
-                serde_json::Value::String(s) => s.clone(),
-                serde_json::Value::Array(items) => items
-                    .iter()
-                    .filter_map(|i| i.as_str().or_else(|| i["name"].as_str()))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                other => other["name"].as_str().unwrap_or("").to_string(),
-            };
-            facts.push(fact(
-                "codemeta.json",
-                v["name"].as_str(),
-                &language,
-                v["description"].as_str(),
-                &[],
-            ));
-        }
-    }
-    let origin = read(".git/config")
-        .and_then(|t| origin_url(&t))
-        .map(|u| without_credentials(&u))
-        .filter(|u| crate::memory::guard::find_secret(u).is_none());
-    if let Some(url) = origin {
-        facts.push(Draft {
-            mtype: MemoryType::ProjectFact.as_str().into(),
-            description: "The git remote origin of this workspace".into(),
-            summary: format!("origin is {url}"),
-            tags: vec!["git".into(), "manifest".into()],
-            confidence: Some(0.8),
-            ..Draft::default()
-        });
-    }
+    let mut facts: Vec<Draft> = manifests
+        .iter()
+        .filter_map(|(name, reader)| reader(workspace, &read(name)?))
+        .collect();
+    facts.extend(read(".git/config").and_then(|t| origin_fact(&t)));
     facts
+}
+
+fn cargo_fact(workspace: &Path, text: &str) -> Option<Draft> {
+    let v = text.parse::<toml::Table>().ok()?;
+    let pkg = v.get("package");
+    let name = pkg.and_then(|p| p.get("name")).and_then(|n| n.as_str());
+    let mut entry = Vec::new();
+    if let Some(bins) = v.get("bin").and_then(|b| b.as_array()) {
+        entry.extend(bins.iter().filter_map(|b| {
+            b.get("path")
+                .or_else(|| b.get("name"))
+                .and_then(|p| p.as_str())
+                .map(str::to_string)
+        }));
+    }
+    for f in ["src/main.rs", "src/lib.rs"] {
+        if workspace.join(f).is_file() && !entry.iter().any(|e| e == f) {
+            entry.push(f.into());
+        }
+    }
+    let description = pkg
+        .and_then(|p| p.get("description"))
+        .and_then(|d| d.as_str());
+    Some(fact("Cargo.toml", name, "Rust", description, &entry))
+}
+
+fn pyproject_fact(text: &str) -> Option<Draft> {
+    let v = text.parse::<toml::Table>().ok()?;
+    let project = v.get("project");
+    let field = |key: &str| project.and_then(|p| p.get(key)).and_then(|n| n.as_str());
+    let scripts: Vec<String> = project
+        .and_then(|p| p.get("scripts"))
+        .and_then(|s| s.as_table())
+        .map(|t| t.keys().cloned().collect())
+        .unwrap_or_default();
+    Some(fact(
+        "pyproject.toml",
+        field("name"),
+        "Python",
+        field("description"),
+        &scripts,
+    ))
+}
+
+fn package_json_fact(text: &str) -> Option<Draft> {
+    let v = serde_json::from_str::<serde_json::Value>(text).ok()?;
+    let mut entry: Vec<String> = v["main"].as_str().map(str::to_string).into_iter().collect();
+    if let Some(scripts) = v["scripts"].as_object() {
+        entry.extend(scripts.keys().map(|k| format!("npm run {k}")));
+    }
+    Some(fact(
+        "package.json",
+        v["name"].as_str(),
+        "JavaScript/TypeScript",
+        v["description"].as_str(),
+        &entry,
+    ))
+}
+
+fn go_mod_fact(workspace: &Path, text: &str) -> Option<Draft> {
+    let module = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("module "))
+        .map(str::trim);
+    let entry: Vec<String> = ["main.go", "cmd"]
+        .iter()
+        .filter(|f| workspace.join(f).exists())
+        .map(|f| f.to_string())
+        .collect();
+    Some(fact("go.mod", module, "Go", None, &entry))
+}
+
+fn codemeta_fact(text: &str) -> Option<Draft> {
+    let v = serde_json::from_str::<serde_json::Value>(text).ok()?;
+    let language = match &v["programmingLanguage"] {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Array(items) => items
+            .iter()
+            .filter_map(|i| i.as_str().or_else(|| i["name"].as_str()))
+            .collect::<Vec<_>>()
+            .join(", "),
+        other => other["name"].as_str().unwrap_or("").to_string(),
+    };
+    Some(fact(
+        "codemeta.json",
+        v["name"].as_str(),
+        &language,
+        v["description"].as_str(),
+        &[],
+    ))
+}
+
+/// The git remote origin, without credentials, unless it still looks like a secret.
+fn origin_fact(git_config: &str) -> Option<Draft> {
+    let url = origin_url(git_config)
+        .map(|u| without_credentials(&u))
+        .filter(|u| crate::memory::guard::find_secret(u).is_none())?;
+    Some(Draft {
+        mtype: MemoryType::ProjectFact.as_str().into(),
+        description: "The git remote origin of this workspace".into(),
+        summary: format!("origin is {url}"),
+        tags: vec!["git".into(), "manifest".into()],
+        confidence: Some(0.8),
+        ..Draft::default()
+    })
 }
 
 fn fact(

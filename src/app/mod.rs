@@ -563,6 +563,7 @@ pub fn engine_params(config: &Config, model_path: PathBuf) -> EngineParams {
         threads_batch: config.engine.threads_batch.unwrap_or(cores),
         template: config.model.template.clone(),
         kv_cache_type: config.engine.kv_cache_type,
+        lookup: config.engine.lookup,
     }
 }
 

@@ -1,10 +1,12 @@
 //! `harvey bench`: load time, harvey's prefill/decode speed against a raw llama.cpp loop
 //! in the same run, TTFT over the turns of a scripted chat with and without KV prefix
 //! reuse, peak memory split into weights, KV cache and the rest, and each KV cache type's
-//! size and speed at given depths (`kv`). Returns a report; `render` turns it into text.
+//! size and speed at given depths (`kv`), and prompt-lookup decoding's cost and gain
+//! (`lookup`). Returns a report; `render` turns it into text.
 
 pub mod footprint;
 pub mod kv;
+pub mod lookup;
 pub mod render;
 pub mod rss;
 
@@ -15,8 +17,7 @@ use serde::Serialize;
 use crate::chat::{run_turn, Conversation, SYSTEM_PROMPT};
 use crate::engine::reference::{raw_generate, RawTimings};
 use crate::engine::{
-    AbortFlag, Engine, EngineError, EngineParams, GenerateOptions, LlamaEngine, Message, Role,
-    SamplingParams,
+    Engine, EngineError, EngineParams, GenerateOptions, LlamaEngine, Message, Role, SamplingParams,
 };
 
 /// What to measure.
@@ -30,6 +31,8 @@ pub struct BenchOptions {
     pub turn_tokens: usize,
     /// Cache depths (tokens) at which each KV cache type's decode speed is measured.
     pub kv_depths: Vec<usize>,
+    /// Longest reply per prompt of the lookup workloads; 0 skips them.
+    pub lookup_tokens: usize,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -67,6 +70,10 @@ pub struct BenchReport {
     pub kv_cache: Vec<kv::KvCacheRow>,
     /// The memory-footprint scenario (`--footprint`), run after everything else.
     pub footprint: Option<footprint::Footprint>,
+    /// What one decode of 1 + k rows costs against one row (prompt-lookup verification).
+    pub verify_cost: Vec<crate::engine::cost::VerifyCost>,
+    /// Decode speed with `engine.lookup` off, auto and on: "quote" and "free" workloads.
+    pub lookup: Vec<lookup::LookupRow>,
 }
 
 /// Peak memory of the main run, split into what it is made of.
@@ -118,7 +125,7 @@ const TURNS: &[&str] = &[
     "Finally, one about the Sun.",
 ];
 
-const SPEED_PROMPT: &str =
+pub(crate) const SPEED_PROMPT: &str =
     "Write a long, detailed story about a lighthouse keeper who finds a message in a bottle. \
 Describe the sea, the weather, the lighthouse and the keeper's thoughts in detail.";
 
@@ -127,13 +134,23 @@ pub fn run(opts: &BenchOptions) -> Result<BenchReport, EngineError> {
     let mut engine = LlamaEngine::load(&opts.params)?;
     let load_ms = started.elapsed().as_secs_f64() * 1000.0;
     let info = engine.info().clone();
+    // The loop against raw llama.cpp's: both decode one token at a time.
+    let configured = engine.lookup();
+    engine.set_lookup(crate::engine::LookupMode::Off);
     let harvey = speed(&mut engine, opts.decode_tokens)?;
+    engine.set_lookup(configured);
     let reuse = chat_turns(&mut engine, opts, false)?;
     let full = chat_turns(&mut engine, opts, true)?;
     let (cold, cached, prefix_tokens) = first_turn_with_saved_prefix(&mut engine, opts)?;
     // Before the reference loop maps the model a second time.
     let peak_rss = peak_rss_bytes();
     let rendered = engine.render_prompt(&speed_messages())?;
+    let verify_cost = lookup::cost_table(&mut engine)?;
+    let lookup = if opts.lookup_tokens > 0 {
+        lookup::workloads(&mut engine, opts.lookup_tokens)?
+    } else {
+        Vec::new()
+    };
     // The comparison loads up to two more contexts; free this one's memory first.
     drop(engine);
     let reference = raw_generate(&opts.params, &rendered, opts.decode_tokens)?;
@@ -162,6 +179,8 @@ pub fn run(opts: &BenchOptions) -> Result<BenchReport, EngineError> {
         memory: Memory::new(peak_rss, info.file_bytes, info.kv_bytes),
         kv_cache,
         footprint: None,
+        verify_cost,
+        lookup,
     })
 }
 
@@ -174,20 +193,8 @@ fn speed_messages() -> Vec<Message> {
 
 pub(crate) fn greedy(max_tokens: usize) -> GenerateOptions {
     GenerateOptions {
-        sampling: SamplingParams {
-            temperature: 0.0,
-            top_k: 0,
-            top_p: 1.0,
-            min_p: 0.0,
-            repeat_penalty: 1.0,
-            repeat_last_n: 0,
-            seed: 0,
-        },
         max_tokens: Some(max_tokens),
-        abort: AbortFlag::new(),
-        grammar: None,
-        stop: Vec::new(),
-        assistant_prefix: None,
+        ..GenerateOptions::new(SamplingParams::greedy())
     }
 }
 

@@ -4,7 +4,9 @@ use std::fmt::Write as _;
 
 use super::footprint::{Footprint, GOAL_SLACK_BYTES};
 use super::kv::KvCacheRow;
+use super::lookup::LookupRow;
 use super::{BenchReport, Memory};
+use crate::engine::cost::VerifyCost;
 
 /// The human-readable report.
 pub fn report(r: &BenchReport) -> String {
@@ -63,8 +65,54 @@ pub fn report(r: &BenchReport) -> String {
     }
     s.push_str(&memory(&r.memory, &r.kv_cache_type));
     s.push_str(&kv_table(&r.kv_cache));
+    s.push_str(&cost_table(&r.verify_cost));
+    s.push_str(&lookup_table(&r.lookup));
     if let Some(f) = &r.footprint {
         s.push_str(&footprint(f));
+    }
+    s
+}
+
+/// `verify k=…`: one decode of 1 + k rows against one row.
+fn cost_table(rows: &[VerifyCost]) -> String {
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from("verify     one decode of 1 + k rows:");
+    for c in rows {
+        let _ = write!(s, "  k={} {:.2} ms ({:.2}×)", c.k, c.ms, c.relative);
+    }
+    s.push('\n');
+    s
+}
+
+/// Per workload and lookup mode: decode speed, acceptance, speedup over off.
+fn lookup_table(rows: &[LookupRow]) -> String {
+    let mut s = String::new();
+    if rows.is_empty() {
+        return s;
+    }
+    s.push_str("lookup     workload  mode  decode tok/s  drafted  accepted  speedup\n");
+    for row in rows {
+        for m in &row.modes {
+            let _ = writeln!(
+                s,
+                "           {:<8}  {:<4}  {:>12.1}  {:>7}  {:>8}  {:>6.2}×",
+                row.workload,
+                m.mode.as_str(),
+                m.decode_tps,
+                m.draft_tokens,
+                m.accepted_tokens,
+                m.speedup
+            );
+        }
+        if !row.same_text {
+            let _ = writeln!(
+                s,
+                "           {}: the modes' replies differ (batched arithmetic rounds differently)",
+                row.workload
+            );
+        }
     }
     s
 }

@@ -130,25 +130,13 @@ pub fn average_decode_tps(turns: &[TurnStats]) -> f64 {
 mod tests {
     use super::*;
     use crate::engine::scripted::ScriptedEngine;
-    use crate::engine::{AbortFlag, SamplingParams};
+    use crate::engine::SamplingParams;
 
     fn opts() -> GenerateOptions {
-        GenerateOptions {
-            sampling: SamplingParams {
-                temperature: 0.0,
-                top_k: 0,
-                top_p: 1.0,
-                min_p: 0.0,
-                repeat_penalty: 1.0,
-                repeat_last_n: 0,
-                seed: 1,
-            },
-            max_tokens: None,
-            abort: AbortFlag::new(),
-            grammar: None,
-            stop: Vec::new(),
-            assistant_prefix: None,
-        }
+        GenerateOptions::new(SamplingParams {
+            seed: 1,
+            ..SamplingParams::greedy()
+        })
     }
 
     #[test]

@@ -350,20 +350,13 @@ fn summary_prompt(previous: Option<&str>, chunk: &str, focus: Option<&str>) -> V
 
 fn summary_options(abort: &AbortFlag) -> GenerateOptions {
     GenerateOptions {
-        sampling: SamplingParams {
-            temperature: 0.0,
-            top_k: 0,
-            top_p: 1.0,
-            min_p: 0.0,
-            repeat_penalty: 1.15,
-            repeat_last_n: 64,
-            seed: 0,
-        },
         max_tokens: Some(SUMMARY_MAX_TOKENS),
         abort: abort.clone(),
-        grammar: None,
-        stop: Vec::new(),
-        assistant_prefix: None,
+        ..GenerateOptions::new(SamplingParams {
+            repeat_penalty: 1.15,
+            repeat_last_n: 64,
+            ..SamplingParams::greedy()
+        })
     }
 }
 

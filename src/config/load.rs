@@ -188,6 +188,21 @@ mod tests {
     }
 
     #[test]
+    fn lookup_is_read_and_a_bad_one_names_the_key_and_the_choices() {
+        use crate::engine::LookupMode;
+        let read = |v: &str| parse(&format!("engine:\n  lookup: {v}\n"), Path::new("x"));
+        assert_eq!(read("off").unwrap().engine.lookup, LookupMode::Off);
+        assert_eq!(read("ON").unwrap().engine.lookup, LookupMode::On);
+        assert_eq!(Config::default().engine.lookup, LookupMode::Auto);
+        let e = err("engine:\n  lookup: always\n");
+        assert!(
+            e.starts_with("agents/harvey.yaml:2: engine.lookup \"always\" is not"),
+            "{e}"
+        );
+        assert!(e.contains("auto, on or off"), "{e}");
+    }
+
+    #[test]
     fn values_are_read() {
         let c = parse(
             "engine:\n  n_ctx: 2048\n  threads: 3\nmemory:\n  embedder: none\n",

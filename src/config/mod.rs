@@ -22,6 +22,8 @@ pub const DEFAULT_N_CTX: u32 = 4096;
 pub const DEFAULT_N_BATCH: u32 = 512;
 /// f16 until q8_0 is shown not to be slower on an idle machine (issue 19).
 pub const DEFAULT_KV_CACHE_TYPE: &str = "f16";
+/// `engine.lookup` when the config does not say.
+pub const DEFAULT_LOOKUP: &str = "auto";
 pub const DEFAULT_TEMPERATURE: f32 = 0.7;
 pub const DEFAULT_TOP_K: i32 = 40;
 pub const DEFAULT_TOP_P: f32 = 0.95;
@@ -103,6 +105,8 @@ pub struct EngineConfig {
     pub cache_prefix: bool,
     /// `engine.kv_cache_type`: f16 (default) or q8_0 (about half the KV memory).
     pub kv_cache_type: crate::engine::KvCacheType,
+    /// `engine.lookup`: prompt-lookup decoding, auto (default), on or off.
+    pub lookup: crate::engine::LookupMode,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -106,6 +106,7 @@ pub struct RawEngine {
     pub threads_batch: u32,
     pub cache_prefix: bool,
     pub kv_cache_type: String,
+    pub lookup: String,
 }
 
 impl Default for RawEngine {
@@ -117,6 +118,7 @@ impl Default for RawEngine {
             threads_batch: 0,
             cache_prefix: true,
             kv_cache_type: DEFAULT_KV_CACHE_TYPE.into(),
+            lookup: DEFAULT_LOOKUP.into(),
         }
     }
 }

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use super::raw::*;
 use super::*;
-use crate::engine::KvCacheType;
+use crate::engine::{KvCacheType, LookupMode};
 
 /// The built-in defaults (an empty file resolves to exactly this).
 pub fn resolve_defaults() -> Config {
@@ -123,6 +123,14 @@ fn check_engine(e: &RawEngine) -> Check {
             "{:?} is not a KV cache type: use f16 or q8_0 (about half the memory)",
             e.kv_cache_type
         ),
+    )?;
+    require(
+        LookupMode::parse(&e.lookup).is_some(),
+        "engine.lookup",
+        &format!(
+            "{:?} is not a lookup mode: use auto, on or off (prompt-lookup decoding)",
+            e.lookup
+        ),
     )
 }
 
@@ -221,6 +229,7 @@ fn engine(e: RawEngine) -> EngineConfig {
         threads_batch: auto(e.threads_batch),
         cache_prefix: e.cache_prefix,
         kv_cache_type: KvCacheType::parse(&e.kv_cache_type).unwrap_or_default(),
+        lookup: LookupMode::parse(&e.lookup).unwrap_or_default(),
     }
 }
 

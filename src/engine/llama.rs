@@ -25,7 +25,7 @@ use super::load::{chat_template, context_params, describe, fingerprint, specials
 use super::prompt::{placeholder, scaffold_pieces, split_by_scaffold, split_rendered, Segment};
 use super::run::{truncate_cache, Run};
 use super::types::{AbortFlag, Completion, GenerateOptions, Message, ModelInfo};
-use super::{EngineError, EngineParams, KvCacheType};
+use super::{EngineError, EngineParams, KvCacheType, LookupMode};
 use crate::gguf;
 use crate::tokens::TokenCounter;
 
@@ -60,6 +60,8 @@ pub struct LlamaEngine {
     info: ModelInfo,
     /// The element type both contexts' KV caches use.
     kv_cache_type: KvCacheType,
+    /// Prompt-lookup decoding in both contexts.
+    lookup: LookupMode,
     /// Tokens in the chat context's KV cache, in position order.
     chat_cached: Vec<LlamaToken>,
     aside_cached: Vec<LlamaToken>,
@@ -125,6 +127,7 @@ impl LlamaEngine {
             cell,
             backend,
             kv_cache_type: params.kv_cache_type,
+            lookup: params.lookup,
             template: chosen.template,
             turn_stops,
             info,
@@ -148,9 +151,30 @@ impl LlamaEngine {
         self.info.kv_bytes * u64::from(self.aside_n_ctx) / u64::from(self.info.n_ctx.max(1))
     }
 
+    /// Prompt-lookup decoding from the next generation on (`engine.lookup`).
+    pub fn set_lookup(&mut self, mode: LookupMode) {
+        self.lookup = mode;
+    }
+
+    pub fn lookup(&self) -> LookupMode {
+        self.lookup
+    }
+
     /// Number of tokens in the chat context's KV cache.
     pub fn cached_tokens(&self) -> usize {
         self.chat_cached.len()
+    }
+
+    /// Positions llama.cpp itself holds for the chat (highest position + 1), to check that
+    /// the token mirror and the real cache agree.
+    pub fn kv_cache_len(&self) -> usize {
+        let max = self.cell.borrow_dependent().chat.kv_cache_seq_pos_max(0);
+        usize::try_from(max + 1).unwrap_or(0)
+    }
+
+    /// Runs `f` on the chat context; the caller keeps `chat_cached` true to it.
+    pub(super) fn with_chat<R>(&mut self, f: impl FnOnce(&mut LlamaContext) -> R) -> R {
+        self.cell.with_dependent_mut(|_, c| f(&mut c.chat))
     }
 
     /// Forgets the chat KV cache; the next prompt is prefilled from scratch.
@@ -317,6 +341,7 @@ impl LlamaEngine {
             chat_cached,
             aside_cached,
             turn_stops,
+            lookup,
             ..
         } = self;
         cell.with_dependent_mut(|model, c| {
@@ -330,6 +355,7 @@ impl LlamaEngine {
                 n_batch,
                 started,
                 turn_stops,
+                lookup: *lookup,
             };
             let result = run.execute(ctx, cached, &prompt, opts, on_text);
             if result.is_err() {
@@ -364,6 +390,7 @@ impl LlamaEngine {
                 n_batch,
                 started: Instant::now(),
                 turn_stops: &[],
+                lookup: LookupMode::Off,
             };
             let mut batch = LlamaBatch::new(n_batch.max(1), 1);
             let result = run.prefill(

@@ -10,11 +10,14 @@
 //! the last prompt token is always decoded before sampling.
 
 mod backend;
+pub mod cost;
+mod decode;
 pub mod embed;
 mod error;
 pub mod gbnf;
 mod llama;
 mod load;
+pub mod lookup;
 pub mod prompt;
 pub mod reference;
 mod run;
@@ -30,6 +33,7 @@ mod vocab;
 pub use embed::LlamaEmbedder;
 pub use error::EngineError;
 pub use llama::LlamaEngine;
+pub use lookup::LookupMode;
 pub use template::{
     fallback as template_fallback, fallback_tokens as template_fallback_tokens,
     is_known_setting as is_known_template, settings_list as template_settings, AUTO_TEMPLATE,

@@ -1,6 +1,6 @@
 //! One generation on one context: trim the KV cache to the reusable prefix, prefill the
-//! rest in `n_batch` chunks, then sample until EOG, the token limit, the end of the
-//! context or an abort.
+//! rest in `n_batch` chunks, then sample (`decode.rs`) until EOG, the token limit, the end
+//! of the context or an abort.
 //!
 //! `cached` must mirror the context's sequence 0 exactly; callers clear both on error.
 
@@ -12,9 +12,7 @@ use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::token::LlamaToken;
 
 use super::prompt::{chunk_ranges, reusable_prefix};
-use super::stops::StopScanner;
 use super::types::{rate, AbortFlag, Completion, GenerateOptions, StopReason, TurnStats};
-use super::utf8::Utf8Stream;
 use super::EngineError;
 
 /// One generation: the borrowed pieces and the clock.
@@ -26,6 +24,8 @@ pub(super) struct Run<'m> {
     /// Template text a reply stops before (not applied under a grammar, whose output is
     /// bounded by the grammar itself).
     pub turn_stops: &'m [String],
+    /// Whether and how the decode loop drafts from the context (`decode.rs`).
+    pub lookup: super::lookup::LookupMode,
 }
 
 impl Run<'_> {
@@ -93,93 +93,12 @@ impl Run<'_> {
         }
         Ok(Some(decoded))
     }
-
-    #[expect(
-        clippy::too_many_arguments,
-        reason = "one private step of a generation; grouping would only rename the same state"
-    )]
-    fn sample_loop(
-        &self,
-        ctx: &mut LlamaContext,
-        batch: &mut LlamaBatch,
-        cached: &mut Vec<LlamaToken>,
-        mut logits_at: i32,
-        opts: &GenerateOptions,
-        on_text: &mut dyn FnMut(&str),
-        stats: &mut TurnStats,
-    ) -> Result<(String, StopReason), EngineError> {
-        let vocab = self.model.vocab();
-        let mut sampler =
-            super::sampler::build(self.model, &opts.sampling, opts.grammar.as_deref())?;
-        let mut stream = Utf8Stream::default();
-        let stops = self.stops(opts);
-        let mut scanner = StopScanner::new(&stops);
-        let mut decode_started: Option<Instant> = None;
-        // Decode rate = tokens decoded one at a time / time since the first sample.
-        let mut decoded = 0;
-        let stop = loop {
-            if opts.abort.is_raised() {
-                break StopReason::Aborted;
-            }
-            let token = sampler.sample(ctx, logits_at);
-            let since = *decode_started.get_or_insert_with(|| {
-                stats.ttft_ms = ms(self.started.elapsed());
-                Instant::now()
-            });
-            // Any end-of-generation token of the vocabulary (`<end_of_turn>`, `<|im_end|>`,
-            // `<|eot_id|>`, …) ends the reply; so does any other control token (a new turn
-            // or garbage), which is never shown as text.
-            if vocab.is_eog(token) || vocab.is_control(token) {
-                break StopReason::EndOfGeneration;
-            }
-            stats.completion_tokens += 1;
-            let piece = stream.push(&vocab.token_to_piece(token, false, None));
-            let (shown, hit_stop) = scanner.push(&piece);
-            if !shown.is_empty() {
-                on_text(&shown);
-            }
-            if hit_stop {
-                // A caller's stop string is reported as such; template text ends the turn.
-                break match scanner.hit() {
-                    Some(i) if i < opts.stop.len() => StopReason::StopString,
-                    _ => StopReason::EndOfGeneration,
-                };
-            }
-            if opts
-                .max_tokens
-                .is_some_and(|max| stats.completion_tokens >= max)
-            {
-                break StopReason::MaxTokens;
-            }
-            if cached.len() >= self.n_ctx {
-                break StopReason::ContextFull;
-            }
-            batch.clear();
-            batch
-                .add(token, position(cached.len())?, &[0], true)
-                .map_err(|e| EngineError::Decode(e.to_string()))?;
-            ctx.decode(batch)
-                .map_err(|e| EngineError::Decode(e.to_string()))?;
-            cached.push(token);
-            decoded += 1;
-            stats.decode_tps = rate(decoded, since.elapsed());
-            logits_at = 0;
-        };
-        if scanner.hit().is_none() {
-            let (tail, _) = scanner.push(&stream.finish());
-            let rest = tail + &scanner.finish();
-            if !rest.is_empty() {
-                on_text(&rest);
-            }
-        }
-        Ok((scanner.text().to_string(), stop))
-    }
 }
 
 impl Run<'_> {
     /// The caller's stop strings first (their indices decide `StopString`), then the
     /// template's turn markers unless a grammar bounds the output.
-    fn stops(&self, opts: &GenerateOptions) -> Vec<String> {
+    pub(super) fn stops(&self, opts: &GenerateOptions) -> Vec<String> {
         let mut stops = opts.stop.clone();
         if opts.grammar.is_none() {
             stops.extend(self.turn_stops.iter().cloned());
@@ -188,11 +107,11 @@ impl Run<'_> {
     }
 }
 
-fn position(index: usize) -> Result<i32, EngineError> {
+pub(super) fn position(index: usize) -> Result<i32, EngineError> {
     i32::try_from(index).map_err(|_| EngineError::Decode(format!("position {index} out of range")))
 }
 
-fn ms(d: Duration) -> f64 {
+pub(super) fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 

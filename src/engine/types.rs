@@ -58,6 +58,19 @@ pub struct SamplingParams {
 }
 
 impl SamplingParams {
+    /// Greedy decoding with no penalties (override fields with `..greedy()`).
+    pub fn greedy() -> Self {
+        Self {
+            temperature: 0.0,
+            top_k: 0,
+            top_p: 1.0,
+            min_p: 0.0,
+            repeat_penalty: 1.0,
+            repeat_last_n: 0,
+            seed: 0,
+        }
+    }
+
     pub fn is_greedy(&self) -> bool {
         self.temperature <= 0.0
     }
@@ -77,6 +90,8 @@ pub struct EngineParams {
     pub template: Option<String>,
     /// Element type of the K and V caches.
     pub kv_cache_type: KvCacheType,
+    /// Prompt-lookup decoding (`engine.lookup`).
+    pub lookup: super::LookupMode,
 }
 
 /// `engine.kv_cache_type`: the element type of the KV cache. q8_0 stores 32 values in 34
@@ -169,6 +184,20 @@ pub struct GenerateOptions {
     pub assistant_prefix: Option<String>,
 }
 
+impl GenerateOptions {
+    /// `sampling` with nothing else: no token limit, grammar, stop strings or prefix.
+    pub fn new(sampling: SamplingParams) -> Self {
+        Self {
+            sampling,
+            max_tokens: None,
+            abort: AbortFlag::new(),
+            grammar: None,
+            stop: Vec::new(),
+            assistant_prefix: None,
+        }
+    }
+}
+
 /// Set from a signal handler; checked between decode steps.
 #[derive(Debug, Clone, Default)]
 pub struct AbortFlag(Arc<AtomicBool>);
@@ -230,6 +259,9 @@ pub struct TurnStats {
     pub prefill_tps: f64,
     pub decode_tps: f64,
     pub ttft_ms: f64,
+    /// Prompt-lookup draft tokens verified, and how many of them the sampler kept.
+    pub draft_tokens: usize,
+    pub accepted_tokens: usize,
 }
 
 /// A finished generation.

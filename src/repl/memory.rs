@@ -54,41 +54,10 @@ pub fn command(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()
 fn mine(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()> {
     let force = args.split_whitespace().any(|w| w == "--force");
     let name = args.split_whitespace().find(|w| *w != "--force");
-    let Some(index) = app.sessions.as_ref() else {
-        return writeln!(out, "the sessions index is unavailable");
+    let (file, exchanges) = match session_to_mine(app, name, force) {
+        Ok(found) => found,
+        Err(message) => return writeln!(out, "{message}"),
     };
-    let file = match name {
-        Some(n) => match app.find_session(Some(n)) {
-            Ok(p) => p
-                .file_name()
-                .map(|f| f.to_string_lossy().into_owned())
-                .unwrap_or_default(),
-            Err(e) => return writeln!(out, "error: {e}"),
-        },
-        None => {
-            let recent = index.recent(100).unwrap_or_default();
-            match recent.into_iter().find(|e| !index.is_mined(&e.file).unwrap_or(true)) {
-                Some(e) => e.file,
-                None => return writeln!(out, "every recorded session has been mined (/memory mine FILE --force mines one again)"),
-            }
-        }
-    };
-    if !force && index.is_mined(&file).unwrap_or(false) {
-        return writeln!(
-            out,
-            "{file} was mined already; add --force to mine it again"
-        );
-    }
-    let path = index.sessions_dir().join(&file);
-    let record = match std::fs::read_to_string(&path) {
-        Ok(t) => crate::session::fountain::parse(&t),
-        Err(e) => return writeln!(out, "error: {}: {e}", path.display()),
-    };
-    let exchanges: Vec<(String, String)> = record
-        .exchanges
-        .iter()
-        .map(|e| (e.user.clone(), e.reply.clone()))
-        .collect();
     writeln!(
         out,
         "[mining {file}: {} exchanges… (Ctrl-C to stop)]",
@@ -113,7 +82,7 @@ fn mine(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()> {
     if kept.is_empty() {
         return writeln!(out, "no new memories proposed");
     }
-    for (i, mut d) in kept.into_iter().enumerate() {
+    for (i, d) in kept.into_iter().enumerate() {
         writeln!(
             out,
             "{}. [{}] {}: {}",
@@ -129,38 +98,86 @@ fn mine(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()> {
             )?;
             continue;
         };
-        let answer = ask("   accept / edit / skip / replace ID? [a/e/s/r ID] ").unwrap_or_default();
-        let mut words = answer.split_whitespace();
-        match words.next().map(str::to_lowercase).as_deref() {
-            Some("a") | Some("accept") => {}
-            Some("e") | Some("edit") => {
-                match ask("   description: ").filter(|t| !t.trim().is_empty()) {
-                    Some(text) => d.description = text.trim().to_string(),
-                    None => {
-                        writeln!(out, "   skipped")?;
-                        continue;
-                    }
+        match review(ask.as_ref(), d) {
+            Ok(mut d) => {
+                d.source_session = Some(file.clone());
+                match store.write(&d) {
+                    Ok(o) => writeln!(out, "   {}", o.describe())?,
+                    Err(e) => writeln!(out, "   error: {e}")?,
                 }
             }
-            Some("r") | Some("replace") => match words.next() {
-                Some(id) => d.supersedes = vec![id.to_string()],
-                None => {
-                    writeln!(out, "   skipped (replace needs an id)")?;
-                    continue;
-                }
-            },
-            _ => {
-                writeln!(out, "   skipped")?;
-                continue;
-            }
-        }
-        d.source_session = Some(file.clone());
-        match store.write(&d) {
-            Ok(o) => writeln!(out, "   {}", o.describe())?,
-            Err(e) => writeln!(out, "   error: {e}")?,
+            Err(skipped) => writeln!(out, "   {skipped}")?,
         }
     }
     Ok(())
+}
+
+/// The session `/memory mine` works on (named, or the newest not yet mined) and its
+/// exchanges; `Err` is the message to show instead.
+fn session_to_mine(
+    app: &App,
+    name: Option<&str>,
+    force: bool,
+) -> Result<(String, Vec<(String, String)>), String> {
+    let Some(index) = app.sessions.as_ref() else {
+        return Err("the sessions index is unavailable".into());
+    };
+    let file = match name {
+        Some(n) => app
+            .find_session(Some(n))
+            .map_err(|e| format!("error: {e}"))?
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        None => index
+            .recent(100)
+            .unwrap_or_default()
+            .into_iter()
+            .find(|e| !index.is_mined(&e.file).unwrap_or(true))
+            .map(|e| e.file)
+            .ok_or(
+                "every recorded session has been mined (/memory mine FILE --force mines one again)",
+            )?,
+    };
+    if !force && index.is_mined(&file).unwrap_or(false) {
+        return Err(format!(
+            "{file} was mined already; add --force to mine it again"
+        ));
+    }
+    let path = index.sessions_dir().join(&file);
+    let text =
+        std::fs::read_to_string(&path).map_err(|e| format!("error: {}: {e}", path.display()))?;
+    let exchanges = crate::session::fountain::parse(&text)
+        .exchanges
+        .iter()
+        .map(|e| (e.user.clone(), e.reply.clone()))
+        .collect();
+    Ok((file, exchanges))
+}
+
+/// Asks the user about one proposed memory: the draft to save (accepted, with a new
+/// description, or replacing an id), or why it is skipped.
+fn review(
+    ask: &dyn Fn(&str) -> Option<String>,
+    mut d: crate::memory::Draft,
+) -> Result<crate::memory::Draft, &'static str> {
+    let answer = ask("   accept / edit / skip / replace ID? [a/e/s/r ID] ").unwrap_or_default();
+    let mut words = answer.split_whitespace();
+    match words.next().map(str::to_lowercase).as_deref() {
+        Some("a") | Some("accept") => Ok(d),
+        Some("e") | Some("edit") => {
+            let text = ask("   description: ").filter(|t| !t.trim().is_empty());
+            let text = text.ok_or("skipped")?;
+            d.description = text.trim().to_string();
+            Ok(d)
+        }
+        Some("r") | Some("replace") => {
+            let id = words.next().ok_or("skipped (replace needs an id)")?;
+            d.supersedes = vec![id.to_string()];
+            Ok(d)
+        }
+        _ => Err("skipped"),
+    }
 }
 
 /// `/memory profile show|edit`: the workspace profile memories.

@@ -216,8 +216,16 @@ pub fn turn_line(t: &TurnStats) -> String {
     } else {
         String::new()
     };
+    let lookup = if t.draft_tokens > 0 {
+        format!(
+            ", lookup kept {}/{} drafted tokens",
+            t.accepted_tokens, t.draft_tokens
+        )
+    } else {
+        String::new()
+    };
     format!(
-        "{} tokens{thinking} at {:.1} tok/s, ttft {:.0} ms, prefill {}/{} tokens at {:.1} tok/s",
+        "{} tokens{thinking} at {:.1} tok/s, ttft {:.0} ms, prefill {}/{} tokens at {:.1} tok/s{lookup}",
         t.completion_tokens,
         t.decode_tps,
         t.ttft_ms,
@@ -277,6 +285,22 @@ mod tests {
         let mut out = Vec::new();
         f(&mut out).unwrap();
         String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn a_turn_line_says_what_lookup_kept_only_when_it_drafted() {
+        let mut t = TurnStats {
+            completion_tokens: 10,
+            ..TurnStats::default()
+        };
+        assert!(!turn_line(&t).contains("lookup"));
+        t.draft_tokens = 12;
+        t.accepted_tokens = 9;
+        assert!(
+            turn_line(&t).ends_with(", lookup kept 9/12 drafted tokens"),
+            "{}",
+            turn_line(&t)
+        );
     }
 
     #[test]

@@ -177,20 +177,14 @@ pub fn mine_report(
 
 fn options(grammar: &str, max_tokens: usize, abort: &AbortFlag) -> GenerateOptions {
     GenerateOptions {
-        sampling: SamplingParams {
-            temperature: 0.0,
-            top_k: 0,
-            top_p: 1.0,
-            min_p: 0.0,
-            repeat_penalty: 1.1,
-            repeat_last_n: 64,
-            seed: 0,
-        },
         max_tokens: Some(max_tokens),
         abort: abort.clone(),
         grammar: Some(grammar.to_string()),
-        stop: Vec::new(),
-        assistant_prefix: None,
+        ..GenerateOptions::new(SamplingParams {
+            repeat_penalty: 1.1,
+            repeat_last_n: 64,
+            ..SamplingParams::greedy()
+        })
     }
 }
 

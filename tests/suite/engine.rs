@@ -41,6 +41,7 @@ fn every_template_name_the_config_accepts_renders_in_llama_cpp() {
             threads_batch: 1,
             template: Some(name.to_string()),
             kv_cache_type: Default::default(),
+            lookup: Default::default(),
         })
         .unwrap_or_else(|err| panic!("{name}: {err}"));
         assert_eq!(e.info().template_name, *name);
@@ -59,6 +60,7 @@ fn every_template_name_the_config_accepts_renders_in_llama_cpp() {
         threads_batch: 1,
         template: Some("not-a-format".into()),
         kv_cache_type: Default::default(),
+        lookup: Default::default(),
     })
     .err()
     .expect("refused")

@@ -20,6 +20,7 @@ fn load(kv_cache_type: KvCacheType) -> LlamaEngine {
         threads_batch: 2,
         template: None,
         kv_cache_type,
+        lookup: Default::default(),
     })
     .expect("the model loads")
 }

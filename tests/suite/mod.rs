@@ -12,6 +12,7 @@ mod footprint;
 mod gemma;
 mod kv_cache;
 mod long;
+mod lookup;
 mod memory;
 mod models;
 mod onboarding;

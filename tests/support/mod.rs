@@ -54,6 +54,7 @@ fn load(model_path: PathBuf, n_ctx: u32, n_batch: u32) -> LlamaEngine {
         threads_batch: 2,
         template: None,
         kv_cache_type: Default::default(),
+        lookup: Default::default(),
     })
     .expect("the model loads")
 }

@@ -1,0 +1,378 @@
+//! Prompt-lookup drafting: guesses the next tokens of a reply by finding where the last
+//! few tokens already occurred in the context (an attached file, the memory block, code
+//! being edited, the previous reply) and proposing what followed them there.
+//!
+//! The decode loop verifies a draft in one batch and keeps only the tokens the normal
+//! sampler picks (`decode.rs`), so drafting changes speed, never the output. [`Drafter`]
+//! decides when to draft and how far: `on` drafts whenever a match exists, `auto` also
+//! adapts the length to recent acceptance and pauses when drafts keep failing.
+
+use serde::Serialize;
+
+/// `engine.lookup`: whether the decode loop drafts from the context.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LookupMode {
+    /// Draft when a match exists, adapt the length, pause when it does not pay.
+    #[default]
+    Auto,
+    /// Draft the longest allowed length whenever a match exists.
+    On,
+    /// Plain one-token-at-a-time decoding.
+    Off,
+}
+
+impl LookupMode {
+    pub const ALL: [LookupMode; 3] = [LookupMode::Auto, LookupMode::On, LookupMode::Off];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LookupMode::Auto => "auto",
+            LookupMode::On => "on",
+            LookupMode::Off => "off",
+        }
+    }
+
+    /// The setting's value (`auto`, `on`, `off`); `None` for anything else.
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|m| m.as_str().eq_ignore_ascii_case(text.trim()))
+    }
+}
+
+/// Longest draft `auto` considers: the k-cost table of `harvey bench` measures up to 8.
+pub const MAX_DRAFT: usize = 8;
+/// The fixed length of `on`'s drafts.
+pub const ON_DRAFT: usize = 4;
+/// The longest and shortest suffix that is looked up. One token matches almost anywhere
+/// and predicts little.
+const MAX_NGRAM: usize = 4;
+const MIN_NGRAM: usize = 2;
+/// How far back the lookup searches (tokens): the whole context of every supported size.
+const WINDOW: usize = 16_384;
+/// `auto`'s prior belief that a draft token is accepted, and its weight in verifies.
+const PRIOR_ACCEPT: f64 = 0.5;
+const PRIOR_WEIGHT: f64 = 2.0;
+/// How much older verifies count against newer ones (per verify).
+const DECAY: f64 = 0.85;
+/// A draft row's cost as a fraction of a one-row decode before any was timed.
+const PRIOR_ROW_COST: f64 = 0.25;
+/// `auto` drafts only when it expects at least this gain in tokens per second.
+const MIN_GAIN: f64 = 1.05;
+/// When drafting stops paying, `auto` pauses for `MIN_PAUSE` decodes, then tries again
+/// believing `RETRY_ACCEPT` (a reply may have started quoting); each try that keeps
+/// nothing doubles the pause, up to `MAX_PAUSE`; a kept token resets it.
+const MIN_PAUSE: u32 = 8;
+const MAX_PAUSE: u32 = 128;
+const RETRY_ACCEPT: f64 = 0.6;
+
+/// The up-to-`k` tokens that followed the most recent earlier occurrence of the longest
+/// suffix of `history` (between `MIN_NGRAM` and `MAX_NGRAM` tokens long). Empty when the
+/// suffix does not occur earlier.
+pub fn find_draft<T: Copy + PartialEq>(history: &[T], k: usize) -> Vec<T> {
+    if k == 0 {
+        return Vec::new();
+    }
+    let from = history.len().saturating_sub(WINDOW);
+    let history = &history[from..];
+    for n in (MIN_NGRAM..=MAX_NGRAM).rev() {
+        if history.len() <= n {
+            continue;
+        }
+        let suffix = &history[history.len() - n..];
+        // Most recent first: the start of an earlier copy of `suffix`, which must end
+        // before the suffix itself starts to be followed by something.
+        let found = (0..history.len() - n)
+            .rev()
+            .find(|&start| &history[start..start + n] == suffix);
+        if let Some(start) = found {
+            let follow = start + n;
+            let end = (follow + k).min(history.len());
+            return history[follow..end].to_vec();
+        }
+    }
+    Vec::new()
+}
+
+/// Chooses each step's draft length and learns from what was accepted and what the
+/// decodes cost.
+///
+/// `auto` keeps two estimates: `p`, the chance that a draft token is accepted given the
+/// ones before it were (successes over successes + first failures, recent verifies
+/// weighing more), and `row_cost`, what one more row adds to a decode relative to a
+/// one-row decode (timed on this machine, as it goes). A draft of `k` then yields
+/// `1 + p + p² + … + pᵏ` tokens for `1 + k · row_cost` decodes' time; `auto` drafts the
+/// `k` with the best ratio, or not at all when no `k` gains `MIN_GAIN`.
+#[derive(Debug, Clone)]
+pub struct Drafter {
+    mode: LookupMode,
+    /// Recent accepted draft tokens and rejections (decayed counts).
+    successes: f64,
+    failures: f64,
+    /// Milliseconds of a one-row decode, and of each extra row (decayed averages).
+    one_row_ms: Option<f64>,
+    extra_row_ms: Option<f64>,
+    /// Decodes left in the current pause, and the next pause's length.
+    idle: u32,
+    pause: u32,
+    /// The next verify is a try after a pause: if it keeps nothing, pause again at once.
+    retrying: bool,
+    pub drafted: usize,
+    pub accepted: usize,
+    pub verifies: usize,
+}
+
+impl Drafter {
+    pub fn new(mode: LookupMode) -> Self {
+        Self {
+            mode,
+            successes: PRIOR_ACCEPT * PRIOR_WEIGHT,
+            failures: (1.0 - PRIOR_ACCEPT) * PRIOR_WEIGHT,
+            one_row_ms: None,
+            extra_row_ms: None,
+            idle: 0,
+            pause: MIN_PAUSE,
+            retrying: false,
+            drafted: 0,
+            accepted: 0,
+            verifies: 0,
+        }
+    }
+
+    /// The draft for the step after `history`, at most `room` tokens long (what the
+    /// context and the token limit still allow). Empty: decode one token.
+    pub fn draft<T: Copy + PartialEq>(&mut self, history: &[T], room: usize) -> Vec<T> {
+        let k = match self.mode {
+            LookupMode::Off => 0,
+            LookupMode::On => ON_DRAFT,
+            LookupMode::Auto => self.auto_k(),
+        };
+        if k == 0 || room == 0 {
+            return Vec::new();
+        }
+        find_draft(history, k.min(room))
+    }
+
+    /// One decode of `1 + drafted` rows took `ms`, and `accepted` draft tokens were kept.
+    pub fn record(&mut self, drafted: usize, accepted: usize, ms: f64) {
+        if drafted == 0 {
+            self.one_row_ms = Some(blend(self.one_row_ms, ms));
+            return;
+        }
+        self.count(drafted, accepted);
+        if accepted > 0 {
+            self.pause = MIN_PAUSE;
+        } else if self.retrying {
+            self.start_pause();
+        }
+        self.retrying = false;
+        self.successes = self.successes * DECAY + accepted as f64;
+        self.failures = self.failures * DECAY + f64::from(u8::from(accepted < drafted));
+        if let Some(one) = self.one_row_ms {
+            let extra = ((ms - one) / drafted as f64).max(0.0);
+            self.extra_row_ms = Some(blend(self.extra_row_ms, extra));
+        }
+    }
+
+    /// Adds a verify to the totals only (`drafted`, `accepted`, `verifies`).
+    pub fn count(&mut self, drafted: usize, accepted: usize) {
+        if drafted > 0 {
+            self.drafted += drafted;
+            self.accepted += accepted;
+            self.verifies += 1;
+        }
+    }
+
+    /// The chance that a draft token is accepted, as estimated now.
+    pub fn acceptance(&self) -> f64 {
+        self.successes / (self.successes + self.failures)
+    }
+
+    /// What one more row costs relative to a one-row decode.
+    fn row_cost(&self) -> f64 {
+        match (self.one_row_ms, self.extra_row_ms) {
+            (Some(one), Some(extra)) if one > 0.0 => extra / one,
+            _ => PRIOR_ROW_COST,
+        }
+    }
+
+    /// The draft length with the best expected gain, 0 when none gains `MIN_GAIN`. The
+    /// first decode is always plain: it times a one-row decode.
+    fn best_k(&self) -> usize {
+        if self.one_row_ms.is_none() {
+            return 0;
+        }
+        let (p, cost) = (self.acceptance(), self.row_cost());
+        let mut best = (0, MIN_GAIN);
+        let mut expected = 1.0;
+        let mut p_i = 1.0;
+        for k in 1..=MAX_DRAFT {
+            p_i *= p;
+            expected += p_i;
+            let gain = expected / (1.0 + k as f64 * cost);
+            if gain > best.1 {
+                best = (k, gain);
+            }
+        }
+        best.0
+    }
+
+    /// `auto`'s length for this step: 0 while paused; a pause starts when no length pays.
+    fn auto_k(&mut self) -> usize {
+        if self.idle > 0 {
+            self.idle -= 1;
+            if self.idle == 0 {
+                let weight = self.successes + self.failures;
+                self.successes = RETRY_ACCEPT * weight;
+                self.failures = (1.0 - RETRY_ACCEPT) * weight;
+                self.retrying = true;
+            }
+            return 0;
+        }
+        let k = self.best_k();
+        if k == 0 && self.one_row_ms.is_some() {
+            self.start_pause();
+        }
+        k
+    }
+
+    fn start_pause(&mut self) {
+        self.idle = self.pause;
+        self.pause = (self.pause * 2).min(MAX_PAUSE);
+    }
+}
+
+/// A decayed running average (the first value stands alone).
+fn blend(old: Option<f64>, new: f64) -> f64 {
+    old.map_or(new, |old| old * DECAY + new * (1.0 - DECAY))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_longest_most_recent_match_gives_what_followed_it() {
+        // "1 2 3" occurs twice; the later copy is followed by 7 8.
+        let h = [1, 2, 3, 4, 5, 9, 1, 2, 3, 7, 8, 0, 1, 2, 3];
+        assert_eq!(find_draft(&h, 2), vec![7, 8]);
+        assert_eq!(find_draft(&h, 1), vec![7]);
+        // A 4-token match beats a more recent 2-token one.
+        let h = [5, 6, 7, 8, 1, 2, 0, 7, 8, 3, 5, 6, 7, 8];
+        assert_eq!(find_draft(&h, 3), vec![1, 2, 0]);
+    }
+
+    #[test]
+    fn no_draft_without_an_earlier_match_of_two_tokens() {
+        assert!(find_draft(&[1, 2, 3, 4, 5], 4).is_empty());
+        // A single shared token is not enough.
+        assert!(find_draft(&[1, 9, 2, 1], 4).is_empty());
+        assert!(find_draft::<i32>(&[], 4).is_empty());
+        assert!(find_draft(&[1, 2, 1, 2], 0).is_empty());
+    }
+
+    #[test]
+    fn a_draft_stops_at_the_end_of_the_history() {
+        // The earlier copy of "1 2" is followed by only "1 2" before the suffix.
+        assert_eq!(find_draft(&[1, 2, 1, 2], 8), vec![1, 2]);
+    }
+
+    #[test]
+    fn off_never_drafts_and_on_keeps_its_length() {
+        let h = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 1, 2];
+        let mut off = Drafter::new(LookupMode::Off);
+        assert!(off.draft(&h, 8).is_empty());
+        let mut on = Drafter::new(LookupMode::On);
+        for _ in 0..5 {
+            assert_eq!(on.draft(&h, 8).len(), ON_DRAFT);
+            on.record(ON_DRAFT, 0, 100.0);
+        }
+        assert_eq!(on.draft(&h, 3).len(), 3, "room bounds the draft");
+        assert_eq!((on.drafted, on.accepted, on.verifies), (20, 0, 5));
+    }
+
+    /// A history where every suffix has a long match.
+    fn repeating() -> Vec<i32> {
+        (0..40).chain(0..2).collect()
+    }
+
+    #[test]
+    fn auto_times_a_plain_decode_first_then_drafts_when_rows_are_cheap() {
+        let h = repeating();
+        let mut d = Drafter::new(LookupMode::Auto);
+        assert!(d.draft(&h, 100).is_empty(), "the first decode is plain");
+        d.record(0, 0, 10.0);
+        let first = d.draft(&h, 100);
+        assert!(!first.is_empty());
+        // Rows cost 10 % of a decode and every draft is accepted: the longest draft.
+        for _ in 0..10 {
+            let k = d.draft(&h, 100).len();
+            d.record(k, k, 10.0 + k as f64);
+        }
+        assert_eq!(d.draft(&h, 100).len(), MAX_DRAFT);
+        assert!(d.acceptance() > 0.9);
+    }
+
+    #[test]
+    fn auto_stops_drafting_when_it_does_not_pay_and_tries_again_later() {
+        let h = repeating();
+        let mut d = Drafter::new(LookupMode::Auto);
+        d.draft(&h, 100);
+        d.record(0, 0, 10.0);
+        // Every draft rejected, each row costing a fifth of a decode.
+        let mut steps = 0;
+        loop {
+            let k = d.draft(&h, 100).len();
+            if k == 0 {
+                break;
+            }
+            d.record(k, 0, 10.0 + 2.0 * k as f64);
+            steps += 1;
+            assert!(steps < 10, "auto keeps drafting drafts that all fail");
+        }
+        // Paused: plain decodes for a while, then a new try; each failed try doubles
+        // the pause, and a kept token ends the doubling.
+        let pause = |d: &mut Drafter| {
+            let mut steps = 0;
+            while d.draft(&h, 100).is_empty() {
+                d.record(0, 0, 10.0);
+                steps += 1;
+                assert!(steps < 1000, "auto never tries again");
+            }
+            steps
+        };
+        let first = pause(&mut d);
+        assert!(
+            first >= MIN_PAUSE as usize,
+            "tried again after {first} steps"
+        );
+        d.record(2, 0, 14.0);
+        let second = pause(&mut d);
+        assert!(second > first, "{second} after {first}");
+        d.record(2, 1, 14.0);
+        let k = d.draft(&h, 100).len();
+        d.record(k, 0, 10.0 + 2.0 * k as f64);
+        let third = pause(&mut d);
+        assert!(third < second, "{third} after {second}");
+    }
+
+    #[test]
+    fn expensive_rows_need_high_acceptance() {
+        let h = repeating();
+        let mut d = Drafter::new(LookupMode::Auto);
+        d.draft(&h, 100);
+        d.record(0, 0, 10.0);
+        // Rows as dear as a whole decode: half-accepted drafts never pay.
+        for _ in 0..20 {
+            let k = d.draft(&h, 100).len();
+            if k == 0 {
+                d.record(0, 0, 10.0);
+                continue;
+            }
+            d.record(k, k / 2, 10.0 + 10.0 * k as f64);
+        }
+        assert!(d.row_cost() > 0.9);
+        assert_eq!(d.best_k(), 0);
+    }
+}
