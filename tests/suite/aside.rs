@@ -18,6 +18,7 @@ fn load() -> LlamaEngine {
         threads_batch: 2,
         template: None,
         kv_cache_type: KvCacheType::F16,
+        lookup: Default::default(),
     })
     .expect("the model loads")
 }
