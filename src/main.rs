@@ -71,7 +71,9 @@ enum Command {
     /// Answer one prompt and exit (the prompt comes from the argument or from stdin).
     Run(RunArgs),
     /// Measure load time, prefill/decode speed against a raw llama.cpp loop, TTFT over
-    /// the turns of a scripted chat (with and without KV prefix reuse) and peak memory.
+    /// the turns of a scripted chat (with and without KV prefix reuse) and peak memory;
+    /// --footprint adds the memory scenario of a full session (chat model, embedder, a
+    /// 100k-chunk RAG store, a chat turn and a summary) against its goal.
     Bench(BenchArgs),
     /// Typed memories for scripts: add, import, list, show, recall (also in batch),
     /// forget, flag, index, rebuild, status. Files live in <workspace>/agents/memories/.
@@ -139,6 +141,20 @@ struct BenchArgs {
     /// is measured; 0 measures sizes only.
     #[arg(long, value_delimiter = ',', default_value = "512,3000")]
     kv_depths: Vec<usize>,
+    /// Also run the memory-footprint scenario: load the chat model and the embedder
+    /// (memory.embedder), build a RAG store of synthetic chunks and unit vectors in a
+    /// temporary directory (not embedded by the model; ~1 min for 100k on 2 cores), query
+    /// it, answer one chat turn and write one summary in the aside context. Reports peak
+    /// RSS, weights (both files), the chat and aside KV caches, the rest, and whether
+    /// peak ≤ weights + chat KV + 60 MB holds. Linux only for RSS.
+    #[arg(long)]
+    footprint: bool,
+    /// Run only the footprint scenario (a clean peak: nothing else ran in the process).
+    #[arg(long)]
+    footprint_only: bool,
+    /// Chunks in the footprint scenario's store.
+    #[arg(long, default_value_t = harvey::bench::footprint::DEFAULT_CHUNKS)]
+    footprint_chunks: usize,
     /// Longest reply per prompt of the prompt-lookup workloads ("quote": replies that copy
     /// an attached file or passage; "free": open-ended text), each run with engine.lookup
     /// off, auto and on; 0 skips them.
@@ -269,7 +285,7 @@ fn print_tool_result(result: &Result<String, harvey::tools::ToolError>, json: bo
 }
 
 fn bench(options: &AppOptions, args: &BenchArgs) -> Result<ExitCode> {
-    let (_, config, model) = App::resolve(options)?;
+    let (workspace, config, model) = App::resolve(options)?;
     let mut params = engine_params(&config, model);
     if let Some(t) = args.threads {
         params.threads = t.max(1);
@@ -278,20 +294,58 @@ fn bench(options: &AppOptions, args: &BenchArgs) -> Result<ExitCode> {
     if let Some(kv) = args.kv_cache_type {
         params.kv_cache_type = kv;
     }
-    let report = harvey::bench::run(&harvey::bench::BenchOptions {
-        params,
+    let footprint = if args.footprint || args.footprint_only {
+        Some(footprint_options(&config, &workspace, args)?)
+    } else {
+        None
+    };
+    if let (true, Some(f)) = (args.footprint_only, &footprint) {
+        let measured = harvey::bench::footprint::run(&params, f)?;
+        if args.json {
+            let out = serde_json::json!({ "footprint": measured });
+            println!("{}", serde_json::to_string_pretty(&out)?);
+        } else {
+            print!("{}", harvey::bench::render::footprint(&measured));
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut report = harvey::bench::run(&harvey::bench::BenchOptions {
+        params: params.clone(),
         turns: args.turns.max(1),
         decode_tokens: args.decode_tokens.max(1),
         turn_tokens: args.turn_tokens.max(1),
         kv_depths: args.kv_depths.clone(),
         lookup_tokens: args.lookup_tokens,
     })?;
+    if let Some(f) = &footprint {
+        report.footprint = Some(harvey::bench::footprint::run(&params, f)?);
+    }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         print!("{}", harvey::bench::render::report(&report));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The footprint scenario's embedder (what `memory.embedder` resolves to) and sizes.
+fn footprint_options(
+    config: &harvey::config::Config,
+    workspace: &std::path::Path,
+    args: &BenchArgs,
+) -> Result<harvey::bench::footprint::FootprintOptions> {
+    let embedder = harvey::app::embedder_path(config, workspace)
+        .map_err(anyhow::Error::msg)?
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "memory.embedder is none: the footprint scenario needs the embedder (set memory.embedder to auto or a file)"
+            )
+        })?;
+    Ok(harvey::bench::footprint::FootprintOptions {
+        embedder,
+        chunks: args.footprint_chunks.max(1),
+        turn_tokens: args.turn_tokens.max(1),
+    })
 }
 
 fn interactive(options: &AppOptions, resume: Option<Option<String>>) -> Result<ExitCode> {

@@ -49,7 +49,8 @@ fn gb(bytes: u64) -> String {
 }
 
 /// KV caches of the full n_ctx a session may hold at once: the chat context and the aside
-/// context (summaries, mining; created on first use, same size).
+/// context (summaries, mining; sized to each call, so usually much smaller, but a summary
+/// of a full context needs all of n_ctx).
 pub const KV_CONTEXTS: u64 = 2;
 
 /// The largest n_ctx (≤ `requested`, a multiple of 256, at least 512) whose KV caches

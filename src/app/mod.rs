@@ -11,7 +11,7 @@ mod recall;
 mod switch;
 mod tools;
 
-pub use open::open_embedder;
+pub use open::{embedder_path, open_embedder};
 use open::{open_stores, Stores};
 pub use switch::SwitchReport;
 

@@ -48,41 +48,10 @@ pub fn open_embedder(
     config: &Config,
     workspace: &Path,
 ) -> (Option<Arc<dyn Embedder>>, Option<String>) {
-    use crate::config::Embedder as Choice;
-    use crate::engine::embed::DEFAULT_EMBEDDER_FILE;
-    let path = match &config.memory.embedder {
-        Choice::None => return (None, None),
-        Choice::Path(p) => {
-            let p = workspace.join(p);
-            if !p.is_file() {
-                return (
-                    None,
-                    Some(format!(
-                        "memory.embedder {} does not exist; recall uses full-text search only",
-                        p.display()
-                    )),
-                );
-            }
-            p
-        }
-        Choice::Auto => {
-            let dirs = crate::models::search_dirs(&config.model.models_dir, workspace);
-            match dirs
-                .iter()
-                .map(|d| d.join(DEFAULT_EMBEDDER_FILE))
-                .find(|p| p.is_file())
-            {
-                Some(p) => p,
-                None => {
-                    return (
-                        None,
-                        Some(format!(
-                            "no embedding model ({DEFAULT_EMBEDDER_FILE}; scripts/fetch-embedder.sh makes it): recall uses full-text search only"
-                        )),
-                    )
-                }
-            }
-        }
+    let path = match embedder_path(config, workspace) {
+        Ok(Some(p)) => p,
+        Ok(None) => return (None, None),
+        Err(reason) => return (None, Some(reason)),
     };
     let mut loaded = EMBEDDERS.lock().unwrap_or_else(|p| p.into_inner());
     if let Some((_, e)) = loaded.iter().find(|(p, _)| *p == path) {
@@ -181,5 +150,36 @@ pub(super) fn open_stores(config: &Config, workspace: &Path, notices: &mut Vec<S
         rag,
         rag_enabled,
         sessions,
+    }
+}
+
+/// The file `memory.embedder` names (`auto`: the default file in the model directories);
+/// `None` for `none`, an error with a one-line reason when the file is not there.
+pub fn embedder_path(config: &Config, workspace: &Path) -> Result<Option<PathBuf>, String> {
+    use crate::config::Embedder as Choice;
+    use crate::engine::embed::DEFAULT_EMBEDDER_FILE;
+    match &config.memory.embedder {
+        Choice::None => Ok(None),
+        Choice::Path(p) => {
+            let p = workspace.join(p);
+            if p.is_file() {
+                Ok(Some(p))
+            } else {
+                Err(format!(
+                    "memory.embedder {} does not exist; recall uses full-text search only",
+                    p.display()
+                ))
+            }
+        }
+        Choice::Auto => crate::models::search_dirs(&config.model.models_dir, workspace)
+            .iter()
+            .map(|d| d.join(DEFAULT_EMBEDDER_FILE))
+            .find(|p| p.is_file())
+            .map(Some)
+            .ok_or_else(|| {
+                format!(
+                    "no embedding model ({DEFAULT_EMBEDDER_FILE}; scripts/fetch-embedder.sh makes it): recall uses full-text search only"
+                )
+            }),
     }
 }

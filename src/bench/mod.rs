@@ -4,9 +4,11 @@
 //! size and speed at given depths (`kv`), and prompt-lookup decoding's cost and gain
 //! (`lookup`). Returns a report; `render` turns it into text.
 
+pub mod footprint;
 pub mod kv;
 pub mod lookup;
 pub mod render;
+pub mod rss;
 
 use std::time::Instant;
 
@@ -66,6 +68,8 @@ pub struct BenchReport {
     pub memory: Memory,
     /// Every KV cache type side by side: size and speed at the requested depths.
     pub kv_cache: Vec<kv::KvCacheRow>,
+    /// The memory-footprint scenario (`--footprint`), run after everything else.
+    pub footprint: Option<footprint::Footprint>,
     /// What one decode of 1 + k rows costs against one row (prompt-lookup verification).
     pub verify_cost: Vec<crate::engine::cost::VerifyCost>,
     /// Decode speed with `engine.lookup` off, auto and on: "quote" and "free" workloads.
@@ -174,6 +178,7 @@ pub fn run(opts: &BenchOptions) -> Result<BenchReport, EngineError> {
         kv_cache_type: info.kv_type,
         memory: Memory::new(peak_rss, info.file_bytes, info.kv_bytes),
         kv_cache,
+        footprint: None,
         verify_cost,
         lookup,
     })

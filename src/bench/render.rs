@@ -2,6 +2,7 @@
 
 use std::fmt::Write as _;
 
+use super::footprint::{Footprint, GOAL_SLACK_BYTES};
 use super::kv::KvCacheRow;
 use super::lookup::LookupRow;
 use super::{BenchReport, Memory};
@@ -66,6 +67,9 @@ pub fn report(r: &BenchReport) -> String {
     s.push_str(&kv_table(&r.kv_cache));
     s.push_str(&cost_table(&r.verify_cost));
     s.push_str(&lookup_table(&r.lookup));
+    if let Some(f) = &r.footprint {
+        s.push_str(&footprint(f));
+    }
     s
 }
 
@@ -109,6 +113,69 @@ fn lookup_table(rows: &[LookupRow]) -> String {
                 row.workload
             );
         }
+    }
+    s
+}
+
+/// The footprint scenario: the split of the peak, the goal, and RSS after each step.
+pub fn footprint(f: &Footprint) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "footprint  {} chunks in the store ({:.0} MB, built in {:.1} s); query {:.0} ms, turn {:.0} ms, summary {:.0} ms",
+        f.chunks,
+        mb(f.store_bytes as f64),
+        f.build_s,
+        f.query_ms,
+        f.turn_ms,
+        f.summary_ms
+    );
+    let _ = writeln!(
+        s,
+        "weights    {:.0} MB = {} {:.0} MB + {} {:.0} MB",
+        mb(f.weights_bytes as f64),
+        f.chat_model,
+        mb(f.chat_model_bytes as f64),
+        f.embedder,
+        mb(f.embedder_bytes as f64)
+    );
+    let _ = writeln!(
+        s,
+        "KV         chat {:.1} MB (n_ctx {}), aside {:.1} MB (n_ctx {})",
+        mb(f.chat_kv_bytes as f64),
+        f.n_ctx,
+        mb(f.aside_kv_bytes as f64),
+        f.aside_n_ctx
+    );
+    let verdict = match f.goal_holds {
+        Some(true) => "holds",
+        Some(false) => "does not hold",
+        None => "unknown (no RSS here)",
+    };
+    if let (Some(peak), Some(rest)) = (f.peak_rss_bytes, f.rest_bytes) {
+        let _ = writeln!(
+            s,
+            "peak RSS   {:.0} MB = weights + chat KV + rest {:.0} MB",
+            mb(peak as f64),
+            mb(rest as f64)
+        );
+    }
+    let _ = writeln!(
+        s,
+        "goal       peak ≤ weights + chat KV + {:.0} MB = {:.0} MB: {verdict}",
+        mb(GOAL_SLACK_BYTES as f64),
+        mb(f.goal_bytes as f64)
+    );
+    for step in &f.steps {
+        let _ = writeln!(
+            s,
+            "  {:<30} RSS {:>5.0} MB (anon {:>5.0}, file {:>5.0}), peak {:>5.0} MB",
+            step.step,
+            mb(step.rss_bytes as f64),
+            mb(step.rss_anon_bytes.unwrap_or(0) as f64),
+            mb(step.rss_file_bytes.unwrap_or(0) as f64),
+            mb(step.peak_rss_bytes.unwrap_or(0) as f64)
+        );
     }
     s
 }

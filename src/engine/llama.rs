@@ -3,8 +3,9 @@
 //!
 //! The model and its contexts live in one owner (`ModelContexts`, a self-referential
 //! cell), so contexts, which borrow the model, are always dropped first. There are two
-//! slots: `chat` (the conversation) and `aside` (created on first use, for summaries and
-//! other one-off calls that must not disturb the chat's KV cache). Each slot's `cached`
+//! slots: `chat` (the conversation) and `aside` (for summaries and other one-off calls that
+//! must not disturb the chat's KV cache; created on first use at the size the call needs
+//! and recreated only when a call needs more, see `aside_size`). Each slot's `cached`
 //! list mirrors its context's sequence 0 exactly; every path that may leave a cache in an
 //! unknown state clears both.
 
@@ -64,6 +65,8 @@ pub struct LlamaEngine {
     /// Tokens in the chat context's KV cache, in position order.
     chat_cached: Vec<LlamaToken>,
     aside_cached: Vec<LlamaToken>,
+    /// The aside context's n_ctx (0 while there is none).
+    aside_n_ctx: u32,
 }
 
 impl LlamaEngine {
@@ -130,11 +133,22 @@ impl LlamaEngine {
             info,
             chat_cached: Vec::new(),
             aside_cached: Vec::new(),
+            aside_n_ctx: 0,
         })
     }
 
     pub fn info(&self) -> &ModelInfo {
         &self.info
+    }
+
+    /// The aside context's n_ctx; 0 while it does not exist.
+    pub fn aside_n_ctx(&self) -> u32 {
+        self.aside_n_ctx
+    }
+
+    /// Bytes of the aside context's KV cache (same element type as the chat's).
+    pub fn aside_kv_bytes(&self) -> u64 {
+        self.info.kv_bytes * u64::from(self.aside_n_ctx) / u64::from(self.info.n_ctx.max(1))
     }
 
     /// Prompt-lookup decoding from the next generation on (`engine.lookup`).
@@ -261,27 +275,36 @@ impl LlamaEngine {
         opts: &GenerateOptions,
         on_text: &mut dyn FnMut(&str),
     ) -> Result<Completion, EngineError> {
-        self.ensure_aside()?;
         self.generate_in(Slot::Aside, messages, opts, on_text)
     }
 
-    fn ensure_aside(&mut self) -> Result<(), EngineError> {
-        let params = context_params(&self.info, self.info.n_ctx, self.kv_cache_type);
+    /// Makes the aside context hold at least `needed` tokens (see [`aside_size`]): created
+    /// on first use, recreated only when a bigger one is needed. Returns its n_ctx.
+    fn ensure_aside(&mut self, needed: usize) -> Result<u32, EngineError> {
+        let want = aside_size(needed, self.info.n_ctx);
+        if self.aside_n_ctx >= want {
+            return Ok(self.aside_n_ctx);
+        }
+        let params = context_params(&self.info, want, self.kv_cache_type);
         let backend = self.backend;
         let path = self.info.path.clone();
+        self.aside_cached.clear();
+        self.aside_n_ctx = 0;
         self.cell.with_dependent_mut(|model, c| {
-            if c.aside.is_none() {
-                let ctx = model
-                    .new_context(backend, params)
-                    .map_err(|e| EngineError::Load {
-                        step: "create the aside context (not enough memory?)",
-                        path,
-                        reason: e.to_string(),
-                    })?;
-                c.aside = Some(ctx);
-            }
-            Ok(())
-        })
+            // Free the smaller one first: both at once would raise the peak.
+            c.aside = None;
+            let ctx = model
+                .new_context(backend, params)
+                .map_err(|e| EngineError::Load {
+                    step: "create the aside context (not enough memory?)",
+                    path,
+                    reason: e.to_string(),
+                })?;
+            c.aside = Some(ctx);
+            Ok::<_, EngineError>(())
+        })?;
+        self.aside_n_ctx = want;
+        Ok(want)
     }
 
     fn generate_in(
@@ -305,7 +328,14 @@ impl LlamaEngine {
                 fits: n_ctx.saturating_sub(1),
             });
         }
-        let n_batch = self.info.n_batch as usize;
+        let n_ctx = match slot {
+            Slot::Chat => n_ctx,
+            Slot::Aside => {
+                let reply = opts.max_tokens.unwrap_or(n_ctx);
+                self.ensure_aside(prompt.len().saturating_add(reply))? as usize
+            }
+        };
+        let n_batch = (self.info.n_batch as usize).min(n_ctx);
         let Self {
             cell,
             chat_cached,
@@ -442,6 +472,22 @@ fn turn_stops(model: &LlamaModel, template: &LlamaChatTemplate) -> Result<Vec<St
     )))
 }
 
+/// The aside context's n_ctx for a call that needs `needed` tokens (prompt + longest
+/// reply): rounded up to a multiple of [`ASIDE_STEP`], at least [`ASIDE_MIN`], never more
+/// than the chat's n_ctx. A summary of a short chat then costs a fraction of the chat's
+/// KV cache instead of all of it.
+fn aside_size(needed: usize, chat_n_ctx: u32) -> u32 {
+    let step = ASIDE_STEP as usize;
+    let capped = needed.max(ASIDE_MIN as usize).min(chat_n_ctx as usize);
+    let rounded = capped.div_ceil(step) * step;
+    u32::try_from(rounded).unwrap_or(u32::MAX).min(chat_n_ctx)
+}
+
+/// The aside context grows in steps of this many tokens.
+const ASIDE_STEP: u32 = 256;
+/// The smallest aside context (one default `n_batch`).
+const ASIDE_MIN: u32 = 512;
+
 /// llama.cpp says only "null" when it rejects a file; say what that usually means.
 fn rejected(reason: &str) -> String {
     format!("{reason} — the file is probably truncated or corrupt, or its architecture is unsupported by this llama.cpp (run with --verbose for llama.cpp's own log)")
@@ -449,4 +495,20 @@ fn rejected(reason: &str) -> String {
 
 fn strip_nul(text: &str) -> String {
     text.replace('\0', "")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_aside_context_is_sized_to_the_call_in_steps_and_capped() {
+        assert_eq!(aside_size(1, 4096), 512);
+        assert_eq!(aside_size(512, 4096), 512);
+        assert_eq!(aside_size(513, 4096), 768);
+        assert_eq!(aside_size(1000 + 150, 4096), 1280);
+        assert_eq!(aside_size(4000, 4096), 4096);
+        assert_eq!(aside_size(usize::MAX, 4096), 4096);
+        assert_eq!(aside_size(100, 300), 300);
+    }
 }

@@ -1,3 +1,4 @@
+mod aside;
 mod cli;
 mod commands;
 mod config;
@@ -7,6 +8,7 @@ mod faults;
 mod files;
 mod files_model;
 mod files_safety;
+mod footprint;
 mod gemma;
 mod kv_cache;
 mod long;
