@@ -32,6 +32,30 @@ pub struct LookupRow {
     pub same_text: bool,
 }
 
+/// How a mode's replies compare with `off`'s, prompt by prompt.
+#[derive(Debug, Clone, Serialize)]
+pub struct Agreement {
+    /// Replies equal to `off`'s.
+    pub identical: usize,
+    /// Characters each reply shares with `off`'s before they part (the whole reply when
+    /// identical).
+    pub common_chars: Vec<usize>,
+}
+
+impl Agreement {
+    fn new(replies: &[String], off: &[String]) -> Self {
+        let common_chars = replies
+            .iter()
+            .zip(off)
+            .map(|(a, b)| a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count())
+            .collect();
+        Self {
+            identical: replies.iter().zip(off).filter(|(a, b)| a == b).count(),
+            common_chars,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct ModeSpeed {
     pub mode: LookupMode,
@@ -44,6 +68,7 @@ pub struct ModeSpeed {
     pub acceptance: f64,
     /// decode_tps over `off`'s.
     pub speedup: f64,
+    pub agreement: Agreement,
 }
 
 /// A Rust function to rewrite, and prose to quote: harvey's own text.
@@ -157,6 +182,10 @@ fn summarize(name: &'static str, prompts: usize, tallies: &[Tally]) -> LookupRow
         .iter()
         .position(|&m| m == LookupMode::Off)
         .map_or(0.0, |i| tps(&tallies[i]));
+    let off_replies = LookupMode::ALL
+        .iter()
+        .position(|&m| m == LookupMode::Off)
+        .map_or(&[][..], |i| &tallies[i].4[..]);
     let reference = &tallies[tallies.len() - 1].4;
     LookupRow {
         workload: name,
@@ -177,6 +206,7 @@ fn summarize(name: &'static str, prompts: usize, tallies: &[Tally]) -> LookupRow
                     0.0
                 },
                 speedup: if off > 0.0 { tps(t) / off } else { 0.0 },
+                agreement: Agreement::new(&t.4, off_replies),
             })
             .collect(),
     }
@@ -209,8 +239,13 @@ mod tests {
         assert!((row.modes[0].acceptance - 0.8).abs() < 1e-9);
         assert!((row.modes[1].speedup - 0.5).abs() < 1e-9);
         assert_eq!(row.modes[1].acceptance, 0.0);
+        assert_eq!(row.modes[0].agreement.identical, 1);
         let mut differs = tallies.clone();
-        differs[0].4 = vec!["y".into()];
-        assert!(!summarize("quote", 1, &differs).same_text);
+        differs[0].4 = vec!["xyz".into()];
+        differs[2].4 = vec!["xy!".into()];
+        let row = summarize("quote", 1, &differs);
+        assert!(!row.same_text);
+        assert_eq!(row.modes[0].agreement.identical, 0);
+        assert_eq!(row.modes[0].agreement.common_chars, vec![2]);
     }
 }

@@ -107,11 +107,18 @@ fn lookup_table(rows: &[LookupRow]) -> String {
             );
         }
         if !row.same_text {
-            let _ = writeln!(
-                s,
-                "           {}: the modes' replies differ (batched arithmetic rounds differently)",
-                row.workload
-            );
+            for m in &row.modes {
+                let a = &m.agreement;
+                let _ = writeln!(
+                    s,
+                    "           {} {}: {}/{} replies equal to off's; the others part after {:?} characters (batched rows round differently)",
+                    row.workload,
+                    m.mode.as_str(),
+                    a.identical,
+                    row.prompts,
+                    a.common_chars
+                );
+            }
         }
     }
     s

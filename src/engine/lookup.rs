@@ -53,7 +53,7 @@ const MIN_NGRAM: usize = 2;
 const WINDOW: usize = 16_384;
 /// `auto`'s prior belief that a draft token is accepted, and its weight in verifies.
 const PRIOR_ACCEPT: f64 = 0.5;
-const PRIOR_WEIGHT: f64 = 2.0;
+const PRIOR_WEIGHT: f64 = 1.0;
 /// How much older verifies count against newer ones (per verify).
 const DECAY: f64 = 0.85;
 /// A draft row's cost as a fraction of a one-row decode before any was timed.
@@ -65,7 +65,7 @@ const MIN_GAIN: f64 = 1.05;
 /// nothing doubles the pause, up to `MAX_PAUSE`; a kept token resets it.
 const MIN_PAUSE: u32 = 8;
 const MAX_PAUSE: u32 = 128;
-const RETRY_ACCEPT: f64 = 0.6;
+const RETRY_ACCEPT: f64 = 0.8;
 
 /// The up-to-`k` tokens that followed the most recent earlier occurrence of the longest
 /// suffix of `history` (between `MIN_NGRAM` and `MAX_NGRAM` tokens long). Empty when the
@@ -100,19 +100,19 @@ pub fn find_draft<T: Copy + PartialEq>(history: &[T], k: usize) -> Vec<T> {
 ///
 /// `auto` keeps two estimates: `p`, the chance that a draft token is accepted given the
 /// ones before it were (successes over successes + first failures, recent verifies
-/// weighing more), and `row_cost`, what one more row adds to a decode relative to a
-/// one-row decode (timed on this machine, as it goes). A draft of `k` then yields
-/// `1 + p + p² + … + pᵏ` tokens for `1 + k · row_cost` decodes' time; `auto` drafts the
-/// `k` with the best ratio, or not at all when no `k` gains `MIN_GAIN`.
+/// weighing more), and what a decode of `1 + k` rows costs against one row (timed on this
+/// machine as it goes, see `cost`). A draft of `k` then yields `1 + p + p² + … + pᵏ`
+/// tokens for `cost(k)` decodes' time; `auto` drafts the `k` with the best ratio, or not
+/// at all when no `k` gains `MIN_GAIN`.
 #[derive(Debug, Clone)]
 pub struct Drafter {
     mode: LookupMode,
     /// Recent accepted draft tokens and rejections (decayed counts).
     successes: f64,
     failures: f64,
-    /// Milliseconds of a one-row decode, and of each extra row (decayed averages).
-    one_row_ms: Option<f64>,
-    extra_row_ms: Option<f64>,
+    /// Milliseconds of a decode with `k` draft rows, at index `k` (decayed averages;
+    /// `None` until one was timed).
+    decode_ms: [Option<f64>; MAX_DRAFT + 1],
     /// Decodes left in the current pause, and the next pause's length.
     idle: u32,
     pause: u32,
@@ -129,8 +129,7 @@ impl Drafter {
             mode,
             successes: PRIOR_ACCEPT * PRIOR_WEIGHT,
             failures: (1.0 - PRIOR_ACCEPT) * PRIOR_WEIGHT,
-            one_row_ms: None,
-            extra_row_ms: None,
+            decode_ms: [None; MAX_DRAFT + 1],
             idle: 0,
             pause: MIN_PAUSE,
             retrying: false,
@@ -156,8 +155,10 @@ impl Drafter {
 
     /// One decode of `1 + drafted` rows took `ms`, and `accepted` draft tokens were kept.
     pub fn record(&mut self, drafted: usize, accepted: usize, ms: f64) {
+        if let Some(slot) = self.decode_ms.get_mut(drafted) {
+            *slot = Some(blend(*slot, ms));
+        }
         if drafted == 0 {
-            self.one_row_ms = Some(blend(self.one_row_ms, ms));
             return;
         }
         self.count(drafted, accepted);
@@ -169,10 +170,6 @@ impl Drafter {
         self.retrying = false;
         self.successes = self.successes * DECAY + accepted as f64;
         self.failures = self.failures * DECAY + f64::from(u8::from(accepted < drafted));
-        if let Some(one) = self.one_row_ms {
-            let extra = ((ms - one) / drafted as f64).max(0.0);
-            self.extra_row_ms = Some(blend(self.extra_row_ms, extra));
-        }
     }
 
     /// Adds a verify to the totals only (`drafted`, `accepted`, `verifies`).
@@ -189,28 +186,50 @@ impl Drafter {
         self.successes / (self.successes + self.failures)
     }
 
-    /// What one more row costs relative to a one-row decode.
-    fn row_cost(&self) -> f64 {
-        match (self.one_row_ms, self.extra_row_ms) {
-            (Some(one), Some(extra)) if one > 0.0 => extra / one,
-            _ => PRIOR_ROW_COST,
+    /// What a decode with `k` draft rows costs in one-row decodes: timed when it was,
+    /// else read off the line between the timed sizes around `k`, or beyond the largest
+    /// timed size at `PRIOR_ROW_COST` per row or that size's average, whichever is less
+    /// (optimistic, so that a size is tried once and then known). Rows cost less each as a batch grows (the first extra row also
+    /// pays for switching to batched kernels), so one size says little of another.
+    fn cost(&self, k: usize) -> f64 {
+        let Some(one) = self.decode_ms[0].filter(|&ms| ms > 0.0) else {
+            return 1.0 + k as f64 * PRIOR_ROW_COST;
+        };
+        let relative = |j: usize| self.decode_ms[j].map(|ms| ms / one);
+        if let Some(c) = relative(k) {
+            return c;
+        }
+        let (lo, c_lo) = (0..k)
+            .rev()
+            .find_map(|j| relative(j).map(|c| (j, c)))
+            .unwrap_or((0, 1.0));
+        match (k + 1..=MAX_DRAFT).find_map(|j| relative(j).map(|c| (j, c))) {
+            Some((hi, c_hi)) => c_lo + (c_hi - c_lo) * (k - lo) as f64 / (hi - lo) as f64,
+            None => {
+                let slope = if lo > 0 {
+                    PRIOR_ROW_COST.min((c_lo - 1.0) / lo as f64)
+                } else {
+                    PRIOR_ROW_COST
+                };
+                c_lo + (k - lo) as f64 * slope.max(0.0)
+            }
         }
     }
 
     /// The draft length with the best expected gain, 0 when none gains `MIN_GAIN`. The
     /// first decode is always plain: it times a one-row decode.
     fn best_k(&self) -> usize {
-        if self.one_row_ms.is_none() {
+        if self.decode_ms[0].is_none() {
             return 0;
         }
-        let (p, cost) = (self.acceptance(), self.row_cost());
+        let p = self.acceptance();
         let mut best = (0, MIN_GAIN);
         let mut expected = 1.0;
         let mut p_i = 1.0;
         for k in 1..=MAX_DRAFT {
             p_i *= p;
             expected += p_i;
-            let gain = expected / (1.0 + k as f64 * cost);
+            let gain = expected / self.cost(k);
             if gain > best.1 {
                 best = (k, gain);
             }
@@ -223,15 +242,18 @@ impl Drafter {
         if self.idle > 0 {
             self.idle -= 1;
             if self.idle == 0 {
+                // What this reply's drafts did so far (Laplace-smoothed), if better.
+                let seen = (self.accepted as f64 + 1.0) / (self.drafted as f64 + 2.0);
+                let p = RETRY_ACCEPT.max(seen);
                 let weight = self.successes + self.failures;
-                self.successes = RETRY_ACCEPT * weight;
-                self.failures = (1.0 - RETRY_ACCEPT) * weight;
+                self.successes = p * weight;
+                self.failures = (1.0 - p) * weight;
                 self.retrying = true;
             }
             return 0;
         }
         let k = self.best_k();
-        if k == 0 && self.one_row_ms.is_some() {
+        if k == 0 && self.decode_ms[0].is_some() {
             self.start_pause();
         }
         k
@@ -372,7 +394,28 @@ mod tests {
             }
             d.record(k, k / 2, 10.0 + 10.0 * k as f64);
         }
-        assert!(d.row_cost() > 0.9);
+        assert!(d.cost(1) > 1.9);
         assert_eq!(d.best_k(), 0);
+    }
+
+    #[test]
+    fn untimed_sizes_are_read_off_the_timed_ones() {
+        let mut d = Drafter::new(LookupMode::Auto);
+        assert_eq!(d.cost(4), 1.0 + 4.0 * PRIOR_ROW_COST, "nothing timed yet");
+        d.record(0, 0, 10.0);
+        d.record(2, 1, 20.0);
+        d.record(6, 1, 40.0);
+        assert_eq!(d.cost(0), 1.0);
+        assert_eq!(d.cost(2), 2.0);
+        assert_eq!(d.cost(1), 1.5, "between 0 and 2");
+        assert_eq!(d.cost(4), 3.0, "between 2 and 6");
+        assert_eq!(d.cost(8), 4.0 + 2.0 * PRIOR_ROW_COST, "beyond 6");
+        let mut cheap = Drafter::new(LookupMode::Auto);
+        cheap.record(0, 0, 10.0);
+        cheap.record(4, 4, 12.0);
+        assert!(
+            (cheap.cost(8) - 1.4).abs() < 1e-9,
+            "the timed size's own slope"
+        );
     }
 }
