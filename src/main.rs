@@ -71,7 +71,9 @@ enum Command {
     /// Answer one prompt and exit (the prompt comes from the argument or from stdin).
     Run(RunArgs),
     /// Measure load time, prefill/decode speed against a raw llama.cpp loop, TTFT over
-    /// the turns of a scripted chat (with and without KV prefix reuse) and peak memory;
+    /// the turns of a scripted chat (with and without KV prefix reuse), peak memory, both KV
+    /// cache types, and prompt-lookup decoding (what verifying k drafts costs; decode speed
+    /// with engine.lookup off, auto and on when replies quote the context and when not);
     /// --footprint adds the memory scenario of a full session (chat model, embedder, a
     /// 100k-chunk RAG store, a chat turn and a summary) against its goal.
     Bench(BenchArgs),

@@ -26,7 +26,9 @@ const COST_REPS: usize = 15;
 #[derive(Debug, Clone, Serialize)]
 pub struct LookupRow {
     pub workload: &'static str,
+    /// Prompts run, and prompts skipped because they and the reply do not fit in n_ctx.
     pub prompts: usize,
+    pub skipped: usize,
     pub modes: Vec<ModeSpeed>,
     /// Whether every mode gave every prompt the same reply as `off`.
     pub same_text: bool,
@@ -78,7 +80,11 @@ const PROSE: &str = include_str!("../../README.md");
 /// The quote workload's prompts (user messages).
 fn quote_prompts() -> Vec<String> {
     let code: String = CODE.lines().take(45).collect::<Vec<_>>().join("\n");
-    let prose = section(PROSE, "## How it is fast");
+    let prose: String = section(PROSE, "## How it is fast")
+        .lines()
+        .take(24)
+        .collect::<Vec<_>>()
+        .join("\n");
     vec![
         format!(
             "Here is a Rust file:\n```rust\n{code}\n```\nRewrite the whole file with \
@@ -150,11 +156,17 @@ fn workload(
         .iter()
         .map(|_| (0, 0.0, 0, 0, Vec::new()))
         .collect();
+    let n_ctx = engine.info().n_ctx as usize;
+    let mut skipped = 0;
     for prompt in prompts {
         let messages = [
             Message::new(Role::System, SYSTEM_PROMPT),
             Message::new(Role::User, prompt.as_str()),
         ];
+        if engine.tokenize_prompt(&messages)?.len() + tokens >= n_ctx {
+            skipped += 1;
+            continue;
+        }
         for (mode, tally) in LookupMode::ALL.into_iter().zip(&mut tallies) {
             engine.reset();
             engine.set_lookup(mode);
@@ -173,7 +185,9 @@ fn workload(
             tally.4.push(c.text);
         }
     }
-    Ok(summarize(name, prompts.len(), &tallies))
+    let mut row = summarize(name, prompts.len() - skipped, &tallies);
+    row.skipped = skipped;
+    Ok(row)
 }
 
 fn summarize(name: &'static str, prompts: usize, tallies: &[Tally]) -> LookupRow {
@@ -190,6 +204,7 @@ fn summarize(name: &'static str, prompts: usize, tallies: &[Tally]) -> LookupRow
     LookupRow {
         workload: name,
         prompts,
+        skipped: 0,
         same_text: tallies.iter().all(|t| &t.4 == reference),
         modes: LookupMode::ALL
             .into_iter()

@@ -101,6 +101,8 @@ fn bench_json_splits_memory_and_compares_both_cache_types() {
             "64",
             "--kv-cache-type",
             "q8_0",
+            "--lookup-tokens",
+            "8",
         ],
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -132,6 +134,39 @@ fn bench_json_splits_memory_and_compares_both_cache_types() {
             "{row}"
         );
     }
+    // The k-cost table: one row, then 1 + 1, 2, 4, 8 rows, each timed.
+    let costs = report["verify_cost"].as_array().unwrap();
+    let ks: Vec<u64> = costs.iter().map(|c| bytes(&c["k"])).collect();
+    assert_eq!(ks, [0, 1, 2, 4, 8]);
+    assert_eq!(costs[0]["relative"].as_f64(), Some(1.0));
+    assert!(costs.iter().all(|c| c["ms"].as_f64().unwrap() > 0.0));
+    // Both lookup workloads, every mode; prompts that do not fit n_ctx 512 are skipped.
+    let lookup = report["lookup"].as_array().unwrap();
+    let names: Vec<&str> = lookup
+        .iter()
+        .map(|w| w["workload"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["quote", "free"]);
+    for w in lookup {
+        let run = bytes(&w["prompts"]);
+        assert_eq!(run + bytes(&w["skipped"]), 3, "{w}");
+        let modes = w["modes"].as_array().unwrap();
+        assert_eq!(modes.len(), 3, "{w}");
+        for m in modes {
+            assert!(bytes(&m["generated_tokens"]) <= run * 8, "{m}");
+            assert!(
+                bytes(&m["accepted_tokens"]) <= bytes(&m["draft_tokens"]),
+                "{m}"
+            );
+            if m["mode"] == "off" {
+                assert_eq!(bytes(&m["draft_tokens"]), 0, "{m}");
+            }
+        }
+    }
+    assert!(
+        bytes(&lookup[1]["prompts"]) > 0,
+        "the free prompts are short"
+    );
     if cfg!(target_os = "linux") {
         let rss = bytes(&memory["peak_rss_bytes"]);
         assert!(
