@@ -119,8 +119,7 @@ impl Verify {
         let keep = self.start + 1 + self.accepted;
         if cached.len() > keep && truncate_cache(ctx, cached, keep) != keep {
             return Err(EngineError::Decode(
-                "this model's KV cache cannot drop rejected draft tokens; set engine.lookup: off"
-                    .into(),
+                "the KV cache could not drop rejected draft tokens; set engine.lookup: off".into(),
             ));
         }
         self.draft.clear();
@@ -154,7 +153,13 @@ impl Run<'_> {
             scanner: StopScanner::new(&stops),
             on_text,
         };
-        let mut drafter = Drafter::new(self.lookup);
+        // A recurrent or hybrid model's state cannot drop rejected rows: never draft.
+        let recurrent = self.model.is_recurrent() || self.model.is_hybrid();
+        let mut drafter = Drafter::new(if recurrent {
+            super::lookup::LookupMode::Off
+        } else {
+            self.lookup
+        });
         let mut verify = Verify::default();
         let mut row = logits_at;
         let mut decode_started: Option<Instant> = None;
