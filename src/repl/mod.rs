@@ -88,55 +88,8 @@ pub fn run(
     let (events, inbox) = mpsc::channel::<Event>();
     let (control, requests) = mpsc::sync_channel::<Control>(0);
     let (answer, answers) = mpsc::channel::<String>();
-    let lines = events.clone();
-    std::thread::spawn(move || loop {
-        let event = match editor.readline("you> ") {
-            Ok(line) => {
-                remember(&mut editor, &line, &history);
-                Event::Line(line)
-            }
-            Err(ReadlineError::Interrupted) => continue,
-            Err(ReadlineError::Eof) => Event::Eof,
-            Err(e) => Event::Failed(io::Error::other(e)),
-        };
-        let last = !matches!(event, Event::Line(_));
-        if lines.send(event).is_err() || last {
-            break;
-        }
-        // While the loop handles the line it may ask a question; then the next prompt.
-        loop {
-            match requests.recv() {
-                Ok(Control::Next) => break,
-                Ok(Control::Ask(question)) => {
-                    let reply = editor.readline(&question).unwrap_or_default();
-                    if answer.send(reply).is_err() {
-                        return;
-                    }
-                }
-                Err(_) => return,
-            }
-        }
-    });
-    {
-        let ask_line = control.clone();
-        let answers = std::sync::Mutex::new(answers);
-        let ask: std::rc::Rc<crate::app::Ask> = std::rc::Rc::new(move |question: &str| {
-            // Keys typed while a reply streamed must not answer a question asked now.
-            echo::discard_typed();
-            ask_line.send(Control::Ask(question.to_string())).ok()?;
-            answers.lock().ok()?.recv().ok()
-        });
-        if app.config.tools.confirm_memory_writes {
-            let confirm = std::rc::Rc::clone(&ask);
-            app.confirm_writes = Some(Box::new(move |what: &str| {
-                let reply = confirm(&format!("allow {what}? [y/N] ")).unwrap_or_default();
-                matches!(reply.trim().to_lowercase().as_str(), "y" | "yes")
-            }));
-        }
-        app.ask = Some(ask);
-        // File writes are confirmed only by someone who can see the diff.
-        app.ask_file_writes = io::IsTerminal::is_terminal(&io::stdin());
-    }
+    spawn_reader(editor, history, events.clone(), requests, answer);
+    wire_questions(app, control.clone(), answers);
     if let Some(mut signals) = signals {
         let abort = app.abort.clone();
         std::thread::spawn(move || {
@@ -167,6 +120,71 @@ pub fn run(
     };
     close(app, &mut out);
     result.map(|()| ended_by)
+}
+
+/// The line editor's thread: sends each line (or the end) to the loop, then waits until
+/// the loop asks for the next prompt, answering its questions meanwhile.
+fn spawn_reader(
+    mut editor: Editor<InputHelper, FileHistory>,
+    history: std::path::PathBuf,
+    lines: mpsc::Sender<Event>,
+    requests: mpsc::Receiver<Control>,
+    answer: mpsc::Sender<String>,
+) {
+    std::thread::spawn(move || loop {
+        let event = match editor.readline("you> ") {
+            Ok(line) => {
+                remember(&mut editor, &line, &history);
+                Event::Line(line)
+            }
+            Err(ReadlineError::Interrupted) => continue,
+            Err(ReadlineError::Eof) => Event::Eof,
+            Err(e) => Event::Failed(io::Error::other(e)),
+        };
+        let last = !matches!(event, Event::Line(_));
+        if lines.send(event).is_err() || last {
+            break;
+        }
+        // While the loop handles the line it may ask a question; then the next prompt.
+        loop {
+            match requests.recv() {
+                Ok(Control::Next) => break,
+                Ok(Control::Ask(question)) => {
+                    let reply = editor.readline(&question).unwrap_or_default();
+                    if answer.send(reply).is_err() {
+                        return;
+                    }
+                }
+                Err(_) => return,
+            }
+        }
+    });
+}
+
+/// Questions the app asks (memory writes to confirm, file writes, reviews) go through the
+/// reader thread's prompt.
+fn wire_questions(
+    app: &mut App,
+    ask_line: mpsc::SyncSender<Control>,
+    answers: mpsc::Receiver<String>,
+) {
+    let answers = std::sync::Mutex::new(answers);
+    let ask: std::rc::Rc<crate::app::Ask> = std::rc::Rc::new(move |question: &str| {
+        // Keys typed while a reply streamed must not answer a question asked now.
+        echo::discard_typed();
+        ask_line.send(Control::Ask(question.to_string())).ok()?;
+        answers.lock().ok()?.recv().ok()
+    });
+    if app.config.tools.confirm_memory_writes {
+        let confirm = std::rc::Rc::clone(&ask);
+        app.confirm_writes = Some(Box::new(move |what: &str| {
+            let reply = confirm(&format!("allow {what}? [y/N] ")).unwrap_or_default();
+            matches!(reply.trim().to_lowercase().as_str(), "y" | "yes")
+        }));
+    }
+    app.ask = Some(ask);
+    // File writes are confirmed only by someone who can see the diff.
+    app.ask_file_writes = io::IsTerminal::is_terminal(&io::stdin());
 }
 
 /// First interactive session without a workspace profile: a few questions (Enter skips,
