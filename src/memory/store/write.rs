@@ -110,61 +110,21 @@ impl MemoryStore {
             .index
             .active_with_norm(&norm)
             .map_err(|e| self.db_err(e))?;
-        let mut old_file = None;
-        let (memory, rel, updated) = match existing {
+        let fields = Fields {
+            mtype,
+            description,
+            summary,
+            body,
+            action,
+        };
+        let (memory, rel, old_file, updated) = match existing {
             Some(row) => {
-                let mut m = self.read(&row)?;
-                m.mtype = mtype;
-                m.description = description;
-                if !summary.is_empty() {
-                    m.summary = summary;
-                }
-                if !body.is_empty() {
-                    m.body = body;
-                }
-                if !draft.tags.is_empty() {
-                    m.tags = draft.tags.clone();
-                }
-                m.kind = draft.kind.clone().or(m.kind);
-                m.action = action.or(m.action);
-                m.confidence = draft.confidence.unwrap_or(m.confidence);
-                m.expires_at = draft.expires_at.clone().or(m.expires_at);
-                for s in &draft.supersedes {
-                    if !m.supersedes.contains(s) {
-                        m.supersedes.push(s.clone());
-                    }
-                }
-                m.updated_at = now;
-                // A type change moves the file to its new type directory: the old file
-                // goes only after the new one is written (see `save` below).
-                let rel = if row.mtype == mtype {
-                    row.path.clone()
-                } else {
-                    old_file = Some(row.path.clone());
-                    format!("{}/{}.spmd", mtype.as_str(), m.id)
-                };
-                (m, rel, true)
+                let (m, rel, old) = self.merged(&row, draft, fields, now)?;
+                (m, rel, old, true)
             }
             None => {
-                let id = self.new_id(mtype, &description)?;
-                let m = Memory {
-                    id: id.clone(),
-                    mtype,
-                    kind: draft.kind.clone().filter(|k| !k.is_empty()),
-                    created_at: now.clone(),
-                    updated_at: now,
-                    supersedes: draft.supersedes.clone(),
-                    tags: draft.tags.clone(),
-                    description,
-                    summary,
-                    action,
-                    confidence: draft.confidence.unwrap_or(DEFAULT_CONFIDENCE),
-                    source_session: draft.source_session.clone().filter(|s| !s.is_empty()),
-                    expires_at: draft.expires_at.clone().filter(|s| !s.is_empty()),
-                    body,
-                    extra: serde_yaml::Mapping::new(),
-                };
-                (m, format!("{}/{id}.spmd", mtype.as_str()), false)
+                let (m, rel) = self.created(draft, fields, now)?;
+                (m, rel, None, false)
             }
         };
         self.save(&memory, &rel, false)?;
@@ -187,6 +147,74 @@ impl MemoryStore {
         } else {
             WriteOutcome::Added { id, archived }
         })
+    }
+
+    /// `draft` folded into the active memory `row` (same description): its path, and the
+    /// old path when a type change moves the file (removed only after the new one is
+    /// written).
+    fn merged(
+        &self,
+        row: &Row,
+        draft: &Draft,
+        f: Fields,
+        now: String,
+    ) -> Result<(Memory, String, Option<String>), StoreError> {
+        let mut m = self.read(row)?;
+        m.mtype = f.mtype;
+        m.description = f.description;
+        if !f.summary.is_empty() {
+            m.summary = f.summary;
+        }
+        if !f.body.is_empty() {
+            m.body = f.body;
+        }
+        if !draft.tags.is_empty() {
+            m.tags = draft.tags.clone();
+        }
+        m.kind = draft.kind.clone().or(m.kind);
+        m.action = f.action.or(m.action);
+        m.confidence = draft.confidence.unwrap_or(m.confidence);
+        m.expires_at = draft.expires_at.clone().or(m.expires_at);
+        for s in &draft.supersedes {
+            if !m.supersedes.contains(s) {
+                m.supersedes.push(s.clone());
+            }
+        }
+        m.updated_at = now;
+        if row.mtype == f.mtype {
+            return Ok((m, row.path.clone(), None));
+        }
+        let rel = format!("{}/{}.spmd", f.mtype.as_str(), m.id);
+        Ok((m, rel, Some(row.path.clone())))
+    }
+
+    /// A new memory from `draft`, with a fresh id, and its path.
+    fn created(
+        &mut self,
+        draft: &Draft,
+        f: Fields,
+        now: String,
+    ) -> Result<(Memory, String), StoreError> {
+        let id = self.new_id(f.mtype, &f.description)?;
+        let rel = format!("{}/{id}.spmd", f.mtype.as_str());
+        let m = Memory {
+            id,
+            mtype: f.mtype,
+            kind: draft.kind.clone().filter(|k| !k.is_empty()),
+            created_at: now.clone(),
+            updated_at: now,
+            supersedes: draft.supersedes.clone(),
+            tags: draft.tags.clone(),
+            description: f.description,
+            summary: f.summary,
+            action: f.action,
+            confidence: draft.confidence.unwrap_or(DEFAULT_CONFIDENCE),
+            source_session: draft.source_session.clone().filter(|s| !s.is_empty()),
+            expires_at: draft.expires_at.clone().filter(|s| !s.is_empty()),
+            body: f.body,
+            extra: serde_yaml::Mapping::new(),
+        };
+        Ok((m, rel))
     }
 
     /// Changes some fields of an active memory (same checks as a write).
@@ -312,4 +340,13 @@ pub(in crate::memory) fn check_fields(
         }
     }
     Ok(())
+}
+
+/// A draft's fields after cleaning (paths made relative, whitespace trimmed) and checks.
+struct Fields {
+    mtype: MemoryType,
+    description: String,
+    summary: String,
+    body: String,
+    action: Option<String>,
 }
