@@ -461,43 +461,16 @@ fn run_once(options: &AppOptions, args: RunArgs) -> Result<ExitCode> {
     });
     drop(quiet);
     let turn = turn?;
-    let completion = turn.completion;
     // The same close sequence as the REPL's, quietly: scripts read stdout and stderr.
     // After Ctrl-C the summary is skipped: the first progress report comes after the
     // sequence clears the abort flag and before it summarizes.
     let closed = app.close_session(&mut |_| interrupt.reassert());
     if args.json {
-        let s = &completion.stats;
-        let value = serde_json::json!({
-            "reply": completion.text,
-            "prompt_tokens": s.prompt_tokens,
-            "evaluated_tokens": s.evaluated_tokens,
-            "completion_tokens": s.completion_tokens,
-            "prefill_tps": s.prefill_tps,
-            "decode_tps": s.decode_tps,
-            "ttft_ms": s.ttft_ms,
-            "draft_tokens": s.draft_tokens,
-            "accepted_tokens": s.accepted_tokens,
-            "stop": completion.stop,
-            "prefix": app.prefix.describe(),
-            "session": closed.as_ref().map(|c| c.record.display().to_string()),
-            "memory": app.injection.as_ref().map(|i| serde_json::json!({
-                "items": i.items.iter().map(|p| &p.candidate.id).collect::<Vec<_>>(),
-                "tokens": i.tokens,
-                "budget": i.budget,
-                "text": i.text,
-            })),
-            "prefix_from_cache": matches!(app.prefix, harvey::chat::prefix_cache::PrefixOutcome::Restored { .. }),
-            "tool_calls": turn.calls.iter().map(|c| serde_json::json!({
-                "call": c.call.as_ref().map(|c| c.summary()),
-                "ok": c.result.is_ok(),
-                "reused": c.reused,
-            })).collect::<Vec<_>>(),
-        });
+        let value = run_json(&app, &turn, closed.as_ref());
         println!("{value}");
     } else {
         println!();
-        if let Some(note) = stop_note(completion.stop) {
+        if let Some(note) = stop_note(turn.completion.stop) {
             eprintln!("{note}");
         }
     }
@@ -508,6 +481,42 @@ fn run_once(options: &AppOptions, args: RunArgs) -> Result<ExitCode> {
         return Ok(ExitCode::from(INTERRUPTED));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `harvey run --json`: the reply, its counters, the memory block and the tool calls.
+fn run_json(
+    app: &App,
+    turn: &harvey::chat::agent::AgentTurn,
+    closed: Option<&harvey::app::CloseReport>,
+) -> serde_json::Value {
+    let completion = &turn.completion;
+    let s = &completion.stats;
+    serde_json::json!({
+        "reply": completion.text,
+        "prompt_tokens": s.prompt_tokens,
+        "evaluated_tokens": s.evaluated_tokens,
+        "completion_tokens": s.completion_tokens,
+        "prefill_tps": s.prefill_tps,
+        "decode_tps": s.decode_tps,
+        "ttft_ms": s.ttft_ms,
+        "draft_tokens": s.draft_tokens,
+        "accepted_tokens": s.accepted_tokens,
+        "stop": completion.stop,
+        "prefix": app.prefix.describe(),
+        "session": closed.map(|c| c.record.display().to_string()),
+        "memory": app.injection.as_ref().map(|i| serde_json::json!({
+            "items": i.items.iter().map(|p| &p.candidate.id).collect::<Vec<_>>(),
+            "tokens": i.tokens,
+            "budget": i.budget,
+            "text": i.text,
+        })),
+        "prefix_from_cache": matches!(app.prefix, harvey::chat::prefix_cache::PrefixOutcome::Restored { .. }),
+        "tool_calls": turn.calls.iter().map(|c| serde_json::json!({
+            "call": c.call.as_ref().map(|c| c.summary()),
+            "ok": c.result.is_ok(),
+            "reused": c.reused,
+        })).collect::<Vec<_>>(),
+    })
 }
 
 fn read_stdin_prompt() -> Result<String> {
