@@ -97,25 +97,7 @@ impl RagStore {
         self.writable()?;
         let started = Instant::now();
         let mut report = IngestReport::default();
-        let mut files: Vec<PathBuf> = Vec::new();
-        let mut walked_dirs: Vec<PathBuf> = Vec::new();
-        for p in paths {
-            match std::fs::symlink_metadata(p) {
-                Err(e) => report.skipped.push(Skipped {
-                    path: p.display().to_string(),
-                    reason: format!("cannot read: {e}"),
-                }),
-                Ok(m) if m.file_type().is_symlink() => report.skipped.push(Skipped {
-                    path: p.display().to_string(),
-                    reason: "a symbolic link (not followed)".into(),
-                }),
-                Ok(m) if m.is_dir() => {
-                    walked_dirs.push(p.clone());
-                    walk(p, &mut files, &mut report.skipped);
-                }
-                Ok(_) => files.push(p.clone()),
-            }
-        }
+        let (files, walked_dirs) = collect_files(paths, &mut report.skipped);
         report.files_seen = files.len();
         let embed_started = Instant::now();
         let mut embedded = 0usize;
@@ -216,40 +198,13 @@ impl RagStore {
         };
         let conn = self.conn();
         conn.execute_batch("BEGIN IMMEDIATE").map_err(db)?;
-        let result = (|| -> rusqlite::Result<usize> {
-            let removed = delete_file(conn, key)?;
-            let mut insert = conn.prepare_cached(
-                "INSERT INTO chunks(path, start_line, end_line, heading, hash, text) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            )?;
-            let mut insert_fts = conn.prepare_cached(
-                "INSERT INTO chunks_fts(rowid, text, heading, path) VALUES (?1, ?2, ?3, ?4)",
-            )?;
-            for c in &chunks {
-                insert.execute(params![
-                    key,
-                    c.start_line as i64,
-                    c.end_line as i64,
-                    c.heading,
-                    text_hash(&c.text),
-                    c.text
-                ])?;
-                let id = conn.last_insert_rowid();
-                insert_fts.execute(params![
-                    id,
-                    c.text,
-                    c.heading.clone().unwrap_or_default(),
-                    key
-                ])?;
-            }
-            if let Some(e) = self.embedder() {
-                crate::vector::put(conn, e.model_id(), &vectors)?;
-            }
-            conn.execute(
-                "INSERT OR REPLACE INTO files(path, hash, size, chunks, ingested) VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![key, hash, text.len() as i64, chunks.len() as i64, crate::memory::store::now_unix()],
-            )?;
-            Ok(removed)
-        })();
+        let model = self.embedder().map(|e| e.model_id().to_string());
+        let file = FileRow {
+            key,
+            hash: &hash,
+            size: text.len(),
+        };
+        let result = replace_file(conn, &file, &chunks, model.as_deref(), &vectors);
         match result {
             Ok(removed) => {
                 conn.execute_batch("COMMIT").map_err(db)?;
@@ -502,4 +457,80 @@ fn pdf_text(path: &Path) -> Result<String, String> {
         )),
         Ok(o) => Ok(String::from_utf8_lossy(&o.stdout).into_owned()),
     }
+}
+
+/// The files under `paths` (directories walked, symbolic links not followed) and the
+/// directories walked; what cannot be read goes to `skipped`.
+fn collect_files(paths: &[PathBuf], skipped: &mut Vec<Skipped>) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let mut files = Vec::new();
+    let mut walked_dirs = Vec::new();
+    for p in paths {
+        match std::fs::symlink_metadata(p) {
+            Err(e) => skipped.push(Skipped {
+                path: p.display().to_string(),
+                reason: format!("cannot read: {e}"),
+            }),
+            Ok(m) if m.file_type().is_symlink() => skipped.push(Skipped {
+                path: p.display().to_string(),
+                reason: "a symbolic link (not followed)".into(),
+            }),
+            Ok(m) if m.is_dir() => {
+                walked_dirs.push(p.clone());
+                walk(p, &mut files, skipped);
+            }
+            Ok(_) => files.push(p.clone()),
+        }
+    }
+    (files, walked_dirs)
+}
+
+/// A file's row in `files`: its key (display path), content hash and size.
+struct FileRow<'a> {
+    key: &'a str,
+    hash: &'a str,
+    size: usize,
+}
+
+/// Inside the caller's transaction: replaces the file's chunks (and their full-text rows)
+/// with `chunks`, stores the new `vectors` under `model`, records the file. Returns how
+/// many old chunks were removed.
+fn replace_file(
+    conn: &rusqlite::Connection,
+    file: &FileRow<'_>,
+    chunks: &[Chunk],
+    model: Option<&str>,
+    vectors: &[(String, Vec<f32>)],
+) -> rusqlite::Result<usize> {
+    let removed = delete_file(conn, file.key)?;
+    let mut insert = conn.prepare_cached(
+        "INSERT INTO chunks(path, start_line, end_line, heading, hash, text) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?;
+    let mut insert_fts = conn.prepare_cached(
+        "INSERT INTO chunks_fts(rowid, text, heading, path) VALUES (?1, ?2, ?3, ?4)",
+    )?;
+    for c in chunks {
+        insert.execute(params![
+            file.key,
+            c.start_line as i64,
+            c.end_line as i64,
+            c.heading,
+            text_hash(&c.text),
+            c.text
+        ])?;
+        let id = conn.last_insert_rowid();
+        insert_fts.execute(params![
+            id,
+            c.text,
+            c.heading.clone().unwrap_or_default(),
+            file.key
+        ])?;
+    }
+    if let Some(model) = model {
+        crate::vector::put(conn, model, vectors)?;
+    }
+    conn.execute(
+        "INSERT OR REPLACE INTO files(path, hash, size, chunks, ingested) VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![file.key, file.hash, file.size as i64, chunks.len() as i64, crate::memory::store::now_unix()],
+    )?;
+    Ok(removed)
 }
