@@ -192,7 +192,9 @@ fn history() -> Vec<Message> {
 
 /// Fills a new store at `path` with `n` synthetic chunks and unit vectors.
 fn build_store(path: &Path, embedder: &LlamaEmbedder, n: usize) -> Result<(), RagError> {
-    let embedder: std::sync::Arc<dyn Embedder> = std::sync::Arc::new(IdOnly {
+    // The store records the real embedder's id; the build inserts its own vectors and
+    // never embeds, so a stand-in with that id and width will do.
+    let embedder: std::sync::Arc<dyn Embedder> = std::sync::Arc::new(crate::tokens::HashEmbedder {
         id: embedder.model_id().to_string(),
         dim: embedder.dim(),
     });
@@ -214,34 +216,6 @@ fn build_store(path: &Path, embedder: &LlamaEmbedder, n: usize) -> Result<(), Ra
         done = end;
     }
     Ok(())
-}
-
-/// Stands in for the embedder while building: the store records its id, and the build
-/// never embeds.
-struct IdOnly {
-    id: String,
-    dim: usize,
-}
-
-impl crate::tokens::TokenCounter for IdOnly {
-    fn count_tokens(&self, text: &str) -> usize {
-        text.split_whitespace().count()
-    }
-}
-
-impl Embedder for IdOnly {
-    fn model_id(&self) -> &str {
-        &self.id
-    }
-    fn dim(&self) -> usize {
-        self.dim
-    }
-    fn max_tokens(&self) -> usize {
-        256
-    }
-    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, crate::tokens::EmbedError> {
-        Ok(texts.iter().map(|_| vec![0.0; self.dim]).collect())
-    }
 }
 
 const WORDS: &[&str] = &[
