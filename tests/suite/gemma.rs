@@ -15,9 +15,8 @@ use harvey::config::Config;
 use harvey::engine::{Engine, Message, Role, StopReason};
 use harvey::repl::handle_line;
 use harvey::tools::grammar::{call_grammar, call_max_tokens};
-use harvey::tools::{parse_call, CALL_OPENER};
 
-use crate::support::{gemma_engine, gemma_path, greedy};
+use crate::support::{forced_call, gemma_engine, gemma_path, greedy};
 
 /// Template text that must never reach a reply, whatever the family.
 const TEMPLATE_TEXT: &[&str] = &[
@@ -122,27 +121,13 @@ fn gemma_tool_call_under_the_grammar_parses() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("notes.txt"), "deploy with ./deploy.sh\n").unwrap();
     let registry = workspace_tools(dir.path());
-    let grammar = call_grammar(&registry.list());
-    let max_tokens = call_max_tokens(&grammar);
     let system = harvey::app::system_prompt(&registry, true, "");
     let n_ctx = 2048;
+    let max_tokens = call_max_tokens(&call_grammar(&registry.list()));
     let mut e = gemma_engine(path, n_ctx);
     for prompt in ["Read the file notes.txt.", "List the files here."] {
-        let messages = [
-            Message::new(Role::System, system.clone()),
-            Message::new(Role::User, prompt),
-        ];
-        let mut forced = greedy(max_tokens);
-        forced.grammar = Some(grammar.clone());
-        forced.assistant_prefix = Some(CALL_OPENER.to_string());
-        let done = e.generate(&messages, &forced, &mut |_| {}).unwrap();
+        let done = forced_call(&mut e, &registry, &system, prompt);
         assert!(done.stats.prompt_tokens + max_tokens <= n_ctx as usize);
-        let text = done
-            .grammar_output()
-            .unwrap_or_else(|stop| panic!("{prompt}: cut off ({stop:?}): {}", done.text));
-        let call = parse_call(text).unwrap_or_else(|err| panic!("{prompt}: {err}: {text}"));
-        let tool = registry.get(&call.name).expect("a registered tool");
-        harvey::tools::call::validate(tool.params(), &call.arguments).unwrap();
     }
 }
 

@@ -5,10 +5,8 @@
 
 use harvey::app::workspace_tools;
 use harvey::engine::{EngineParams, LlamaEngine, LookupMode, Message, Role, StopReason};
-use harvey::tools::grammar::{call_grammar, call_max_tokens};
-use harvey::tools::{parse_call, CALL_OPENER};
 
-use crate::support::{greedy, model_path};
+use crate::support::{forced_call, greedy, model_path};
 
 fn params(lookup: LookupMode) -> EngineParams {
     EngineParams {
@@ -164,8 +162,6 @@ fn a_grammar_constrained_tool_call_decoded_with_drafts_still_parses() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("notes.txt"), "deploy with ./deploy.sh\n").unwrap();
     let registry = workspace_tools(dir.path());
-    let grammar = call_grammar(&registry.list());
-    let max_tokens = call_max_tokens(&grammar);
     // The system prompt spells out calls, so drafts from it are plentiful.
     let system = harvey::app::system_prompt(&registry, true, "");
     let mut e = LlamaEngine::load(&EngineParams {
@@ -179,24 +175,9 @@ fn a_grammar_constrained_tool_call_decoded_with_drafts_still_parses() {
         "List the files in this folder.",
         "Search the files for deploy.",
     ] {
-        let messages = [
-            Message::new(Role::System, system.clone()),
-            Message::new(Role::User, prompt),
-        ];
-        let mut opts = greedy(max_tokens);
-        opts.grammar = Some(grammar.clone());
-        opts.assistant_prefix = Some(CALL_OPENER.into());
-        let done = e.generate(&messages, &opts, &mut |_| {}).unwrap();
-        drafted += done.stats.draft_tokens;
-        let text = done
-            .grammar_output()
-            .unwrap_or_else(|stop| panic!("{prompt}: cut off ({stop:?}): {}", done.text));
-        let call = parse_call(text).unwrap_or_else(|err| panic!("{prompt}: {err}: {text}"));
-        let tool = registry
-            .get(&call.name)
-            .unwrap_or_else(|| panic!("{prompt}: unregistered tool {}", call.name));
-        harvey::tools::call::validate(tool.params(), &call.arguments)
-            .unwrap_or_else(|err| panic!("{prompt}: {err}: {text}"));
+        drafted += forced_call(&mut e, &registry, &system, prompt)
+            .stats
+            .draft_tokens;
     }
     assert!(drafted > 0, "the calls were decoded with drafts");
 }

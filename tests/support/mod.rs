@@ -77,3 +77,36 @@ pub fn greedy(max_tokens: usize) -> GenerateOptions {
         assistant_prefix: None,
     }
 }
+
+/// Decodes a tool call for `prompt` under the registry's grammar (forced: the reply
+/// starts with the call opener) and checks that it ends by the grammar completing, parses,
+/// names a registered tool and validates; returns the completion (its counters).
+pub fn forced_call(
+    e: &mut LlamaEngine,
+    registry: &harvey::tools::Registry,
+    system: &str,
+    prompt: &str,
+) -> harvey::engine::Completion {
+    use harvey::engine::{Message, Role};
+    use harvey::tools::grammar::{call_grammar, call_max_tokens};
+    let grammar = call_grammar(&registry.list());
+    let messages = [
+        Message::new(Role::System, system),
+        Message::new(Role::User, prompt),
+    ];
+    let mut opts = greedy(call_max_tokens(&grammar));
+    opts.grammar = Some(grammar);
+    opts.assistant_prefix = Some(harvey::tools::CALL_OPENER.into());
+    let done = e.generate(&messages, &opts, &mut |_| {}).unwrap();
+    let text = done
+        .grammar_output()
+        .unwrap_or_else(|stop| panic!("{prompt}: cut off ({stop:?}): {}", done.text));
+    let call =
+        harvey::tools::parse_call(text).unwrap_or_else(|err| panic!("{prompt}: {err}: {text}"));
+    let tool = registry
+        .get(&call.name)
+        .unwrap_or_else(|| panic!("{prompt}: unregistered tool {}", call.name));
+    harvey::tools::call::validate(tool.params(), &call.arguments)
+        .unwrap_or_else(|err| panic!("{prompt}: {err}: {text}"));
+    done
+}
