@@ -112,9 +112,16 @@ fn rejected_drafts_leave_the_cache_exactly_as_long_as_the_accepted_text() {
     stopped.stop = vec!["files".into()];
     let mut open = greedy(400);
     open.sampling.repeat_penalty = 1.0;
-    for opts in [limited, stopped, open] {
-        let mut ends = Vec::new();
-        for mode in [LookupMode::Off, LookupMode::On] {
+    // The product's default: sampling at temperature 0.7 (drafts are kept only where the
+    // seeded draw picks them).
+    let mut sampled = greedy(200);
+    sampled.sampling = harvey::engine::SamplingParams {
+        temperature: 0.7,
+        ..sampled.sampling
+    };
+    let mut kept = 0;
+    for opts in [limited, stopped, open, sampled] {
+        for mode in [LookupMode::Off, LookupMode::On, LookupMode::Auto] {
             e.reset();
             e.set_lookup(mode);
             let c = e.generate(&messages, &opts, &mut |_| {}).unwrap();
@@ -129,12 +136,13 @@ fn rejected_drafts_leave_the_cache_exactly_as_long_as_the_accepted_text() {
                 e.cached_tokens(),
                 "llama.cpp's cache agrees"
             );
-            ends.push(c.stop);
+            assert!(c.stats.accepted_tokens <= c.stats.draft_tokens);
+            kept += c.stats.accepted_tokens;
         }
-        // Both modes end the same way (the replies themselves may part where batched
-        // arithmetic rounds differently, see `agrees`).
-        assert_eq!(ends[0], ends[1]);
     }
+    // Replies that copy a passage keep drafts; were none ever kept, the loop above would
+    // have checked nothing about rejected and accepted rows together.
+    assert!(kept > 0, "no draft token was ever kept");
 }
 
 #[test]
