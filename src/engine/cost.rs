@@ -45,7 +45,7 @@ impl LlamaEngine {
             return Err(EngineError::PromptTooLong {
                 tokens: depth + largest + 1,
                 n_ctx,
-                fits: n_ctx.saturating_sub(largest + 2).min(n_ctx),
+                fits: n_ctx.saturating_sub(largest + 2),
             });
         }
         self.reset();

@@ -3,24 +3,14 @@
 //! when a bigger one is needed, never larger than the chat's n_ctx, and never touching the
 //! chat's KV cache.
 
-use harvey::engine::{EngineParams, KvCacheType, LlamaEngine, Message, Role, StopReason};
+use harvey::engine::{LlamaEngine, Message, Role, StopReason};
 
-use crate::support::{greedy, model_path};
+use crate::support::{greedy, params};
 
 const N_CTX: u32 = 2048;
 
 fn load() -> LlamaEngine {
-    LlamaEngine::load(&EngineParams {
-        model_path: model_path(),
-        n_ctx: N_CTX,
-        n_batch: 256,
-        threads: 2,
-        threads_batch: 2,
-        template: None,
-        kv_cache_type: KvCacheType::F16,
-        lookup: Default::default(),
-    })
-    .expect("the model loads")
+    LlamaEngine::load(&params(N_CTX, 256)).expect("the model loads")
 }
 
 fn chat(user: &str) -> Vec<Message> {

@@ -6,21 +6,15 @@ use harvey::engine::{EngineParams, KvCacheType, LlamaEngine, Message, Role, Stop
 use serde_json::Value;
 
 use crate::support::process::{run, text, workspace};
-use crate::support::{greedy, model_path};
+use crate::support::{greedy, model_path, params};
 
 /// q8_0 stores 32 values in 34 bytes, f16 in 64.
 const Q8_0_PER_F16: f64 = 34.0 / 64.0;
 
 fn load(kv_cache_type: KvCacheType) -> LlamaEngine {
     LlamaEngine::load(&EngineParams {
-        model_path: model_path(),
-        n_ctx: 512,
-        n_batch: 256,
-        threads: 2,
-        threads_batch: 2,
-        template: None,
         kv_cache_type,
-        lookup: Default::default(),
+        ..params(512, 256)
     })
     .expect("the model loads")
 }

@@ -6,18 +6,12 @@
 use harvey::app::workspace_tools;
 use harvey::engine::{EngineParams, LlamaEngine, LookupMode, Message, Role, StopReason};
 
-use crate::support::{forced_call, greedy, model_path};
+use crate::support::{forced_call, greedy};
 
 fn params(lookup: LookupMode) -> EngineParams {
     EngineParams {
-        model_path: model_path(),
-        n_ctx: 2048,
-        n_batch: 512,
-        threads: 2,
-        threads_batch: 2,
-        template: None,
-        kv_cache_type: Default::default(),
         lookup,
+        ..crate::support::params(2048, 512)
     }
 }
 

@@ -45,9 +45,11 @@ pub fn gemma_engine(path: PathBuf, n_ctx: u32) -> LlamaEngine {
     load(path, n_ctx, 512)
 }
 
-fn load(model_path: PathBuf, n_ctx: u32, n_batch: u32) -> LlamaEngine {
-    LlamaEngine::load(&EngineParams {
-        model_path,
+/// The default model's engine settings for tests: two threads, the file's template, an
+/// f16 cache and `engine.lookup`'s default (override fields with `..params(…)`).
+pub fn params(n_ctx: u32, n_batch: u32) -> EngineParams {
+    EngineParams {
+        model_path: model_path(),
         n_ctx,
         n_batch,
         threads: 2,
@@ -55,6 +57,13 @@ fn load(model_path: PathBuf, n_ctx: u32, n_batch: u32) -> LlamaEngine {
         template: None,
         kv_cache_type: Default::default(),
         lookup: Default::default(),
+    }
+}
+
+fn load(model_path: PathBuf, n_ctx: u32, n_batch: u32) -> LlamaEngine {
+    LlamaEngine::load(&EngineParams {
+        model_path,
+        ..params(n_ctx, n_batch)
     })
     .expect("the model loads")
 }
