@@ -20,6 +20,7 @@ pub fn open(path: &Path) -> rusqlite::Result<Connection> {
     conn.busy_timeout(BUSY_TIMEOUT)?;
     retry(|| conn.pragma_update(None, "journal_mode", "WAL"))?;
     retry(|| conn.pragma_update(None, "synchronous", "NORMAL"))?;
+    conn.pragma_update(None, "cache_size", -512)?;
     Ok(conn)
 }
 

@@ -146,8 +146,9 @@ struct BenchArgs {
     /// Also run the memory-footprint scenario: load the chat model and the embedder
     /// (memory.embedder), build a RAG store of synthetic chunks and unit vectors in a
     /// temporary directory (not embedded by the model; ~1 min for 100k on 2 cores), query
-    /// it, answer one chat turn and write one summary in the aside context. Reports peak
-    /// RSS, weights (both files), the chat and aside KV caches, the rest, and whether
+    /// it, answer one chat turn and write one summary aside (in the chat context's free
+    /// cells when they suffice). Reports peak RSS, weights (both files), the chat KV cache
+    /// and any aside context's, the rest, and whether
     /// peak ≤ weights + chat KV + 60 MB holds. Linux only for RSS.
     #[arg(long)]
     footprint: bool,

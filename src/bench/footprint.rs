@@ -1,6 +1,7 @@
 //! The memory-footprint scenario of `harvey bench` (issue 19): the chat model and the
 //! sentence embedder loaded, a RAG store of many chunks in use (one query: embed + full
-//! text + vector scan), one chat turn and one rolling summary in the aside context. It
+//! text + vector scan), one chat turn and one rolling summary (an aside call: in the chat
+//! context's free cells when they suffice, else in an aside context of its own). It
 //! reports the peak resident set against the goal: peak RSS ≤ weights + the chat context's
 //! KV cache + [`GOAL_SLACK_BYTES`].
 //!
@@ -66,9 +67,12 @@ pub struct Footprint {
     pub weights_bytes: u64,
     pub n_ctx: u32,
     pub chat_kv_bytes: u64,
-    /// The aside context's n_ctx and KV cache after the summary (0 if none is left).
+    /// The aside context's n_ctx and KV cache after the summary (0 when it had none of
+    /// its own: every aside call ran in the chat context's free cells).
     pub aside_n_ctx: u32,
     pub aside_kv_bytes: u64,
+    /// Summary calls that ran in the chat context's free cells (sequence 1).
+    pub aside_shared_calls: usize,
     pub chunks: usize,
     /// Size of the store's database file.
     pub store_bytes: u64,
@@ -76,7 +80,7 @@ pub struct Footprint {
     pub build_s: f64,
     /// Peak RSS after the build (`VmHWM`), Linux only.
     pub peak_rss_bytes: Option<u64>,
-    /// Peak RSS − weights − chat KV: the aside context, compute buffers, the store, the runtime.
+    /// Peak RSS − weights − chat KV: any aside context, compute buffers, the store, the runtime.
     pub rest_bytes: Option<i64>,
     /// weights + chat KV + the slack the goal allows.
     pub goal_bytes: u64,
@@ -141,7 +145,7 @@ fn run_in(
     let started = Instant::now();
     summarize(&mut engine, None, &messages[1..], None, &AbortFlag::new())?;
     let summary_ms = started.elapsed().as_secs_f64() * 1000.0;
-    steps.extend(rss::sample("summary (aside context)"));
+    steps.extend(rss::sample("summary (aside call)"));
     if let Some(path) = std::env::var_os(SMAPS_ENV) {
         let path = PathBuf::from(path);
         rss::keep_smaps(&path).map_err(|source| FootprintError::Io { path, source })?;
@@ -161,6 +165,7 @@ fn run_in(
         chat_kv_bytes: info.kv_bytes,
         aside_n_ctx: engine.aside_n_ctx(),
         aside_kv_bytes: engine.aside_kv_bytes(),
+        aside_shared_calls: engine.shared_aside_calls(),
         chunks: opts.chunks,
         store_bytes: file_bytes(&store_path),
         build_s,

@@ -146,13 +146,23 @@ pub fn footprint(f: &Footprint) -> String {
         f.embedder,
         mb(f.embedder_bytes as f64)
     );
+    let aside = if f.aside_n_ctx == 0 {
+        format!(
+            "no aside context ({} summary call(s) ran in the chat context's free cells)",
+            f.aside_shared_calls
+        )
+    } else {
+        format!(
+            "aside {:.1} MB (n_ctx {})",
+            mb(f.aside_kv_bytes as f64),
+            f.aside_n_ctx
+        )
+    };
     let _ = writeln!(
         s,
-        "KV         chat {:.1} MB (n_ctx {}), aside {:.1} MB (n_ctx {})",
+        "KV         chat {:.1} MB (n_ctx {}), {aside}",
         mb(f.chat_kv_bytes as f64),
         f.n_ctx,
-        mb(f.aside_kv_bytes as f64),
-        f.aside_n_ctx
     );
     let verdict = match f.goal_holds {
         Some(true) => "holds",

@@ -3,8 +3,10 @@
 //! messages. A turn is a user message and everything that answered it, so a turn is never
 //! split and a tool result is never orphaned.
 //!
-//! The summary is generated in the engine's aside context (the chat KV cache is not
-//! disturbed), bounded to `SUMMARY_MAX_TOKENS`, with the old turns chunked to fit.
+//! The summary is generated aside (the chat KV cache is not disturbed), bounded to
+//! `SUMMARY_MAX_TOKENS`, with the old turns chunked to fit `Engine::aside_room`. Before
+//! it, the chat cache keeps only the pinned messages: everything after them is rewritten
+//! anyway, and the freed cells let the summary run in the chat context.
 
 use crate::engine::gbnf::{self, GrammarBoundError};
 use crate::engine::{
@@ -87,6 +89,7 @@ pub fn compress_if_needed(
         return Ok(None);
     }
     let n_messages = messages_in_turns(&starts, turns.len(), fold);
+    engine.keep_chat_prefix(&conversation.pinned());
     let summary = summarize(
         engine,
         conversation.summary(),
@@ -119,6 +122,7 @@ pub fn compact(
         return Ok(None);
     }
     let before = engine.count_prompt(&conversation.messages())?;
+    engine.keep_chat_prefix(&conversation.pinned());
     let summary = summarize(engine, conversation.summary(), &turns, focus, abort)?;
     conversation.fold(turns.len(), summary.clone());
     let after = engine.count_prompt(&conversation.messages())?;
@@ -155,13 +159,13 @@ pub fn summarize(
         .iter()
         .map(|m| format!("{}: {}", speaker(m.role), m.content.trim()))
         .collect();
-    let n_ctx = engine.info().n_ctx as usize;
+    let room = engine.aside_room();
     let overhead = engine.count_prompt(&summary_prompt(
         Some(&"x ".repeat(SUMMARY_MAX_TOKENS)),
         "",
         focus,
     ))?;
-    let limit = n_ctx
+    let limit = room
         .saturating_sub(overhead + SUMMARY_MAX_TOKENS + 8)
         .max(16);
     let counter = |t: &str| engine.count_tokens(t);
@@ -194,9 +198,9 @@ pub fn summarize_map_reduce(
         .iter()
         .map(|m| format!("{}: {}", speaker(m.role), m.content.trim()))
         .collect();
-    let n_ctx = engine.info().n_ctx as usize;
+    let room = engine.aside_room();
     let overhead = engine.count_prompt(&summary_prompt(None, "", None))?;
-    let limit = n_ctx
+    let limit = room
         .saturating_sub(overhead + SUMMARY_MAX_TOKENS + 8)
         .max(16);
     let mut pieces = {

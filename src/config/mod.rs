@@ -19,7 +19,7 @@ pub use upstream::Upstream;
 use std::path::PathBuf;
 
 pub const DEFAULT_N_CTX: u32 = 4096;
-pub const DEFAULT_N_BATCH: u32 = 512;
+pub const DEFAULT_N_BATCH: u32 = 256;
 /// f16 until q8_0 is shown not to be slower on an idle machine (issue 19).
 pub const DEFAULT_KV_CACHE_TYPE: &str = "f16";
 /// `engine.lookup` when the config does not say.

@@ -87,6 +87,8 @@ struct Verify {
     /// How long the batch's decode took, milliseconds (`None`: the prefill's last
     /// chunk, or already learnt from).
     ms: Option<f64>,
+    /// The KV cache sequence the batch was decoded into.
+    seq: i32,
 }
 
 impl Verify {
@@ -117,7 +119,7 @@ impl Verify {
             return Ok(());
         }
         let keep = self.start + 1 + self.accepted;
-        if cached.len() > keep && truncate_cache(ctx, cached, keep) != keep {
+        if cached.len() > keep && truncate_cache(ctx, cached, keep, self.seq) != keep {
             return Err(EngineError::Decode(
                 "the KV cache could not drop rejected draft tokens; set engine.lookup: off".into(),
             ));
@@ -228,7 +230,7 @@ impl Run<'_> {
         batch.clear();
         for (i, &t) in std::iter::once(&token).chain(&draft).enumerate() {
             batch
-                .add(t, position(start + i)?, &[0], true)
+                .add(t, position(start + i)?, &[self.seq], true)
                 .map_err(|e| EngineError::Decode(e.to_string()))?;
         }
         let started = Instant::now();
@@ -241,6 +243,7 @@ impl Run<'_> {
             draft,
             accepted: 0,
             ms: Some(ms),
+            seq: self.seq,
         })
     }
 }

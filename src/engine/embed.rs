@@ -35,7 +35,7 @@ const MAX_TOKENS: u32 = 256;
 /// Sequences per batch at most.
 const MAX_SEQS: u32 = 32;
 /// Tokens per batch (= n_ubatch = n_batch).
-const BATCH_TOKENS: u32 = 2048;
+const BATCH_TOKENS: u32 = 512;
 
 struct Ctx<'m>(LlamaContext<'m>);
 

@@ -2,12 +2,13 @@
 //! and save/restore a prompt prefix as a state file.
 //!
 //! The model and its contexts live in one owner (`ModelContexts`, a self-referential
-//! cell), so contexts, which borrow the model, are always dropped first. There are two
-//! slots: `chat` (the conversation) and `aside` (for summaries and other one-off calls that
-//! must not disturb the chat's KV cache; created on first use at the size the call needs
-//! and recreated only when a call needs more, see `aside_size`). Each slot's `cached`
-//! list mirrors its context's sequence 0 exactly; every path that may leave a cache in an
-//! unknown state clears both.
+//! cell), so contexts, which borrow the model, are always dropped first. The `chat`
+//! context holds the conversation in sequence 0; summaries and other one-off calls that
+//! must not disturb it run in its free cells as sequence 1, or in an `aside` context of
+//! their own (see `aside.rs`). Each `cached` list mirrors its sequence exactly; every path
+//! that may leave a cache in an unknown state clears both.
+
+mod aside;
 
 use std::path::Path;
 use std::time::Instant;
@@ -23,11 +24,12 @@ use self_cell::self_cell;
 use super::backend::backend;
 use super::load::{chat_template, context_params, describe, fingerprint, specials_in};
 use super::prompt::{placeholder, scaffold_pieces, split_by_scaffold, split_rendered, Segment};
-use super::run::{truncate_cache, Run};
+use super::run::{clear_seq, truncate_cache, Run};
 use super::types::{AbortFlag, Completion, GenerateOptions, Message, ModelInfo};
 use super::{EngineError, EngineParams, KvCacheType, LookupMode};
 use crate::gguf;
 use crate::tokens::TokenCounter;
+use aside::Target;
 
 /// The contexts that borrow the model.
 struct Contexts<'m> {
@@ -67,6 +69,11 @@ pub struct LlamaEngine {
     aside_cached: Vec<LlamaToken>,
     /// The aside context's n_ctx (0 while there is none).
     aside_n_ctx: u32,
+    /// Whether aside calls may run as sequence 1 of the chat context (not for recurrent or
+    /// hybrid models).
+    shares_aside: bool,
+    /// Aside calls that did.
+    shared_calls: usize,
 }
 
 impl LlamaEngine {
@@ -104,7 +111,9 @@ impl LlamaEngine {
             )
         })?;
         let described = describe(&model, params, file_bytes);
-        let ctx_params = context_params(&described, described.n_ctx, params.kv_cache_type);
+        let shares_aside = !model.is_recurrent() && !model.is_hybrid();
+        let seqs = if shares_aside { 2 } else { 1 };
+        let ctx_params = context_params(&described, described.n_ctx, params.kv_cache_type, seqs);
         let cell = ModelContexts::try_new(model, |m| {
             m.new_context(backend, ctx_params)
                 .map(|chat| Contexts { chat, aside: None })
@@ -134,6 +143,8 @@ impl LlamaEngine {
             chat_cached: Vec::new(),
             aside_cached: Vec::new(),
             aside_n_ctx: 0,
+            shares_aside,
+            shared_calls: 0,
         })
     }
 
@@ -278,35 +289,6 @@ impl LlamaEngine {
         self.generate_in(Slot::Aside, messages, opts, on_text)
     }
 
-    /// Makes the aside context hold at least `needed` tokens (see [`aside_size`]): created
-    /// on first use, recreated only when a bigger one is needed. Returns its n_ctx.
-    fn ensure_aside(&mut self, needed: usize) -> Result<u32, EngineError> {
-        let want = aside_size(needed, self.info.n_ctx);
-        if self.aside_n_ctx >= want {
-            return Ok(self.aside_n_ctx);
-        }
-        let params = context_params(&self.info, want, self.kv_cache_type);
-        let backend = self.backend;
-        let path = self.info.path.clone();
-        self.aside_cached.clear();
-        self.aside_n_ctx = 0;
-        self.cell.with_dependent_mut(|model, c| {
-            // Free the smaller one first: both at once would raise the peak.
-            c.aside = None;
-            let ctx = model
-                .new_context(backend, params)
-                .map_err(|e| EngineError::Load {
-                    step: "create the aside context (not enough memory?)",
-                    path,
-                    reason: e.to_string(),
-                })?;
-            c.aside = Some(ctx);
-            Ok::<_, EngineError>(())
-        })?;
-        self.aside_n_ctx = want;
-        Ok(want)
-    }
-
     fn generate_in(
         &mut self,
         slot: Slot,
@@ -328,14 +310,14 @@ impl LlamaEngine {
                 fits: n_ctx.saturating_sub(1),
             });
         }
-        let n_ctx = match slot {
-            Slot::Chat => n_ctx,
+        let target = match slot {
+            Slot::Chat => Target::Chat(n_ctx),
             Slot::Aside => {
                 let reply = opts.max_tokens.unwrap_or(n_ctx);
-                self.ensure_aside(prompt.len().saturating_add(reply))? as usize
+                self.aside_target(prompt.len().saturating_add(reply))?
             }
         };
-        let n_batch = (self.info.n_batch as usize).min(n_ctx);
+        let n_batch = (self.info.n_batch as usize).min(target.n_ctx());
         let Self {
             cell,
             chat_cached,
@@ -345,22 +327,35 @@ impl LlamaEngine {
             ..
         } = self;
         cell.with_dependent_mut(|model, c| {
-            let (ctx, cached) = match (slot, c.aside.as_mut()) {
-                (Slot::Aside, Some(aside)) => (aside, aside_cached),
-                _ => (&mut c.chat, chat_cached),
+            let mut scratch = Vec::new();
+            let (ctx, cached, seq) = match (target, c.aside.as_mut()) {
+                (Target::Own(_), Some(aside)) => (aside, aside_cached, 0),
+                (Target::Shared(_), _) => (&mut c.chat, &mut scratch, aside::SHARED_SEQ),
+                _ => (&mut c.chat, &mut *chat_cached, 0),
             };
             let run = Run {
                 model,
-                n_ctx,
+                n_ctx: target.n_ctx(),
                 n_batch,
                 started,
                 turn_stops,
                 lookup: *lookup,
+                seq,
             };
             let result = run.execute(ctx, cached, &prompt, opts, on_text);
             if result.is_err() {
-                ctx.clear_kv_cache();
+                clear_seq(ctx, seq);
                 cached.clear();
+            }
+            if matches!(target, Target::Shared(_)) {
+                clear_seq(&mut c.chat, seq);
+                // The chat's cells must be as they were; if llama.cpp had to clear more
+                // than sequence 1, the chat prefills again rather than trust a stale mirror.
+                let held = usize::try_from(c.chat.kv_cache_seq_pos_max(0) + 1).unwrap_or(0);
+                if held != chat_cached.len() {
+                    c.chat.clear_kv_cache();
+                    chat_cached.clear();
+                }
             }
             result
         })
@@ -383,7 +378,7 @@ impl LlamaEngine {
         } = self;
         cell.with_dependent_mut(|model, c| {
             let keep = super::prompt::common_prefix(chat_cached, &tokens);
-            let keep = truncate_cache(&mut c.chat, chat_cached, keep);
+            let keep = truncate_cache(&mut c.chat, chat_cached, keep, 0);
             let run = Run {
                 model,
                 n_ctx,
@@ -391,6 +386,7 @@ impl LlamaEngine {
                 started: Instant::now(),
                 turn_stops: &[],
                 lookup: LookupMode::Off,
+                seq: 0,
             };
             let mut batch = LlamaBatch::new(n_batch.max(1), 1);
             let result = run.prefill(
@@ -472,22 +468,6 @@ fn turn_stops(model: &LlamaModel, template: &LlamaChatTemplate) -> Result<Vec<St
     )))
 }
 
-/// The aside context's n_ctx for a call that needs `needed` tokens (prompt + longest
-/// reply): rounded up to a multiple of [`ASIDE_STEP`], at least [`ASIDE_MIN`], never more
-/// than the chat's n_ctx. A summary of a short chat then costs a fraction of the chat's
-/// KV cache instead of all of it.
-fn aside_size(needed: usize, chat_n_ctx: u32) -> u32 {
-    let step = ASIDE_STEP as usize;
-    let capped = needed.max(ASIDE_MIN as usize).min(chat_n_ctx as usize);
-    let rounded = capped.div_ceil(step) * step;
-    u32::try_from(rounded).unwrap_or(u32::MAX).min(chat_n_ctx)
-}
-
-/// The aside context grows in steps of this many tokens.
-const ASIDE_STEP: u32 = 256;
-/// The smallest aside context (one default `n_batch`).
-const ASIDE_MIN: u32 = 512;
-
 /// llama.cpp says only "null" when it rejects a file; say what that usually means.
 fn rejected(reason: &str) -> String {
     format!("{reason} — the file is probably truncated or corrupt, or its architecture is unsupported by this llama.cpp (run with --verbose for llama.cpp's own log)")
@@ -495,20 +475,4 @@ fn rejected(reason: &str) -> String {
 
 fn strip_nul(text: &str) -> String {
     text.replace('\0', "")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_aside_context_is_sized_to_the_call_in_steps_and_capped() {
-        assert_eq!(aside_size(1, 4096), 512);
-        assert_eq!(aside_size(512, 4096), 512);
-        assert_eq!(aside_size(513, 4096), 768);
-        assert_eq!(aside_size(1000 + 150, 4096), 1280);
-        assert_eq!(aside_size(4000, 4096), 4096);
-        assert_eq!(aside_size(usize::MAX, 4096), 4096);
-        assert_eq!(aside_size(100, 300), 300);
-    }
 }

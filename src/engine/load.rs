@@ -162,7 +162,14 @@ fn file_stem(path: &Path) -> String {
         .unwrap_or_default()
 }
 
-pub fn context_params(info: &ModelInfo, n_ctx: u32, kv: KvCacheType) -> LlamaContextParams {
+/// Context parameters for `n_ctx` tokens. `seqs` > 1 makes room for that many sequences
+/// in one unified cache of `n_ctx` cells (the chat and an aside call sharing it).
+pub fn context_params(
+    info: &ModelInfo,
+    n_ctx: u32,
+    kv: KvCacheType,
+    seqs: u32,
+) -> LlamaContextParams {
     let threads = i32::try_from(info.threads).unwrap_or(1);
     let threads_batch = i32::try_from(info.threads_batch).unwrap_or(1);
     let n_batch = info.n_batch.min(n_ctx);
@@ -172,6 +179,8 @@ pub fn context_params(info: &ModelInfo, n_ctx: u32, kv: KvCacheType) -> LlamaCon
         .with_n_ubatch(n_batch)
         .with_n_threads(threads)
         .with_n_threads_batch(threads_batch)
+        .with_n_seq_max(seqs.max(1))
+        .with_kv_unified(seqs > 1)
         .with_kv_cache_type(kv)
 }
 

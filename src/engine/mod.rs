@@ -70,6 +70,14 @@ pub trait Engine: TokenCounter {
         opts: &GenerateOptions,
         on_text: &mut dyn FnMut(&str),
     ) -> Result<Completion, EngineError>;
+    /// Tokens (prompt + reply) an aside call may take; inputs chunked to this run without
+    /// a second context whenever the chat leaves room (see `llama/aside.rs`).
+    fn aside_room(&self) -> usize {
+        self.info().n_ctx as usize
+    }
+    /// Keeps only the part of the chat cache that `messages` begin with (the caller will
+    /// replace the rest), freeing those cells for aside calls.
+    fn keep_chat_prefix(&mut self, _messages: &[Message]) {}
     /// Token ids of the rendered prompt, exactly as `generate` would see them.
     fn prompt_ids(&self, messages: &[Message]) -> Result<Vec<i32>, EngineError>;
     /// Makes the chat KV cache hold exactly `ids`; returns how many were decoded.
@@ -109,6 +117,12 @@ impl Engine for LlamaEngine {
         on_text: &mut dyn FnMut(&str),
     ) -> Result<Completion, EngineError> {
         LlamaEngine::generate_aside(self, messages, opts, on_text)
+    }
+    fn aside_room(&self) -> usize {
+        LlamaEngine::aside_room(self)
+    }
+    fn keep_chat_prefix(&mut self, messages: &[Message]) {
+        LlamaEngine::keep_chat_prefix(self, messages);
     }
     fn prompt_ids(&self, messages: &[Message]) -> Result<Vec<i32>, EngineError> {
         LlamaEngine::prompt_ids(self, messages)

@@ -2,7 +2,8 @@
 //! rest in `n_batch` chunks, then sample (`decode.rs`) until EOG, the token limit, the end
 //! of the context or an abort.
 //!
-//! `cached` must mirror the context's sequence 0 exactly; callers clear both on error.
+//! `cached` must mirror the run's sequence (`Run::seq`) exactly; callers clear both on
+//! error.
 
 use std::time::{Duration, Instant};
 
@@ -26,6 +27,9 @@ pub(super) struct Run<'m> {
     pub turn_stops: &'m [String],
     /// Whether and how the decode loop drafts from the context (`decode.rs`).
     pub lookup: super::lookup::LookupMode,
+    /// The KV cache sequence this run reads and writes: 0 for the chat (and for an aside
+    /// context of its own), 1 for an aside call sharing the chat context.
+    pub seq: i32,
 }
 
 impl Run<'_> {
@@ -37,7 +41,7 @@ impl Run<'_> {
         opts: &GenerateOptions,
         on_text: &mut dyn FnMut(&str),
     ) -> Result<Completion, EngineError> {
-        let keep = trim_cache(ctx, cached, prompt);
+        let keep = trim_cache(ctx, cached, prompt, self.seq);
         let mut batch = LlamaBatch::new(self.n_batch.max(1), 1);
         let prefill_started = Instant::now();
         let chunks = self.prefill(ctx, &mut batch, cached, &prompt[keep..], &opts.abort)?;
@@ -83,7 +87,7 @@ impl Run<'_> {
                 let pos = position(cached.len() + offset)?;
                 let wants_logits = start + offset + 1 == tokens.len();
                 batch
-                    .add(token, pos, &[0], wants_logits)
+                    .add(token, pos, &[self.seq], wants_logits)
                     .map_err(|e| EngineError::Decode(e.to_string()))?;
             }
             ctx.decode(batch)
@@ -121,31 +125,44 @@ pub(super) fn trim_cache(
     ctx: &mut LlamaContext,
     cached: &mut Vec<LlamaToken>,
     prompt: &[LlamaToken],
+    seq: i32,
 ) -> usize {
     let keep = reusable_prefix(cached, prompt);
-    truncate_cache(ctx, cached, keep)
+    truncate_cache(ctx, cached, keep, seq)
 }
 
-/// Drops everything after the first `keep` cached tokens; returns what is kept.
+/// Drops everything of sequence `seq` after its first `keep` cached tokens; returns what
+/// is kept.
 pub(super) fn truncate_cache(
     ctx: &mut LlamaContext,
     cached: &mut Vec<LlamaToken>,
     keep: usize,
+    seq: i32,
 ) -> usize {
-    let Ok(keep_pos) = u32::try_from(keep) else {
-        ctx.clear_kv_cache();
-        cached.clear();
+    let Ok(seq_id) = u32::try_from(seq) else {
         return 0;
     };
     // `false` means partial removal is unsupported (e.g. recurrent models): start over.
-    if !matches!(
-        ctx.clear_kv_cache_seq(Some(0), Some(keep_pos), None),
-        Ok(true)
-    ) {
-        ctx.clear_kv_cache();
+    let partial = u32::try_from(keep).is_ok_and(|p| {
+        matches!(
+            ctx.clear_kv_cache_seq(Some(seq_id), Some(p), None),
+            Ok(true)
+        )
+    });
+    if !partial {
+        clear_seq(ctx, seq);
         cached.clear();
         return 0;
     }
     cached.truncate(keep);
     keep
+}
+
+/// Empties sequence `seq`; the whole cache if llama.cpp cannot remove one sequence.
+pub(super) fn clear_seq(ctx: &mut LlamaContext, seq: i32) {
+    let removed = u32::try_from(seq)
+        .is_ok_and(|s| matches!(ctx.clear_kv_cache_seq(Some(s), None, None), Ok(true)));
+    if !removed {
+        ctx.clear_kv_cache();
+    }
 }

@@ -133,10 +133,10 @@ pub fn mine_report(
         .collect();
     let grammar = grammar();
     let max_tokens = gbnf::max_tokens(&grammar)?;
-    let n_ctx = engine.info().n_ctx as usize;
+    let room = engine.aside_room();
     let overhead = engine.count_prompt(&prompt(""))?;
     // The transcript chunk, the prompt and the longest possible answer all fit.
-    let limit = n_ctx.saturating_sub(overhead + max_tokens + 16).max(32);
+    let limit = room.saturating_sub(overhead + max_tokens + 16).max(32);
     let counter = |t: &str| engine.count_tokens(t);
     let chunks = chunk_lines(&lines, limit, &counter);
     let mut mined = Mined {

@@ -1,9 +1,13 @@
-//! The aside context (summaries, mining) is sized to each call: created on first use at
-//! what the call needs (prompt + longest reply, in steps of 256 tokens), recreated only
-//! when a bigger one is needed, never larger than the chat's n_ctx, and never touching the
-//! chat's KV cache.
+//! Aside calls (summaries, tags, mining) never disturb the chat's KV cache. They run as
+//! sequence 1 in the chat context's free cells when the call fits there (no second KV
+//! cache, no second compute buffer), and otherwise in an aside context of their own,
+//! sized to the call in steps of 256 tokens, grown only when needed, never larger than
+//! the chat's n_ctx. A rolling summary first lets the chat cache go back to the pinned
+//! messages (what follows is rewritten anyway), so it has room to run shared.
 
-use harvey::engine::{LlamaEngine, Message, Role, StopReason};
+use harvey::chat::rolling::compress_if_needed;
+use harvey::chat::Conversation;
+use harvey::engine::{AbortFlag, Engine, LlamaEngine, LookupMode, Message, Role, StopReason};
 
 use crate::support::{greedy, params};
 
@@ -24,47 +28,44 @@ fn ended(stop: StopReason) -> bool {
     matches!(stop, StopReason::EndOfGeneration | StopReason::MaxTokens)
 }
 
+fn notes(times: usize) -> String {
+    "The keeper logged the wind, the swell and the ships that passed. ".repeat(times)
+}
+
+/// The chat's token mirror, llama.cpp's sequence 0 and an empty sequence 1 agree.
+fn assert_chat_intact(engine: &LlamaEngine, chat_cached: usize) {
+    assert_eq!(engine.cached_tokens(), chat_cached);
+    assert_eq!(engine.kv_cache_len(), chat_cached);
+    assert_eq!(engine.shared_aside_len(), 0);
+}
+
 #[test]
-fn the_aside_context_fits_each_call_grows_when_needed_and_leaves_the_chat_alone() {
+fn aside_calls_share_the_chat_context_when_they_fit_and_leave_the_chat_alone() {
     let mut engine = load();
-    assert_eq!(engine.info().n_ctx, N_CTX);
-    assert_eq!((engine.aside_n_ctx(), engine.aside_kv_bytes()), (0, 0));
     engine
         .generate(&chat("Name a primary colour."), &greedy(8), &mut |_| {})
         .unwrap();
     let chat_cached = engine.cached_tokens();
+    assert_eq!(engine.aside_room(), N_CTX as usize - chat_cached - 1);
 
     let short = engine
         .generate_aside(&chat("Say yes."), &greedy(16), &mut |_| {})
         .unwrap();
     assert!(ended(short.stop), "{short:?}");
-    let small = engine.aside_n_ctx();
-    assert!(small as usize >= short.stats.prompt_tokens + 16, "{small}");
-    assert!(small < N_CTX && small % 256 == 0, "{small}");
-    let per_token = engine.info().kv_bytes / u64::from(N_CTX);
-    assert_eq!(engine.aside_kv_bytes(), per_token * u64::from(small));
-    assert_eq!(engine.cached_tokens(), chat_cached);
-
-    let notes = "The keeper logged the wind, the swell and the ships that passed. ".repeat(60);
+    // A quoting prompt with drafting on: rejected drafts are removed from sequence 1.
+    engine.set_lookup(LookupMode::On);
     let long = engine
         .generate_aside(
-            &chat(&format!("{notes}\nSummarize the notes.")),
-            &greedy(32),
+            &chat(&format!("{}\nRepeat the notes.", notes(40))),
+            &greedy(48),
             &mut |_| {},
         )
         .unwrap();
     assert!(ended(long.stop), "{long:?}");
-    assert!(long.stats.prompt_tokens > small as usize, "{long:?}");
-    let grown = engine.aside_n_ctx();
-    assert!(grown as usize >= long.stats.prompt_tokens + 32, "{grown}");
-    assert!(grown <= N_CTX && grown % 256 == 0, "{grown}");
-
-    // A smaller call afterwards keeps the bigger context.
-    engine
-        .generate_aside(&chat("Say no."), &greedy(8), &mut |_| {})
-        .unwrap();
-    assert_eq!(engine.aside_n_ctx(), grown);
-    assert_eq!(engine.cached_tokens(), chat_cached);
+    assert!(long.stats.prompt_tokens > 500, "{:?}", long.stats);
+    assert_eq!(engine.shared_aside_calls(), 2);
+    assert_eq!((engine.aside_n_ctx(), engine.aside_kv_bytes()), (0, 0));
+    assert_chat_intact(&engine, chat_cached);
 
     // The chat still reuses its cached prefix.
     let mut next = chat("Name a primary colour.");
@@ -75,4 +76,112 @@ fn the_aside_context_fits_each_call_grows_when_needed_and_leaves_the_chat_alone(
         again.stats.evaluated_tokens < again.stats.prompt_tokens,
         "{again:?}"
     );
+    assert_chat_intact(&engine, engine.cached_tokens());
+}
+
+#[test]
+fn a_call_the_free_cells_cannot_hold_gets_an_aside_context_sized_to_it() {
+    let mut engine = load();
+    // Fill the chat so that fewer than 512 cells stay free.
+    engine
+        .generate(
+            &chat(&format!("{}\nHow many ships?", notes(110))),
+            &greedy(4),
+            &mut |_| {},
+        )
+        .unwrap();
+    let chat_cached = engine.cached_tokens();
+    let free = N_CTX as usize - chat_cached - 1;
+    assert!(free < 512, "the chat holds only {chat_cached} tokens");
+    // Too little room to be worth sharing: chunked callers size chunks to a whole n_ctx.
+    assert_eq!(engine.aside_room(), N_CTX as usize);
+
+    // What fits the free cells still runs there.
+    engine
+        .generate_aside(&chat("Say yes."), &greedy(8), &mut |_| {})
+        .unwrap();
+    assert_eq!((engine.shared_aside_calls(), engine.aside_n_ctx()), (1, 0));
+
+    let long = engine
+        .generate_aside(
+            &chat(&format!("{}\nSummarize the notes.", notes(40))),
+            &greedy(32),
+            &mut |_| {},
+        )
+        .unwrap();
+    assert!(ended(long.stop), "{long:?}");
+    assert!(long.stats.prompt_tokens + 32 > free, "{:?}", long.stats);
+    let own = engine.aside_n_ctx();
+    assert!(own as usize >= long.stats.prompt_tokens + 32, "{own}");
+    assert!(own < N_CTX && own % 256 == 0, "{own}");
+    let per_token = engine.info().kv_bytes / u64::from(N_CTX);
+    assert_eq!(engine.aside_kv_bytes(), per_token * u64::from(own));
+    assert_eq!(engine.shared_aside_calls(), 1);
+    assert_chat_intact(&engine, chat_cached);
+
+    // A bigger one grows it, never past the chat's n_ctx; a smaller one keeps it.
+    let longer = engine
+        .generate_aside(
+            &chat(&format!("{}\nSummarize the notes.", notes(80))),
+            &greedy(32),
+            &mut |_| {},
+        )
+        .unwrap();
+    assert!(ended(longer.stop), "{longer:?}");
+    let grown = engine.aside_n_ctx();
+    assert!(grown > own && grown <= N_CTX && grown % 256 == 0, "{grown}");
+    engine
+        .generate_aside(&chat(&notes(30)), &greedy(8), &mut |_| {})
+        .unwrap();
+    assert_eq!(engine.aside_n_ctx(), grown);
+    assert_chat_intact(&engine, chat_cached);
+}
+
+#[test]
+fn a_rolling_summary_keeps_the_pinned_prefix_and_runs_in_the_freed_cells() {
+    let mut engine = load();
+    let mut conversation = Conversation::new("You are a helpful assistant.");
+    conversation.set_context(Some("[memory context]\nThe boat is called Kestrel.".into()));
+    for i in 0..6 {
+        conversation.push_user(&format!("Question {i}: {}", notes(6)));
+        conversation.push_assistant(&format!("Answer {i}: {}", notes(6)));
+    }
+    conversation.push_user("What is the boat called?");
+    let reply = engine
+        .generate(&conversation.messages(), &greedy(8), &mut |_| {})
+        .unwrap();
+    conversation.push_assistant(&reply.text);
+    let pinned = engine.count_prompt(&conversation.pinned()).unwrap();
+    assert!(engine.cached_tokens() > pinned + 500);
+
+    let threshold = engine.cached_tokens() / 2;
+    let done = compress_if_needed(
+        &mut engine as &mut dyn Engine,
+        &mut conversation,
+        threshold,
+        2,
+        &AbortFlag::new(),
+    )
+    .unwrap()
+    .expect("over the threshold: a summary");
+    assert!(
+        done.folded_turns >= 1 && !done.summary.trim().is_empty(),
+        "{done:?}"
+    );
+    assert!(done.tokens_after < done.tokens_before, "{done:?}");
+    // The chat kept at most the pinned part; the summary ran in the freed cells.
+    let kept = engine.cached_tokens();
+    assert!(kept <= pinned, "{kept} > {pinned}");
+    assert!(engine.shared_aside_calls() >= 1);
+    assert_eq!(engine.aside_n_ctx(), 0);
+    assert_chat_intact(&engine, kept);
+
+    // The next turn reuses the pinned prefix.
+    conversation.push_user("And its colour?");
+    let next = engine
+        .generate(&conversation.messages(), &greedy(8), &mut |_| {})
+        .unwrap();
+    let reused = next.stats.prompt_tokens - next.stats.evaluated_tokens;
+    assert!(reused + 1 >= kept, "reused {reused} of {kept}: {next:?}");
+    assert_chat_intact(&engine, engine.cached_tokens());
 }

@@ -1,0 +1,166 @@
+//! Where an aside call (a summary, tags, mining: work that must not disturb the chat's
+//! KV cache) runs.
+//!
+//! - **Shared:** as sequence 1 of the chat context, in the cells the chat does not use.
+//!   The chat context is created with two sequences in one unified cache of n_ctx cells,
+//!   so this costs no second KV cache and no second compute buffer. Sequence 1 is emptied
+//!   after every call, so the chat always has its cells back.
+//! - **Own:** a context of its own, created on first use at the size the call needs and
+//!   recreated only when a call needs more (see [`aside_size`]). Used when the chat leaves
+//!   too little room, and always for recurrent and hybrid models, whose state is kept per
+//!   sequence and cannot be shared this way.
+
+use super::{truncate_cache, LlamaEngine};
+use crate::engine::prompt::common_prefix;
+use crate::engine::types::Message;
+use crate::engine::EngineError;
+
+use super::super::load::context_params;
+
+/// The sequence an aside call uses in the chat context.
+pub(super) const SHARED_SEQ: i32 = 1;
+
+/// Where one call runs, and how many tokens (prompt + reply) it may hold there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Target {
+    /// Sequence 0 of the chat context.
+    Chat(usize),
+    /// Sequence 1 of the chat context.
+    Shared(usize),
+    /// The aside context of its own.
+    Own(usize),
+}
+
+impl Target {
+    /// Tokens the call may hold.
+    pub fn n_ctx(self) -> usize {
+        match self {
+            Self::Chat(n) | Self::Shared(n) | Self::Own(n) => n,
+        }
+    }
+}
+
+impl LlamaEngine {
+    /// Tokens (prompt + reply) an aside call may take. The chat context's free cells when
+    /// they are worth sharing (at least a quarter of n_ctx and [`ASIDE_MIN`]); otherwise a
+    /// whole n_ctx, in the aside context of its own. Callers that chunk their input
+    /// (summaries, mining) size chunks to this, so they run shared whenever they can.
+    pub fn aside_room(&self) -> usize {
+        let n_ctx = self.info.n_ctx as usize;
+        let room = self.shared_room();
+        if room >= (n_ctx / 4).max(ASIDE_MIN as usize).min(n_ctx) {
+            room
+        } else {
+            n_ctx
+        }
+    }
+
+    /// Free cells of the chat context for sequence 1 (0 when it cannot be shared).
+    fn shared_room(&self) -> usize {
+        if !self.shares_aside {
+            return 0;
+        }
+        (self.info.n_ctx as usize).saturating_sub(self.chat_cached.len() + 1)
+    }
+
+    /// Positions sequence 1 of the chat context holds: 0 between aside calls (a check).
+    pub fn shared_aside_len(&self) -> usize {
+        let max = self
+            .cell
+            .borrow_dependent()
+            .chat
+            .kv_cache_seq_pos_max(SHARED_SEQ);
+        usize::try_from(max + 1).unwrap_or(0)
+    }
+
+    /// Aside calls that ran in the chat context's free cells so far.
+    pub fn shared_aside_calls(&self) -> usize {
+        self.shared_calls
+    }
+
+    /// Where an aside call of `needed` tokens (prompt + longest reply) runs: shared when it
+    /// fits the chat's free cells, else in the aside context (created or grown here).
+    pub(super) fn aside_target(&mut self, needed: usize) -> Result<Target, EngineError> {
+        let room = self.shared_room();
+        if needed <= room {
+            self.shared_calls += 1;
+            return Ok(Target::Shared(room));
+        }
+        self.ensure_aside(needed)
+            .map(|n_ctx| Target::Own(n_ctx as usize))
+    }
+
+    /// Keeps only the part of the chat cache that `messages` (rendered) begin with. For a
+    /// caller about to replace what follows (a rolling summary rewrites everything after the
+    /// pinned messages), this costs nothing and frees those cells for its aside calls.
+    pub fn keep_chat_prefix(&mut self, messages: &[Message]) {
+        let keep = self
+            .tokenize_prompt(messages)
+            .map_or(0, |tokens| common_prefix(&self.chat_cached, &tokens));
+        let Self {
+            cell, chat_cached, ..
+        } = self;
+        cell.with_dependent_mut(|_, c| truncate_cache(&mut c.chat, chat_cached, keep, 0));
+    }
+
+    /// Makes the aside context hold at least `needed` tokens (see [`aside_size`]): created
+    /// on first use, recreated only when a bigger one is needed. Returns its n_ctx.
+    fn ensure_aside(&mut self, needed: usize) -> Result<u32, EngineError> {
+        let want = aside_size(needed, self.info.n_ctx);
+        if self.aside_n_ctx >= want {
+            return Ok(self.aside_n_ctx);
+        }
+        let params = context_params(&self.info, want, self.kv_cache_type, 1);
+        let backend = self.backend;
+        let path = self.info.path.clone();
+        self.aside_cached.clear();
+        self.aside_n_ctx = 0;
+        self.cell.with_dependent_mut(|model, c| {
+            // Free the smaller one first: both at once would raise the peak.
+            c.aside = None;
+            let ctx = model
+                .new_context(backend, params)
+                .map_err(|e| EngineError::Load {
+                    step: "create the aside context (not enough memory?)",
+                    path,
+                    reason: e.to_string(),
+                })?;
+            c.aside = Some(ctx);
+            Ok::<_, EngineError>(())
+        })?;
+        self.aside_n_ctx = want;
+        Ok(want)
+    }
+}
+
+/// The aside context's n_ctx for a call that needs `needed` tokens (prompt + longest
+/// reply): rounded up to a multiple of [`ASIDE_STEP`], at least [`ASIDE_MIN`], never more
+/// than the chat's n_ctx. A summary of a short chat then costs a fraction of the chat's
+/// KV cache instead of all of it.
+fn aside_size(needed: usize, chat_n_ctx: u32) -> u32 {
+    let step = ASIDE_STEP as usize;
+    let capped = needed.max(ASIDE_MIN as usize).min(chat_n_ctx as usize);
+    let rounded = capped.div_ceil(step) * step;
+    u32::try_from(rounded).unwrap_or(u32::MAX).min(chat_n_ctx)
+}
+
+/// The aside context grows in steps of this many tokens.
+const ASIDE_STEP: u32 = 256;
+/// The smallest aside context, and the least room worth sharing.
+const ASIDE_MIN: u32 = 512;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_aside_context_is_sized_to_the_call_in_steps_and_capped() {
+        assert_eq!(aside_size(1, 4096), 512);
+        assert_eq!(aside_size(512, 4096), 512);
+        assert_eq!(aside_size(513, 4096), 768);
+        assert_eq!(aside_size(1000 + 150, 4096), 1280);
+        assert_eq!(aside_size(4000, 4096), 4096);
+        assert_eq!(aside_size(usize::MAX, 4096), 4096);
+        assert_eq!(aside_size(100, 300), 300);
+    }
+}
