@@ -34,7 +34,9 @@ pub const DEFAULT_EMBEDDER_FILE: &str = "all-MiniLM-L6-v2.gguf";
 const MAX_TOKENS: u32 = 256;
 /// Sequences per batch at most.
 const MAX_SEQS: u32 = 32;
-/// Tokens per batch (= n_ubatch = n_batch).
+/// Tokens per batch (= n_ubatch = n_batch). Inputs packed into one micro-batch attend
+/// across each other's (masked) rows, work that grows with the square of the batch:
+/// 512 ingested this repository's src/ in 94 s at 141 MB peak, 2048 in 129 s at 355 MB.
 const BATCH_TOKENS: u32 = 512;
 
 struct Ctx<'m>(LlamaContext<'m>);

@@ -66,33 +66,75 @@ const MIN_GAIN: f64 = 1.05;
 const MIN_PAUSE: u32 = 8;
 const MAX_PAUSE: u32 = 128;
 const RETRY_ACCEPT: f64 = 0.8;
+/// A match whose copy runs back at least this many tokens (the reply has been quoting
+/// its source for a while) is judged by its own acceptance estimate, starting from
+/// `LONG_PRIOR`, and is drafted even while short matches are paused.
+const LONG_RUN: usize = 12;
+const LONG_PRIOR: f64 = 0.9;
+/// How far back a match's run is followed.
+const RUN_CAP: usize = 32;
 
-/// The up-to-`k` tokens that followed the most recent earlier occurrence of the longest
-/// suffix of `history` (between `MIN_NGRAM` and `MAX_NGRAM` tokens long). Empty when the
-/// suffix does not occur earlier.
-pub fn find_draft<T: Copy + PartialEq>(history: &[T], k: usize) -> Vec<T> {
+/// A place the reply's last tokens occurred before: what followed there, and how far
+/// back the copy runs (tokens equal on both sides, up to `RUN_CAP`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Match<T> {
+    pub draft: Vec<T>,
+    pub run: usize,
+}
+
+/// The up-to-`k` tokens that followed an earlier occurrence of the longest suffix of
+/// `history` (between `MIN_NGRAM` and `MAX_NGRAM` tokens long): of its occurrences the
+/// one whose copy runs back furthest, the most recent among equals. `None` when the
+/// suffix does not occur earlier (or `k` is 0).
+pub fn find_match<T: Copy + PartialEq>(history: &[T], k: usize) -> Option<Match<T>> {
     if k == 0 {
-        return Vec::new();
+        return None;
     }
     let from = history.len().saturating_sub(WINDOW);
     let history = &history[from..];
+    let end = history.len();
     for n in (MIN_NGRAM..=MAX_NGRAM).rev() {
-        if history.len() <= n {
+        if end <= n {
             continue;
         }
-        let suffix = &history[history.len() - n..];
-        // Most recent first: the start of an earlier copy of `suffix`, which must end
-        // before the suffix itself starts to be followed by something.
-        let found = (0..history.len() - n)
-            .rev()
-            .find(|&start| &history[start..start + n] == suffix);
-        if let Some(start) = found {
+        let suffix = &history[end - n..];
+        // Most recent first; an earlier copy must end before the suffix starts, to be
+        // followed by something.
+        let mut best: Option<(usize, usize)> = None;
+        for start in (0..end - n).rev() {
+            if &history[start..start + n] != suffix {
+                continue;
+            }
+            let run = n + run_back(history, start, end - n, RUN_CAP - n);
+            if best.is_none_or(|(_, r)| run > r) {
+                best = Some((start, run));
+                if run >= RUN_CAP {
+                    break;
+                }
+            }
+        }
+        if let Some((start, run)) = best {
             let follow = start + n;
-            let end = (follow + k).min(history.len());
-            return history[follow..end].to_vec();
+            let stop = (follow + k).min(end);
+            return Some(Match {
+                draft: history[follow..stop].to_vec(),
+                run,
+            });
         }
     }
-    Vec::new()
+    None
+}
+
+/// How many tokens before `a` equal those before `b` (`a` < `b`), at most `cap`.
+fn run_back<T: PartialEq>(history: &[T], a: usize, b: usize, cap: usize) -> usize {
+    (1..=cap.min(a))
+        .take_while(|&i| history[a - i] == history[b - i])
+        .count()
+}
+
+/// The draft of [`find_match`], empty when there is none.
+pub fn find_draft<T: Copy + PartialEq>(history: &[T], k: usize) -> Vec<T> {
+    find_match(history, k).map_or_else(Vec::new, |m| m.draft)
 }
 
 /// Chooses each step's draft length and learns from what was accepted and what the
@@ -103,13 +145,20 @@ pub fn find_draft<T: Copy + PartialEq>(history: &[T], k: usize) -> Vec<T> {
 /// weighing more), and what a decode of `1 + k` rows costs against one row (timed on this
 /// machine as it goes, see `cost`). A draft of `k` then yields `1 + p + p² + … + pᵏ`
 /// tokens for `cost(k)` decodes' time; `auto` drafts the `k` with the best ratio, or not
-/// at all when no `k` gains `MIN_GAIN`.
+/// at all when no `k` gains `MIN_GAIN`. A match whose copy already runs `LONG_RUN` tokens
+/// back (the reply is quoting) has its own estimate of `p`, usually much higher, so long
+/// quotes get long drafts while short, chancy matches get short ones or none.
 #[derive(Debug, Clone)]
 pub struct Drafter {
     mode: LookupMode,
-    /// Recent accepted draft tokens and rejections (decayed counts).
+    /// Recent accepted draft tokens and rejections (decayed counts), of drafts from short
+    /// matches and from long runs.
     successes: f64,
     failures: f64,
+    long_successes: f64,
+    long_failures: f64,
+    /// The last draft came from a long run.
+    long_last: bool,
     /// Milliseconds of a decode with `k` draft rows, at index `k` (decayed averages;
     /// `None` until one was timed).
     decode_ms: [Option<f64>; MAX_DRAFT + 1],
@@ -129,6 +178,9 @@ impl Drafter {
             mode,
             successes: PRIOR_ACCEPT * PRIOR_WEIGHT,
             failures: (1.0 - PRIOR_ACCEPT) * PRIOR_WEIGHT,
+            long_successes: LONG_PRIOR * PRIOR_WEIGHT,
+            long_failures: (1.0 - LONG_PRIOR) * PRIOR_WEIGHT,
+            long_last: false,
             decode_ms: [None; MAX_DRAFT + 1],
             idle: 0,
             pause: MIN_PAUSE,
@@ -142,15 +194,36 @@ impl Drafter {
     /// The draft for the step after `history`, at most `room` tokens long (what the
     /// context and the token limit still allow). Empty: decode one token.
     pub fn draft<T: Copy + PartialEq>(&mut self, history: &[T], room: usize) -> Vec<T> {
-        let k = match self.mode {
-            LookupMode::Off => 0,
-            LookupMode::On => ON_DRAFT,
-            LookupMode::Auto => self.auto_k(),
-        };
-        if k == 0 || room == 0 {
-            return Vec::new();
+        self.long_last = false;
+        match self.mode {
+            LookupMode::Off => Vec::new(),
+            LookupMode::On => find_draft(history, ON_DRAFT.min(room)),
+            LookupMode::Auto => self.auto_draft(history, room),
         }
-        find_draft(history, k.min(room))
+    }
+
+    fn auto_draft<T: Copy + PartialEq>(&mut self, history: &[T], room: usize) -> Vec<T> {
+        let timed = self.decode_ms[0].is_some();
+        let found = if timed {
+            find_match(history, MAX_DRAFT.min(room))
+        } else {
+            None
+        };
+        if let Some(m) = found.as_ref().filter(|m| m.run >= LONG_RUN) {
+            let k = self.best_k_for(self.long_acceptance());
+            if k > 0 {
+                self.long_last = true;
+                return m.draft[..k.min(m.draft.len())].to_vec();
+            }
+        }
+        let k = self.auto_k();
+        match found {
+            Some(mut m) if k > 0 => {
+                m.draft.truncate(k);
+                m.draft
+            }
+            _ => Vec::new(),
+        }
     }
 
     /// One decode of `1 + drafted` rows took `ms`, and `accepted` draft tokens were kept.
@@ -162,6 +235,12 @@ impl Drafter {
             return;
         }
         self.count(drafted, accepted);
+        let failed = f64::from(u8::from(accepted < drafted));
+        if std::mem::take(&mut self.long_last) {
+            self.long_successes = self.long_successes * DECAY + accepted as f64;
+            self.long_failures = self.long_failures * DECAY + failed;
+            return;
+        }
         if accepted > 0 {
             self.pause = MIN_PAUSE;
         } else if self.retrying {
@@ -169,7 +248,7 @@ impl Drafter {
         }
         self.retrying = false;
         self.successes = self.successes * DECAY + accepted as f64;
-        self.failures = self.failures * DECAY + f64::from(u8::from(accepted < drafted));
+        self.failures = self.failures * DECAY + failed;
     }
 
     /// Adds a verify to the totals only (`drafted`, `accepted`, `verifies`).
@@ -181,9 +260,14 @@ impl Drafter {
         }
     }
 
-    /// The chance that a draft token is accepted, as estimated now.
+    /// The chance that a draft token from a short match is accepted, as estimated now.
     pub fn acceptance(&self) -> f64 {
         self.successes / (self.successes + self.failures)
+    }
+
+    /// The same for a draft from a long run.
+    pub fn long_acceptance(&self) -> f64 {
+        self.long_successes / (self.long_successes + self.long_failures)
     }
 
     /// What a decode with `k` draft rows costs in one-row decodes: timed when it was,
@@ -219,10 +303,14 @@ impl Drafter {
     /// The draft length with the best expected gain, 0 when none gains `MIN_GAIN`. The
     /// first decode is always plain: it times a one-row decode.
     fn best_k(&self) -> usize {
+        self.best_k_for(self.acceptance())
+    }
+
+    /// The best draft length when a draft token is accepted with chance `p`.
+    fn best_k_for(&self, p: f64) -> usize {
         if self.decode_ms[0].is_none() {
             return 0;
         }
-        let p = self.acceptance();
         let mut best = (0, MIN_GAIN);
         let mut expected = 1.0;
         let mut p_i = 1.0;
@@ -312,6 +400,66 @@ mod tests {
         }
         assert_eq!(on.draft(&h, 3).len(), 3, "room bounds the draft");
         assert_eq!((on.drafted, on.accepted, on.verifies), (20, 0, 5));
+    }
+
+    #[test]
+    fn of_several_occurrences_the_longest_copy_wins() {
+        // The tail copies `src` from its start; its last 4 tokens also occur, more
+        // recently, after an unrelated token.
+        let src: Vec<i32> = (100..130).collect();
+        let mut h = src.clone();
+        h.extend([7, 120, 121, 122, 123, 5]);
+        h.extend(&src[..24]);
+        let m = find_match(&h, 3).unwrap();
+        assert_eq!(m.draft, vec![124, 125, 126]);
+        assert_eq!(m.run, 24, "the whole copied stretch");
+        // Equal runs: the most recent.
+        let h = [1, 2, 3, 4, 5, 9, 1, 2, 3, 7, 8, 0, 1, 2, 3];
+        assert_eq!(
+            find_match(&h, 2).unwrap(),
+            Match {
+                draft: vec![7, 8],
+                run: 3
+            }
+        );
+        // Runs stop at RUN_CAP.
+        let long: Vec<i32> = (0..100).chain(0..90).collect();
+        assert_eq!(find_match(&long, 1).unwrap().run, RUN_CAP);
+    }
+
+    #[test]
+    fn long_runs_are_drafted_on_their_own_estimate_even_while_short_ones_pause() {
+        let short = repeating();
+        let long: Vec<i32> = (0..40).chain(0..20).collect();
+        let mut d = Drafter::new(LookupMode::Auto);
+        d.draft(&short, 100);
+        d.record(0, 0, 10.0);
+        // Short matches fail until auto pauses them.
+        for _ in 0..10 {
+            let k = d.draft(&short, 100).len();
+            if k == 0 {
+                break;
+            }
+            d.record(k, 0, 10.0 + 2.0 * k as f64);
+        }
+        assert!(d.draft(&short, 100).is_empty(), "short matches paused");
+        let before = d.acceptance();
+        // A long run is drafted anyway, and long drafts that are kept keep it long.
+        let k = d.draft(&long, 100).len();
+        assert!(k > 0);
+        d.record(k, k, 10.0 + 2.0 * k as f64);
+        assert!(d.long_acceptance() > LONG_PRIOR);
+        assert_eq!(d.acceptance(), before, "short estimate untouched");
+        // Long drafts that fail stop too.
+        for _ in 0..20 {
+            let k = d.draft(&long, 100).len();
+            if k == 0 {
+                break;
+            }
+            d.record(k, 0, 10.0 + 2.0 * k as f64);
+        }
+        assert!(d.long_acceptance() < 0.5);
+        assert_eq!(d.best_k_for(d.long_acceptance()), 0);
     }
 
     /// A history where every suffix has a long match.
