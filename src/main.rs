@@ -188,6 +188,7 @@ struct RunArgs {
 }
 
 fn main() -> ExitCode {
+    harvey::platform::tune_allocator();
     let cli = Cli::parse();
     init_logging(cli.verbose);
     match dispatch(cli) {
