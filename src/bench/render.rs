@@ -107,11 +107,15 @@ fn lookup_table(rows: &[LookupRow]) -> String {
             );
         }
         if !row.same_text {
-            for m in &row.modes {
+            for m in row
+                .modes
+                .iter()
+                .filter(|m| m.agreement.identical < row.prompts)
+            {
                 let a = &m.agreement;
                 let _ = writeln!(
                     s,
-                    "           {} {}: {}/{} replies equal to off's; the others part after {:?} characters (batched rows round differently)",
+                    "           {} {}: {}/{} replies equal to off's; characters in common with off's, per prompt: {:?} (batched rows round differently)",
                     row.workload,
                     m.mode.as_str(),
                     a.identical,
@@ -289,5 +293,39 @@ mod tests {
             lines[1].contains("q8_0") && lines[1].contains("decode 9.9 tok/s"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn lookup_table_lists_only_the_modes_whose_replies_part_from_off() {
+        use crate::bench::lookup::{Agreement, ModeSpeed};
+        use crate::engine::LookupMode;
+        let mode = |mode, identical, common_chars| ModeSpeed {
+            mode,
+            generated_tokens: 96,
+            decode_tps: 100.0,
+            draft_tokens: 10,
+            accepted_tokens: 8,
+            acceptance: 0.8,
+            speedup: 1.0,
+            agreement: Agreement {
+                identical,
+                common_chars,
+            },
+        };
+        let text = lookup_table(&[LookupRow {
+            workload: "quote",
+            prompts: 2,
+            skipped: 0,
+            modes: vec![
+                mode(LookupMode::Auto, 1, vec![40, 300]),
+                mode(LookupMode::Off, 2, vec![300, 300]),
+            ],
+            same_text: false,
+        }]);
+        assert!(
+            text.contains("quote auto: 1/2 replies equal to off's; characters in common with off's, per prompt: [40, 300]"),
+            "{text}"
+        );
+        assert!(!text.contains("quote off:"), "{text}");
     }
 }
