@@ -157,8 +157,6 @@ fn a_session_without_exchanges_leaves_nothing_behind() {
 
 mod scripted {
     use harvey::app::App;
-    use harvey::config::Config;
-    use harvey::engine::scripted::ScriptedEngine;
     use harvey::repl::handle_line;
 
     fn say(app: &mut App, line: &str) -> String {
@@ -168,13 +166,7 @@ mod scripted {
     }
 
     fn app(dir: &std::path::Path, replies: &[&str]) -> App {
-        let mut config = Config::default();
-        config.tools.enabled = false;
-        App::with_engine(
-            dir.to_path_buf(),
-            config,
-            Box::new(ScriptedEngine::new(4096, replies.iter().copied())),
-        )
+        crate::support::scripted_app(dir, replies.iter().copied())
     }
 
     #[test]

@@ -160,18 +160,9 @@ fn mining_is_gated_by_model_size_and_saves_screened_proposals() {
 
 #[test]
 fn memory_mine_reviews_proposals_and_replay_resends_the_turns() {
-    use harvey::engine::scripted::ScriptedEngine;
     use harvey::repl::handle_line;
     let dir = tempfile::tempdir().unwrap();
-    let make = |replies: Vec<&str>| {
-        let mut config = Config::default();
-        config.tools.enabled = false;
-        App::with_engine(
-            dir.path().to_path_buf(),
-            config,
-            Box::new(ScriptedEngine::new(4096, replies)),
-        )
-    };
+    let make = |replies: Vec<&str>| crate::support::scripted_app(dir.path(), replies);
     let say = |app: &mut App, line: &str| {
         let mut out = Vec::new();
         handle_line(app, line, &mut out).unwrap();

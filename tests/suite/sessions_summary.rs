@@ -132,17 +132,8 @@ fn compression_follows_the_memory_context_and_the_record_keeps_the_originals() {
 
 #[test]
 fn recent_sessions_are_injected_pruned_and_a_second_ctrl_c_skips_the_summary() {
-    use harvey::engine::scripted::ScriptedEngine;
     let dir = tempfile::tempdir().unwrap();
-    let make = |replies: Vec<&str>| {
-        let mut config = Config::default();
-        config.tools.enabled = false;
-        App::with_engine(
-            dir.path().to_path_buf(),
-            config,
-            Box::new(ScriptedEngine::new(4096, replies)),
-        )
-    };
+    let make = |replies: Vec<&str>| crate::support::scripted_app(dir.path(), replies);
     // A Ctrl-C while the summary is written: the record still closes validly.
     let mut first = make(vec![
         "Tides follow the moon.",
@@ -192,18 +183,9 @@ fn recent_sessions_are_injected_pruned_and_a_second_ctrl_c_skips_the_summary() {
 #[test]
 fn session_summaries_are_screened_for_secrets_before_they_are_saved_or_injected() {
     use harvey::chat::rolling::TagSource;
-    use harvey::engine::scripted::ScriptedEngine;
     let dir = tempfile::tempdir().unwrap();
     let token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
-    let make = |replies: Vec<String>| {
-        let mut config = Config::default();
-        config.tools.enabled = false;
-        App::with_engine(
-            dir.path().to_path_buf(),
-            config,
-            Box::new(ScriptedEngine::new(4096, replies)),
-        )
-    };
+    let make = |replies: Vec<String>| crate::support::scripted_app(dir.path(), replies);
     let mut first = make(vec![
         "Pushed.".into(),
         format!("The user pushed the release with the token {token} and tagged it."),

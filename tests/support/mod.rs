@@ -119,3 +119,18 @@ pub fn forced_call(
         .unwrap_or_else(|err| panic!("{prompt}: {err}: {text}"));
     done
 }
+
+/// An app in `dir` answering from `replies` in order (a scripted engine of n_ctx 4096),
+/// with tools off so a reply is never read as a tool call.
+pub fn scripted_app(
+    dir: &std::path::Path,
+    replies: impl IntoIterator<Item = impl Into<String>>,
+) -> harvey::app::App {
+    let mut config = harvey::config::Config::default();
+    config.tools.enabled = false;
+    harvey::app::App::with_engine(
+        dir.to_path_buf(),
+        config,
+        Box::new(harvey::engine::scripted::ScriptedEngine::new(4096, replies)),
+    )
+}
