@@ -234,12 +234,7 @@ fn a_hand_edited_session_summary_is_recalled_in_the_next_session() {
         + "\n";
     std::fs::write(&report.record, edited).unwrap();
     let mut second = scripted_app(ws.path(), &["Noted."]);
-    second.turn("hello again", &mut |_| {}).unwrap();
-    let context = second
-        .conversation
-        .context()
-        .unwrap_or_default()
-        .to_string();
+    let context = crate::support::context_after_turn(&mut second, "hello again");
     assert!(context.contains("[recent sessions]"), "{context}");
     assert!(context.contains("brass one"), "{context}");
     assert!(!context.contains("We discussed watering"), "{context}");

@@ -161,12 +161,7 @@ fn recent_sessions_are_injected_pruned_and_a_second_ctrl_c_skips_the_summary() {
     drop(first);
     // The next session's memory context lists it (date + one line).
     let mut second = make(vec!["ok"]);
-    second.turn("hello", &mut |_| {}).unwrap();
-    let context = second
-        .conversation
-        .context()
-        .unwrap_or_default()
-        .to_string();
+    let context = crate::support::context_after_turn(&mut second, "hello");
     assert!(context.contains("[recent sessions]\n- 20"), "{context}");
     assert!(context.contains("Why are there tides?"), "{context}");
     drop(second);
@@ -208,12 +203,7 @@ fn session_summaries_are_screened_for_secrets_before_they_are_saved_or_injected(
     assert!(!saved[0].summary.contains(token), "{saved:?}");
     drop(first);
     let mut second = make(vec!["ok".into()]);
-    second.turn("hello", &mut |_| {}).unwrap();
-    let context = second
-        .conversation
-        .context()
-        .unwrap_or_default()
-        .to_string();
+    let context = crate::support::context_after_turn(&mut second, "hello");
     assert!(context.contains("[recent sessions]"), "{context}");
     assert!(!context.contains(token), "{context}");
 }

@@ -134,3 +134,9 @@ pub fn scripted_app(
         Box::new(harvey::engine::scripted::ScriptedEngine::new(4096, replies)),
     )
 }
+
+/// The memory context `app` sends after one turn on `line` (empty when none).
+pub fn context_after_turn(app: &mut harvey::app::App, line: &str) -> String {
+    app.turn(line, &mut |_| {}).unwrap();
+    app.conversation.context().unwrap_or_default().to_string()
+}
