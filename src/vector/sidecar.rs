@@ -222,6 +222,7 @@ impl<K: Key> Builder<K> {
 }
 
 fn temp_sink(path: &Path) -> std::io::Result<Sink> {
+    remove_orphans(path);
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.subsec_nanos());
@@ -235,6 +236,55 @@ fn temp_sink(path: &Path) -> std::io::Result<Sink> {
         temp,
         path: path.to_path_buf(),
     })
+}
+
+/// Removes `<path>.tmp.<pid>.<nanos>` files left by a process that died while writing
+/// one (killed, or the machine went down). Where `/proc` shows which processes live, a
+/// file is an orphan when its process is gone; elsewhere, when it is a day old. Files of
+/// this process and of live ones may be in flight and are left alone.
+fn remove_orphans(path: &Path) {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return;
+    };
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    let prefix = format!("{}.tmp.", name.to_string_lossy());
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let proc_lists_pids = Path::new("/proc/self").exists();
+    for entry in entries.flatten() {
+        let file = entry.file_name();
+        let Some(pid) = file
+            .to_str()
+            .and_then(|f| f.strip_prefix(&prefix))
+            .and_then(|rest| rest.split('.').next())
+            .and_then(|pid| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let orphan = if pid == std::process::id() {
+            false
+        } else if proc_lists_pids {
+            !Path::new("/proc").join(pid.to_string()).exists()
+        } else {
+            entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age.as_secs() > 24 * 3600)
+        };
+        if orphan && std::fs::remove_file(entry.path()).is_ok() {
+            tracing::info!(
+                "removed {}, left by a process that died while writing it",
+                entry.path().display()
+            );
+        }
+    }
 }
 
 fn warn_unwritable(path: &Path, e: &std::io::Error) {

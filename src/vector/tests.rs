@@ -146,6 +146,36 @@ fn a_stale_file_is_rebuilt() {
 }
 
 #[test]
+fn temp_files_of_dead_writers_are_removed_when_the_file_is_built() {
+    let dir = tempfile::tempdir().unwrap();
+    let (conn, vectors) = filled(dir.path(), 4, 16);
+    let path = sidecar_path(&dir.path().join("store.db"));
+    // A pid that has just exited (reuse within the test is not expected), this process,
+    // a live process (init), and a name that is not a temp file of ours.
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let dead = child.id();
+    child.wait().unwrap();
+    let named = |tail: &str| dir.path().join(format!("store.db.vectors.tmp.{tail}"));
+    let orphan = named(&format!("{dead}.17"));
+    let kept = [
+        named(&format!("{}.17", std::process::id())),
+        named("1.17"),
+        named("notapid.17"),
+        dir.path().join(format!("other.db.vectors.tmp.{dead}.17")),
+    ];
+    for file in kept.iter().chain([&orphan]) {
+        std::fs::write(file, b"half a vector file").unwrap();
+    }
+    let cache = VectorCache::with_file(path.clone());
+    assert_eq!(search(&cache, &conn, SQL, &vectors[1].1, 1), [vectors[1].0]);
+    assert!(path.exists(), "the copy was written");
+    assert!(!orphan.exists(), "the dead writer's temp file is gone");
+    for file in &kept {
+        assert!(file.exists(), "{} must stay", file.display());
+    }
+}
+
+#[test]
 fn a_truncated_or_corrupt_file_is_rebuilt() {
     let dir = tempfile::tempdir().unwrap();
     let (conn, vectors) = filled(dir.path(), 12, 16);
