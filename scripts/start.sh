@@ -12,4 +12,6 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 echo "building harvey (release; the first build compiles llama.cpp and takes several minutes) …"
 cargo build --release --locked
-exec "$root/target/release/harvey" --workdir "$workspace" "$@"
+# Where cargo put it: CARGO_TARGET_DIR (relative to the repository) when it is set.
+target=$(cd "${CARGO_TARGET_DIR:-target}" && pwd)
+exec "$target/release/harvey" --workdir "$workspace" "$@"
