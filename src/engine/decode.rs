@@ -157,11 +157,12 @@ impl Run<'_> {
         };
         // A recurrent or hybrid model's state cannot drop rejected rows: never draft.
         let recurrent = self.model.is_recurrent() || self.model.is_hybrid();
-        let mut drafter = Drafter::new(if recurrent {
+        let mode = if recurrent {
             super::lookup::LookupMode::Off
         } else {
             self.lookup
-        });
+        };
+        let mut drafter = Drafter::resume(mode, self.row_timings.get());
         let mut verify = Verify::default();
         let mut row = logits_at;
         let mut decode_started: Option<Instant> = None;
@@ -196,6 +197,7 @@ impl Run<'_> {
             stats.decode_tps = rate(kept, since.elapsed());
         };
         verify.settle(ctx, cached, &mut drafter, false)?;
+        self.row_timings.set(drafter.timings());
         stats.draft_tokens = drafter.drafted;
         stats.accepted_tokens = drafter.accepted;
         Ok((out.finish(), stop))

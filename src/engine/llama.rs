@@ -10,6 +10,7 @@
 
 mod aside;
 
+use std::cell::Cell;
 use std::path::Path;
 use std::time::Instant;
 
@@ -23,6 +24,7 @@ use self_cell::self_cell;
 
 use super::backend::backend;
 use super::load::{chat_template, context_params, describe, fingerprint, specials_in};
+use super::lookup::{RowTimings, MAX_DRAFT};
 use super::prompt::{placeholder, scaffold_pieces, split_by_scaffold, split_rendered, Segment};
 use super::run::{clear_seq, truncate_cache, Run};
 use super::types::{AbortFlag, Completion, GenerateOptions, Message, ModelInfo};
@@ -74,6 +76,8 @@ pub struct LlamaEngine {
     shares_aside: bool,
     /// Aside calls that did.
     shared_calls: usize,
+    /// What decodes of 1 + k rows took, from one reply to the next (`lookup::RowTimings`).
+    row_timings: Cell<RowTimings>,
 }
 
 impl LlamaEngine {
@@ -145,6 +149,7 @@ impl LlamaEngine {
             aside_n_ctx: 0,
             shares_aside,
             shared_calls: 0,
+            row_timings: Cell::new([None; MAX_DRAFT + 1]),
         })
     }
 
@@ -324,6 +329,7 @@ impl LlamaEngine {
             aside_cached,
             turn_stops,
             lookup,
+            row_timings,
             ..
         } = self;
         cell.with_dependent_mut(|model, c| {
@@ -340,6 +346,7 @@ impl LlamaEngine {
                 started,
                 turn_stops,
                 lookup: *lookup,
+                row_timings,
                 seq,
             };
             let result = run.execute(ctx, cached, &prompt, opts, on_text);
@@ -386,6 +393,7 @@ impl LlamaEngine {
                 started: Instant::now(),
                 turn_stops: &[],
                 lookup: LookupMode::Off,
+                row_timings: &Cell::new([None; MAX_DRAFT + 1]),
                 seq: 0,
             };
             let mut batch = LlamaBatch::new(n_batch.max(1), 1);

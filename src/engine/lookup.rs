@@ -148,6 +148,12 @@ pub fn find_draft<T: Copy + PartialEq>(history: &[T], k: usize) -> Vec<T> {
 /// at all when no `k` gains `MIN_GAIN`. A match whose copy already runs `LONG_RUN` tokens
 /// back (the reply is quoting) has its own estimate of `p`, usually much higher, so long
 /// quotes get long drafts while short, chancy matches get short ones or none.
+/// Milliseconds of a decode with `k` draft rows, at index `k` (decayed averages; `None`
+/// until one was timed). A property of the machine and the model, not of a reply: the
+/// engine keeps it from one reply to the next, so each reply does not spend drafts on
+/// learning it again.
+pub type RowTimings = [Option<f64>; MAX_DRAFT + 1];
+
 #[derive(Debug, Clone)]
 pub struct Drafter {
     mode: LookupMode,
@@ -159,9 +165,8 @@ pub struct Drafter {
     long_failures: f64,
     /// The last draft came from a long run.
     long_last: bool,
-    /// Milliseconds of a decode with `k` draft rows, at index `k` (decayed averages;
-    /// `None` until one was timed).
-    decode_ms: [Option<f64>; MAX_DRAFT + 1],
+    /// What decodes of `1 + k` rows took (see [`RowTimings`]).
+    decode_ms: RowTimings,
     /// Decodes left in the current pause, and the next pause's length.
     idle: u32,
     pause: u32,
@@ -189,6 +194,20 @@ impl Drafter {
             accepted: 0,
             verifies: 0,
         }
+    }
+
+    /// A drafter that starts from what earlier replies timed (the acceptance estimates
+    /// start afresh: they depend on the reply).
+    pub fn resume(mode: LookupMode, timings: RowTimings) -> Self {
+        Self {
+            decode_ms: timings,
+            ..Self::new(mode)
+        }
+    }
+
+    /// What this drafter's decodes took, for the next reply's [`Drafter::resume`].
+    pub fn timings(&self) -> RowTimings {
+        self.decode_ms
     }
 
     /// The draft for the step after `history`, at most `room` tokens long (what the
@@ -300,8 +319,8 @@ impl Drafter {
         }
     }
 
-    /// The draft length with the best expected gain, 0 when none gains `MIN_GAIN`. The
-    /// first decode is always plain: it times a one-row decode.
+    /// The draft length with the best expected gain, 0 when none gains `MIN_GAIN`. Until
+    /// a one-row decode was timed (the first decode of a new drafter), 0.
     fn best_k(&self) -> usize {
         self.best_k_for(self.acceptance())
     }
@@ -425,6 +444,40 @@ mod tests {
         // Runs stop at RUN_CAP.
         let long: Vec<i32> = (0..100).chain(0..90).collect();
         assert_eq!(find_match(&long, 1).unwrap().run, RUN_CAP);
+    }
+
+    #[test]
+    fn a_resumed_drafter_drafts_from_the_first_step_on_earlier_timings() {
+        let h = repeating();
+        let mut first = Drafter::new(LookupMode::Auto);
+        assert!(
+            first.draft(&h, 100).is_empty(),
+            "a new drafter times one row first"
+        );
+        first.record(0, 0, 10.0);
+        let k = first.draft(&h, 100).len();
+        assert!(k > 0);
+        first.record(k, k, 10.0 + 2.0 * k as f64);
+        let timings = first.timings();
+        assert_eq!(timings[0], Some(10.0));
+        assert!(timings[k].is_some());
+        let mut next = Drafter::resume(LookupMode::Auto, timings);
+        assert!(
+            !next.draft(&h, 100).is_empty(),
+            "no plain decode to time a row again"
+        );
+        assert_eq!(
+            next.acceptance(),
+            Drafter::new(LookupMode::Auto).acceptance()
+        );
+        // Rows that cost too much are not drafted by the next reply either.
+        let mut dear = [None; MAX_DRAFT + 1];
+        dear.iter_mut()
+            .enumerate()
+            .for_each(|(k, t)| *t = Some(10.0 * (1.0 + 2.0 * k as f64)));
+        assert!(Drafter::resume(LookupMode::Auto, dear)
+            .draft(&h, 100)
+            .is_empty());
     }
 
     #[test]

@@ -27,6 +27,8 @@ pub(super) struct Run<'m> {
     pub turn_stops: &'m [String],
     /// Whether and how the decode loop drafts from the context (`decode.rs`).
     pub lookup: super::lookup::LookupMode,
+    /// What verifying drafts cost, kept by the engine across replies (`lookup::RowTimings`).
+    pub row_timings: &'m std::cell::Cell<super::lookup::RowTimings>,
     /// The KV cache sequence this run reads and writes: 0 for the chat (and for an aside
     /// context of its own), 1 for an aside call sharing the chat context.
     pub seq: i32,
