@@ -15,13 +15,15 @@ pub use open::{embedder_path, open_embedder};
 use open::{open_stores, Stores};
 pub use switch::SwitchReport;
 
-pub use tools::{default_tools, system_prompt, tools_with_abort, workspace_tools};
+pub use tools::{
+    call_forms, default_tools, offer_tools, system_prompt, tools_with_abort, workspace_tools,
+};
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::chat::agent::{run_agent_turn, AgentTurn, ToolSet, TurnEvent};
-use crate::chat::prefix_cache::{restore_or_save, stable_prefix_ids, PrefixOutcome};
+use crate::chat::prefix_cache::{restore_or_save, stable_prefix_ids_in, PrefixOutcome};
 use crate::chat::rolling::{compress_if_needed, Compression, TagSource};
 use crate::chat::{Conversation, TurnError, TurnLimits};
 use crate::config::{self, Config, ConfigError};
@@ -37,7 +39,7 @@ use crate::project::read_guidance;
 use crate::rag::RagStore;
 use crate::session::{Recorder, SessionIndex};
 use crate::tokens::Embedder;
-use crate::tools::grammar::{call_grammar, call_max_tokens};
+use crate::tools::grammar::call_max_tokens;
 use crate::tools::Registry;
 
 /// What the command line decides before the app is built.
@@ -72,7 +74,8 @@ pub struct App {
     pub prefix: PrefixOutcome,
     /// Tools the model may call, and the grammar for calling them.
     pub tools: Registry,
-    tool_grammar: String,
+    /// How the model's calls open and the grammar each continues under.
+    call_forms: crate::chat::agent::CallForms,
     /// `max_tokens` of a tool call: the grammar's worst case in tokens.
     tool_max_tokens: usize,
     /// `/tools on|off` (starts as `tools.enabled`).
@@ -179,12 +182,15 @@ impl App {
         engine: Box<dyn Engine>,
         tools: Registry,
     ) -> Self {
+        let mut engine = engine;
         let tools_enabled = config.tools.enabled;
         let guidance_budget = (engine.info().n_ctx as usize / 8).max(64);
         let guidance = read_guidance(&workspace, engine.as_ref(), guidance_budget);
-        let system = system_prompt(&tools, tools_enabled, &guidance.text);
-        let tool_grammar = call_grammar(&tools.list());
-        let tool_max_tokens = call_max_tokens(&tool_grammar);
+        let system = offer_tools(engine.as_mut(), &tools, tools_enabled, &guidance.text);
+        let call_forms = call_forms(&tools, &engine.info().template_text);
+        let tool_max_tokens = call_max_tokens(&call_forms.fenced);
+        let mut conversation = Conversation::new(system);
+        conversation.set_context_as_system(engine.info().template_system_turns);
         let mut notices = config.notices.clone();
         notices.extend(engine.info().notes.iter().cloned());
         notices.extend(guidance.notices);
@@ -220,19 +226,35 @@ impl App {
             closed: false,
             guidance: guidance.text,
             notices,
-            tool_grammar,
+            call_forms,
             tool_max_tokens,
             tools,
             tools_enabled,
             workspace,
             config,
             engine,
-            conversation: Conversation::new(system),
+            conversation,
             turns: Vec::new(),
             compressions: Vec::new(),
             prefix: PrefixOutcome::Empty,
             abort: AbortFlag::new(),
         }
+    }
+
+    /// Offers the tools to the engine now loaded (its template may list them itself) and
+    /// rewrites the system prompt to match.
+    pub(crate) fn offer_tools_to_engine(&mut self) {
+        let system = offer_tools(
+            self.engine.as_mut(),
+            &self.tools,
+            self.tools_enabled,
+            &self.guidance,
+        );
+        self.conversation.set_system(system);
+        let as_system = self.engine.info().template_system_turns;
+        self.conversation.set_context_as_system(as_system);
+        self.call_forms = call_forms(&self.tools, &self.engine.info().template_text);
+        self.tool_max_tokens = call_max_tokens(&self.call_forms.fenced);
     }
 
     /// Generation options from the config, sharing the app's abort flag.
@@ -253,6 +275,7 @@ impl App {
             grammar: None,
             stop: Vec::new(),
             assistant_prefix: None,
+            stop_finder: None,
         }
     }
 
@@ -300,7 +323,7 @@ impl App {
         let ask_file_write = commands::yes_no(self.ask.clone(), "");
         let tool_set = ToolSet {
             registry: &self.tools,
-            grammar: &self.tool_grammar,
+            forms: &self.call_forms,
             max_call_tokens: self.tool_max_tokens,
             max_rounds: self.config.tools.max_rounds_per_turn,
             confirm,
@@ -455,11 +478,7 @@ impl App {
     /// the memory context) from `agents/cache/`, or prefills and saves it.
     pub fn prepare_prefix(&mut self, stable_context: &str) -> &PrefixOutcome {
         if self.config.engine.cache_prefix {
-            let ids = stable_prefix_ids(
-                self.engine.as_ref(),
-                self.conversation.system(),
-                stable_context,
-            );
+            let ids = stable_prefix_ids_in(self.engine.as_ref(), &self.conversation, stable_context);
             let dir = self.agents_dir().join("cache");
             self.prefix = restore_or_save(self.engine.as_mut(), &dir, &ids);
         }

@@ -53,6 +53,7 @@ impl App {
             }
         };
         self.engine = Box::new(engine);
+        self.offer_tools_to_engine();
         self.prefix = PrefixOutcome::Empty;
         let info = self.engine.info().clone();
         let mut notes = info.notes.clone();

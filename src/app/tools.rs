@@ -6,7 +6,9 @@ use crate::chat::SYSTEM_PROMPT;
 use crate::config::Config;
 use crate::engine::AbortFlag;
 use crate::tools::workspace::{ListFiles, ReadFile, SearchFiles};
-use crate::tools::Registry;
+use crate::chat::agent::CallForms;
+use crate::tools::grammar::call_grammar_closed_by;
+use crate::tools::{Registry, CALL_CLOSER, CALL_OPENER};
 
 use super::{commands, open_embedder};
 
@@ -71,6 +73,50 @@ pub fn workspace_tools(workspace: &Path) -> Registry {
     registry.add(Box::new(ListFiles { root: root.clone() }));
     registry.add(Box::new(SearchFiles { root }));
     registry
+}
+
+/// Offers `tools` to the model the way its template can: a template with a tools section
+/// gets their JSON schemas (the engine renders them where the model was trained to read
+/// them) and the system prompt only says when to use them; otherwise the system prompt
+/// describes them in harvey's own words. Returns the system prompt.
+pub fn offer_tools(
+    engine: &mut dyn crate::engine::Engine,
+    tools: &Registry,
+    tools_enabled: bool,
+    guidance: &str,
+) -> String {
+    let native = engine.info().template_tools && tools_enabled && !tools.is_empty();
+    engine.set_tools(if native { tools.schemas() } else { Vec::new() });
+    if !native {
+        return system_prompt(tools, tools_enabled, guidance);
+    }
+    let mut prompt = system_prompt(tools, false, guidance);
+    prompt.push_str(NATIVE_TOOLS_HINT);
+    prompt
+}
+
+/// What the system prompt says when the template lists the tools itself.
+const NATIVE_TOOLS_HINT: &str = "\n\nYou work in the user's workspace through the tools below. \
+When the answer depends on the workspace (its files, folders, code, git history) or on your \
+notes (memory), call a tool first and answer from its result; never guess file contents. \
+When no tool is needed, answer directly.";
+
+/// How the model's calls open (its template's family) and the grammar after each opener.
+pub fn call_forms(tools: &Registry, template: &str) -> CallForms {
+    let list = tools.list();
+    let (opener, lead, closer) = if template.contains("[TOOL_CALLS]") {
+        ("[TOOL_CALLS]", "[", "]")
+    } else if template.contains("<|python_tag|>") {
+        ("<|python_tag|>", "", "")
+    } else {
+        (CALL_OPENER, "", CALL_CLOSER)
+    };
+    CallForms {
+        openers: vec![opener.to_string()],
+        native: call_grammar_closed_by(&list, lead, closer),
+        fenced: call_grammar_closed_by(&list, "", "```"),
+        bare: call_grammar_closed_by(&list, "", ""),
+    }
 }
 
 /// The session's system prompt: persona + authority rule, the project's guidance

@@ -6,9 +6,12 @@
 //! the model as the result; over the round cap the model is told to answer now.
 
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use crate::engine::{Completion, Engine, GenerateOptions, StopReason};
-use crate::tools::{parse_call, Approval, Registry, ToolCall, ToolError, CALL_OPENER};
+use crate::tools::{parse_call, Approval, Registry, ToolCall, ToolError};
+
+use super::call_watch::{self, JsonHead};
 
 use super::think::{self, Part, ThinkStream};
 use super::{prepare_turn, rolling::Compression, Conversation, TurnError, TurnLimits};
@@ -40,8 +43,8 @@ pub type Confirm = dyn Fn(&str) -> bool;
 /// Tools available to a turn.
 pub struct ToolSet<'a> {
     pub registry: &'a Registry,
-    /// The call grammar (see `tools::grammar::call_grammar`).
-    pub grammar: &'a str,
+    /// How this model writes calls: its family's openers and the grammars that follow.
+    pub forms: &'a CallForms,
     /// `max_tokens` for a call: the grammar's worst case (`engine::gbnf::max_tokens`), so
     /// a call ends by its grammar completing unless the context fills up first.
     pub max_call_tokens: usize,
@@ -57,6 +60,28 @@ pub struct ToolSet<'a> {
     /// `None` = nobody can answer here (no terminal), and such writes are refused unless
     /// `tools.allow_writes` lets the tool go ahead.
     pub ask_files: Option<&'a Confirm>,
+}
+
+/// How calls open and what grammar each opening continues under.
+#[derive(Debug, Clone)]
+pub struct CallForms {
+    /// The family's own openers (`<tool_call>`): generation stops before them.
+    pub openers: Vec<String>,
+    /// After a native opener (the family's closer included).
+    pub native: String,
+    /// After the opener of a ```json block (the closing fence included), and of a bare
+    /// JSON object that starts a line.
+    pub fenced: String,
+    pub bare: String,
+}
+
+/// How one call began.
+struct Opening {
+    /// The text before the call (shown to the user already).
+    before: String,
+    /// The opener the model wrote (`<tool_call>`, ```` ```json\n ````, or nothing).
+    opener: String,
+    grammar: String,
 }
 
 /// One call made during a turn.
@@ -171,33 +196,52 @@ fn rounds(
     loop {
         let may_call = tools.is_some_and(|t| calls.len() < t.max_rounds);
         let mut o = opts.clone();
-        if tools.is_some() {
-            o.stop = vec![CALL_OPENER.to_string()];
+        let found = Arc::new(Mutex::new(None));
+        if let Some(set) = tools {
+            o.stop = set.forms.openers.clone();
+            let names = set.registry.list().iter().map(|t| t.name.to_string()).collect();
+            o.stop_finder = Some(call_watch::finder(names, found.clone()));
         }
         let mut c = generate_sorted(engine, conversation, &o, on_event)?;
         take_thought(engine, &mut c, &mut thoughts);
         thinking_tokens += c.stats.thinking_tokens;
+        let head = found.lock().ok().and_then(|mut h| h.take());
         let (Some(set), true, StopReason::StopString) = (tools, may_call, c.stop) else {
             conversation.push_assistant(&c.text);
             c.stats.thinking_tokens = thinking_tokens;
             let thought = (!thoughts.is_empty()).then(|| thoughts.join("\n\n"));
             return Ok(((c, thought), calls));
         };
-        let record = one_call(
-            engine,
-            conversation,
-            opts,
-            set,
-            &c.text,
-            &mut seen,
-            on_event,
-        )?;
+        let opening = opening(set.forms, c.text, head);
+        let record = one_call(engine, conversation, opts, set, opening, &mut seen, on_event)?;
         calls.push(record);
         if calls.len() >= set.max_rounds {
             conversation.push_tool(
                 "(tool limit for this turn reached: answer the user now, without calling tools)",
             );
         }
+    }
+}
+
+/// The call that stopped a generation: a JSON head the watcher found, else the family's
+/// own opener.
+fn opening(forms: &CallForms, before: String, head: Option<JsonHead>) -> Opening {
+    match head {
+        Some(h) if h.opener.is_empty() => Opening {
+            before,
+            opener: String::new(),
+            grammar: forms.bare.clone(),
+        },
+        Some(h) => Opening {
+            before,
+            opener: h.opener,
+            grammar: forms.fenced.clone(),
+        },
+        None => Opening {
+            before,
+            opener: forms.openers.first().cloned().unwrap_or_default(),
+            grammar: forms.native.clone(),
+        },
     }
 }
 
@@ -239,14 +283,15 @@ fn one_call(
     conversation: &mut Conversation,
     opts: &GenerateOptions,
     set: &ToolSet<'_>,
-    before: &str,
+    opening: Opening,
     seen: &mut HashMap<String, Result<String, ToolError>>,
     on_event: &mut dyn FnMut(TurnEvent),
 ) -> Result<CallRecord, crate::engine::EngineError> {
-    let prefix = format!("{before}{CALL_OPENER}");
+    let prefix = format!("{}{}", opening.before, opening.opener);
     let mut o = opts.clone();
     o.stop = Vec::new();
-    o.grammar = Some(set.grammar.to_string());
+    o.stop_finder = None;
+    o.grammar = Some(opening.grammar);
     o.assistant_prefix = Some(prefix.clone());
     o.max_tokens = Some(set.max_call_tokens);
     let out = engine.generate(&conversation.messages(), &o, &mut |_| {})?;

@@ -23,10 +23,18 @@ pub struct Pin {
     pub text: String,
 }
 
+/// What precedes the memory block when it is a system turn of its own: the model reads
+/// it as its notes, not as something the user said (a user turn made the 0.5B Qwen model
+/// repeat the block back).
+pub const CONTEXT_PREFACE: &str = "Your notes from earlier sessions in this workspace follow. They are fallible: the user and the workspace files win. Use them silently; never repeat, list or quote them unless asked.\n";
+
 #[derive(Debug, Clone)]
 pub struct Conversation {
     system: String,
     context: Option<String>,
+    /// The role the memory block is sent in: a second system turn where the template
+    /// renders one, else a user turn.
+    context_role: Role,
     pins: Vec<Pin>,
     summary: Option<String>,
     messages: Vec<Message>,
@@ -37,6 +45,7 @@ impl Conversation {
         Self {
             system: system.into(),
             context: None,
+            context_role: Role::User,
             pins: Vec::new(),
             summary: None,
             messages: Vec::new(),
@@ -55,7 +64,7 @@ impl Conversation {
         let mut all = Vec::with_capacity(4);
         all.push(Message::new(Role::System, self.system.clone()));
         if let Some(context) = &self.context {
-            all.push(Message::new(Role::User, context.clone()));
+            all.push(self.context_message(context));
         }
         if let Some(pins) = self.pins_message() {
             all.push(pins);
@@ -71,6 +80,25 @@ impl Conversation {
 
     pub fn system(&self) -> &str {
         &self.system
+    }
+
+    /// Replaces the system prompt (a model switch: the new template may list the tools).
+    pub fn set_system(&mut self, system: String) {
+        self.system = system;
+    }
+
+    /// The message that carries a memory block (see [`CONTEXT_PREFACE`]).
+    pub fn context_message(&self, context: &str) -> Message {
+        match self.context_role {
+            Role::System => Message::new(Role::System, format!("{CONTEXT_PREFACE}{context}")),
+            role => Message::new(role, context),
+        }
+    }
+
+    /// Sends the memory block as a system turn (`true`, for templates that render a
+    /// second system message) or a user turn.
+    pub fn set_context_as_system(&mut self, as_system: bool) {
+        self.context_role = if as_system { Role::System } else { Role::User };
     }
 
     /// Pins the `[memory context]` block right after the system prompt.

@@ -6,6 +6,7 @@
 
 pub mod agent;
 pub mod attachment;
+pub mod call_watch;
 mod conversation;
 pub mod prefix_cache;
 pub mod rolling;

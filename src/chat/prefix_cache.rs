@@ -98,11 +98,22 @@ pub fn paths(dir: &Path, key: &PrefixKey) -> (PathBuf, PathBuf) {
 /// Token ids of the stable prefix: the part of the rendered prompt that is the same
 /// whatever the first user message turns out to be.
 pub fn stable_prefix_ids(engine: &dyn Engine, system: &str, stable_context: &str) -> Vec<i32> {
+    let mut conversation = super::Conversation::new(system);
+    conversation.set_context_as_system(engine.info().template_system_turns);
+    stable_prefix_ids_in(engine, &conversation, stable_context)
+}
+
+/// [`stable_prefix_ids`] for the system prompt and memory-block framing of `conversation`.
+pub fn stable_prefix_ids_in(
+    engine: &dyn Engine,
+    conversation: &super::Conversation,
+    stable_context: &str,
+) -> Vec<i32> {
     let probe = |tail: &str| {
         let first = format!("{stable_context}{tail}");
         engine.prompt_ids(&[
-            Message::new(Role::System, system),
-            Message::new(Role::User, first),
+            Message::new(Role::System, conversation.system()),
+            conversation.context_message(&first),
         ])
     };
     match (probe("\u{2}alpha"), probe("\u{3}omega")) {

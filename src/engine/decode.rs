@@ -54,6 +54,7 @@ impl Output<'_> {
             // A caller's stop string is reported as such; template text ends the turn.
             return Some(match self.scanner.hit() {
                 Some(i) if i < self.opts.stop.len() => StopReason::StopString,
+                Some(_) if self.scanner.found_by_finder() => StopReason::StopString,
                 _ => StopReason::EndOfGeneration,
             });
         }
@@ -152,7 +153,7 @@ impl Run<'_> {
             model: self.model,
             opts,
             stream: Utf8Stream::default(),
-            scanner: StopScanner::new(&stops),
+            scanner: StopScanner::with_finder(&stops, opts.stop_finder.as_ref()),
             on_text,
         };
         // A recurrent or hybrid model's state cannot drop rejected rows: never draft.

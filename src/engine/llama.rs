@@ -18,12 +18,13 @@ use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::llama_backend::LlamaBackend;
 use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::params::LlamaModelParams;
-use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
+use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::token::LlamaToken;
 use self_cell::self_cell;
 
 use super::backend::backend;
-use super::load::{chat_template, context_params, describe, fingerprint, specials_in};
+use super::chat_render::{self, Renderer};
+use super::load::{context_params, describe, fingerprint};
 use super::lookup::{RowTimings, MAX_DRAFT};
 use super::prompt::{placeholder, scaffold_pieces, split_by_scaffold, split_rendered, Segment};
 use super::run::{clear_seq, truncate_cache, Run};
@@ -58,7 +59,12 @@ enum Slot {
 pub struct LlamaEngine {
     cell: ModelContexts,
     backend: &'static LlamaBackend,
-    template: LlamaChatTemplate,
+    renderer: Renderer,
+    /// Tool schemas the template's tools section lists (empty: none).
+    tools: Vec<serde_json::Value>,
+    /// Special tokens that stand for a tool call's opener and closer in this vocabulary
+    /// (`<tool_call>`): the model's own call in a reply is tokenized with them.
+    call_markers: Vec<String>,
     /// Template text a reply stops before (turn markers spelt out as plain text).
     turn_stops: Vec<String>,
     info: ModelInfo,
@@ -102,18 +108,20 @@ impl LlamaEngine {
         let started = Instant::now();
         let model = LlamaModel::load_from_file(backend, path, &LlamaModelParams::default())
             .map_err(|e| load_err("load the model", rejected(&e.to_string())))?;
-        let chosen = chat_template(&model, params.template.as_deref())
-            .map_err(|e| load_err("set up a chat template", e))?;
-        let turn_stops = turn_stops(&model, &chosen.template).map_err(|e| {
+        let chosen = chat_render::choose(&model, params.template.as_deref()).map_err(|e| {
             load_err(
                 "set up a chat template",
                 format!(
-                    "llama.cpp cannot render '{}' ({e}); set model.template to one of: {}",
-                    chosen.choice.family,
+                    "no template could render a chat ({e}); set model.template to one of: {}",
                     super::template::settings_list()
                 ),
             )
         })?;
+        let call_markers = ["<tool_call>", "</tool_call>", "<|python_tag|>", "[TOOL_CALLS]"]
+            .into_iter()
+            .filter(|m| super::load::is_special_token(&model, m))
+            .map(String::from)
+            .collect();
         let described = describe(&model, params, file_bytes);
         let shares_aside = !model.is_recurrent() && !model.is_hybrid();
         let seqs = if shares_aside { 2 } else { 1 };
@@ -133,6 +141,9 @@ impl LlamaEngine {
             template_name: chosen.choice.family,
             template_reason: chosen.choice.reason,
             template_fingerprint: chosen.fingerprint,
+            template_tools: chosen.renderer.has_tools_section(),
+            template_system_turns: chosen.system_turns,
+            template_text: chosen.choice.template,
             fingerprint: print,
             ..described
         };
@@ -141,8 +152,10 @@ impl LlamaEngine {
             backend,
             kv_cache_type: params.kv_cache_type,
             lookup: params.lookup,
-            template: chosen.template,
-            turn_stops,
+            renderer: chosen.renderer,
+            tools: Vec::new(),
+            call_markers,
+            turn_stops: chosen.turn_stops,
             info,
             chat_cached: Vec::new(),
             aside_cached: Vec::new(),
@@ -199,26 +212,33 @@ impl LlamaEngine {
         self.chat_cached.clear();
     }
 
-    /// The prompt text the template produces for `messages` (with the assistant opener).
+    /// The prompt text the template produces for `messages` (with the assistant opener
+    /// and, where the template has a section for them, the tools).
     pub fn render(&self, messages: &[Message]) -> Result<String, EngineError> {
-        self.render_with(messages, |_, m| strip_nul(&m.content))
+        self.render_with(messages, true, |_, m| strip_nul(&m.content))
+    }
+
+    /// Tool schemas for the template's tools section (OpenAI-style function objects);
+    /// the next prompt lists them. Empty: no tools section.
+    pub fn set_tools(&mut self, tools: Vec<serde_json::Value>) {
+        self.tools = tools;
     }
 
     fn render_with(
         &self,
         messages: &[Message],
+        with_tools: bool,
         content: impl Fn(usize, &Message) -> String,
     ) -> Result<String, EngineError> {
-        let chat = messages
+        let chat: Vec<Message> = messages
             .iter()
             .enumerate()
-            .map(|(i, m)| LlamaChatMessage::new(m.role.as_str().to_string(), content(i, m)))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| EngineError::Template(e.to_string()))?;
-        self.cell
-            .borrow_owner()
-            .apply_chat_template(&self.template, &chat, true)
-            .map_err(|e| EngineError::Template(e.to_string()))
+            .map(|(i, m)| Message::new(m.role, content(i, m)))
+            .collect();
+        let tools: &[serde_json::Value] = if with_tools { &self.tools } else { &[] };
+        self.renderer
+            .render(self.cell.borrow_owner(), &chat, tools)
+            .map_err(EngineError::Template)
     }
 
     /// Tokenizes the rendered prompt: template scaffolding with special tokens, message
@@ -226,8 +246,17 @@ impl LlamaEngine {
     /// from a second render with placeholders for the messages, so a message that is
     /// itself template text is still tokenized as text.
     pub fn tokenize_prompt(&self, messages: &[Message]) -> Result<Vec<LlamaToken>, EngineError> {
-        let rendered = self.render(messages)?;
-        let scaffold = self.render_with(messages, |i, _| placeholder(i))?;
+        self.tokenize_rendered(messages, true)
+    }
+
+    /// [`Self::tokenize_prompt`], with or without the tools section (aside calls have none).
+    fn tokenize_rendered(
+        &self,
+        messages: &[Message],
+        with_tools: bool,
+    ) -> Result<Vec<LlamaToken>, EngineError> {
+        let rendered = self.render_with(messages, with_tools, |_, m| strip_nul(&m.content))?;
+        let scaffold = self.render_with(messages, with_tools, |i, _| placeholder(i))?;
         let contents: Vec<String> = messages.iter().map(|m| strip_nul(&m.content)).collect();
         let refs: Vec<&str> = contents.iter().map(String::as_str).collect();
         let segments = scaffold_pieces(&scaffold, refs.len())
@@ -238,13 +267,20 @@ impl LlamaEngine {
             })?;
         let vocab = self.cell.borrow_owner().vocab();
         let mut tokens = Vec::with_capacity(rendered.len() / 3);
+        let mut owners = super::prompt::ContentOwners::new(&refs);
         for segment in segments {
             match segment {
                 Segment::Template(text) => {
                     tokens.extend(vocab.tokenize(text.as_bytes(), false, true))
                 }
                 Segment::Content(text) => {
-                    tokens.extend(vocab.tokenize(text.as_bytes(), false, false))
+                    let by_model = owners
+                        .owner(text)
+                        .is_some_and(|i| messages[i].role == super::Role::Assistant);
+                    let markers: &[String] = if by_model { &self.call_markers } else { &[] };
+                    for (piece, special) in super::prompt::split_markers(text, markers) {
+                        tokens.extend(vocab.tokenize(piece.as_bytes(), false, special));
+                    }
                 }
             }
         }
@@ -302,7 +338,7 @@ impl LlamaEngine {
         on_text: &mut dyn FnMut(&str),
     ) -> Result<Completion, EngineError> {
         let started = Instant::now();
-        let mut prompt = self.tokenize_prompt(messages)?;
+        let mut prompt = self.tokenize_rendered(messages, slot == Slot::Chat)?;
         if let Some(prefix) = &opts.assistant_prefix {
             let vocab = self.cell.borrow_owner().vocab();
             prompt.extend(vocab.tokenize(strip_nul(prefix).as_bytes(), false, false));
@@ -456,24 +492,6 @@ impl TokenCounter for LlamaEngine {
     fn count_tokens(&self, text: &str) -> usize {
         self.tokenize_raw(&strip_nul(text), false).len()
     }
-}
-
-/// Renders a small scaffold (system, user, assistant, user) to learn the template's own
-/// special tokens; an error when llama.cpp cannot apply the template at all.
-fn turn_stops(model: &LlamaModel, template: &LlamaChatTemplate) -> Result<Vec<String>, String> {
-    let roles = ["system", "user", "assistant", "user"];
-    let chat = roles
-        .iter()
-        .enumerate()
-        .map(|(i, r)| LlamaChatMessage::new((*r).to_string(), placeholder(i)))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| e.to_string())?;
-    let rendered = model
-        .apply_chat_template(template, &chat, true)
-        .map_err(|e| e.to_string())?;
-    Ok(super::template::stop_markers(&specials_in(
-        model, &rendered,
-    )))
 }
 
 /// llama.cpp says only "null" when it rejects a file; say what that usually means.

@@ -7,46 +7,14 @@ use std::path::Path;
 use std::time::Duration;
 
 use llama_cpp_2::context::params::{KvCacheType as LlamaKvType, LlamaContextParams};
-use llama_cpp_2::model::{LlamaChatTemplate, LlamaModel};
+use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::token_type::LlamaTokenAttr;
 use sha2::{Digest, Sha256};
 
-use super::template::{self, TemplateChoice};
 use super::{EngineParams, KvCacheType, ModelInfo};
 
-/// The template the model runs with (see [`template::choose`]), its fingerprint for saved
-/// state, and the special tokens its scaffolding uses (never shown in a reply).
-pub struct ChosenTemplate {
-    pub template: LlamaChatTemplate,
-    pub choice: TemplateChoice,
-    pub fingerprint: String,
-}
-
-pub fn chat_template(model: &LlamaModel, setting: Option<&str>) -> Result<ChosenTemplate, String> {
-    let file = model
-        .chat_template(None)
-        .ok()
-        .and_then(|t| t.to_string().ok());
-    let arch = model
-        .meta_val_str("general.architecture")
-        .unwrap_or_default();
-    let has_token = |text: &str| is_special_token(model, text);
-    let choice = template::choose(setting, file.as_deref(), &arch, &has_token);
-    let template = LlamaChatTemplate::new(&choice.template).map_err(|e| e.to_string())?;
-    let fingerprint = if file.as_deref() == Some(choice.template.as_str()) {
-        sha256_hex(choice.template.as_bytes())
-    } else {
-        sha256_hex(format!("builtin:{}", choice.template).as_bytes())
-    };
-    Ok(ChosenTemplate {
-        template,
-        choice,
-        fingerprint,
-    })
-}
-
 /// Is `text` exactly one control or user-defined token of the vocabulary?
-fn is_special_token(model: &LlamaModel, text: &str) -> bool {
+pub fn is_special_token(model: &LlamaModel, text: &str) -> bool {
     let vocab = model.vocab();
     match vocab.tokenize(text.as_bytes(), false, true).as_slice() {
         [one] => vocab.is_control(*one) || vocab.attr(*one).0.contains(LlamaTokenAttr::UserDefined),
@@ -120,6 +88,9 @@ pub fn describe(model: &LlamaModel, params: &EngineParams, file_bytes: u64) -> M
         load_time: Duration::ZERO,
         fingerprint: String::new(),
         template_fingerprint: String::new(),
+        template_tools: false,
+        template_system_turns: false,
+        template_text: String::new(),
         kv_type: params.kv_cache_type.as_str().into(),
         kv_bytes: params
             .kv_cache_type

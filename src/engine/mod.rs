@@ -10,11 +10,13 @@
 //! the last prompt token is always decoded before sampling.
 
 mod backend;
+mod chat_render;
 pub mod cost;
 mod decode;
 pub mod embed;
 mod error;
 pub mod gbnf;
+pub mod jinja;
 mod llama;
 mod load;
 pub mod lookup;
@@ -24,6 +26,7 @@ mod run;
 mod sampler;
 pub mod scripted;
 pub mod stops;
+pub use stops::{Scan, StopFinder};
 mod template;
 mod types;
 mod unloaded;
@@ -90,6 +93,9 @@ pub trait Engine: TokenCounter {
     fn cached_tokens(&self) -> usize;
     /// Drops the KV cache.
     fn reset(&mut self);
+    /// Tool schemas (OpenAI-style function objects) for a template with a tools section
+    /// (`info().template_tools`); engines without one ignore them.
+    fn set_tools(&mut self, _tools: Vec<serde_json::Value>) {}
 }
 
 impl Engine for LlamaEngine {
@@ -141,5 +147,8 @@ impl Engine for LlamaEngine {
     }
     fn reset(&mut self) {
         LlamaEngine::reset(self);
+    }
+    fn set_tools(&mut self, tools: Vec<serde_json::Value>) {
+        LlamaEngine::set_tools(self, tools);
     }
 }

@@ -122,6 +122,54 @@ fn locate_content(haystack: &str, content: &str) -> Option<(usize, usize)> {
     haystack.find(trimmed).map(|at| (at, trimmed.len()))
 }
 
+/// Which message a content segment of a split render belongs to: segments come in
+/// message order, but an empty message has none, so each is matched to the next message
+/// whose text (or trimmed text) it is.
+pub struct ContentOwners<'a> {
+    contents: &'a [&'a str],
+    next: usize,
+}
+
+impl<'a> ContentOwners<'a> {
+    pub fn new(contents: &'a [&'a str]) -> Self {
+        Self { contents, next: 0 }
+    }
+
+    /// The index of the message `segment` is the text of.
+    pub fn owner(&mut self, segment: &str) -> Option<usize> {
+        let found = (self.next..self.contents.len())
+            .find(|&i| self.contents[i] == segment || self.contents[i].trim() == segment)?;
+        self.next = found + 1;
+        Some(found)
+    }
+}
+
+/// Splits `text` at each occurrence of a marker: `(piece, is_marker)` in order, so a
+/// model's own `<tool_call>` is tokenized as the special token it generated.
+pub fn split_markers<'a>(text: &'a str, markers: &[String]) -> Vec<(&'a str, bool)> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    loop {
+        let first = markers
+            .iter()
+            .filter(|m| !m.is_empty())
+            .filter_map(|m| rest.find(m.as_str()).map(|at| (at, m.len())))
+            .min();
+        let Some((at, len)) = first else {
+            break;
+        };
+        if at > 0 {
+            out.push((&rest[..at], false));
+        }
+        out.push((&rest[at..at + len], true));
+        rest = &rest[at + len..];
+    }
+    if !rest.is_empty() || out.is_empty() {
+        out.push((rest, false));
+    }
+    out
+}
+
 /// Length of the common prefix of the tokens in the KV cache and the new prompt.
 pub fn common_prefix<T: PartialEq>(cached: &[T], prompt: &[T]) -> usize {
     cached
@@ -246,6 +294,24 @@ mod tests {
             .collect();
         assert_eq!(contents.len(), 2);
         assert_eq!(segs.last(), Some(&Segment::Template("</s>")));
+    }
+
+    #[test]
+    fn markers_split_out_and_owners_follow_message_order() {
+        let markers = vec!["<tool_call>".to_string(), "</tool_call>".to_string()];
+        assert_eq!(
+            split_markers("a<tool_call>{}</tool_call>", &markers),
+            vec![("a", false), ("<tool_call>", true), ("{}", false), ("</tool_call>", true)]
+        );
+        assert_eq!(split_markers("plain", &markers), vec![("plain", false)]);
+        assert_eq!(split_markers("", &markers), vec![("", false)]);
+        assert_eq!(split_markers("x<tool_call>", &[]), vec![("x<tool_call>", false)]);
+        let contents = ["sys", "", " hi ", "sys"];
+        let mut owners = ContentOwners::new(&contents);
+        assert_eq!(owners.owner("sys"), Some(0));
+        assert_eq!(owners.owner("hi"), Some(2));
+        assert_eq!(owners.owner("sys"), Some(3));
+        assert_eq!(owners.owner("nothing"), None);
     }
 
     #[test]

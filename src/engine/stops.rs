@@ -1,5 +1,30 @@
 //! Stop strings in streamed text: text that might be the start of a stop string is held
 //! back until it is clear, so the user never sees half of an opener like `<tool_call>`.
+//! A caller's [`StopFinder`] does the same for stops no fixed string describes (a JSON
+//! tool call that starts a line): it names where the text stops, or what to hold back.
+
+use std::sync::Arc;
+
+/// What a [`StopFinder`] sees in the text so far.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scan {
+    /// Stop right before this byte offset.
+    Stop(usize),
+    /// Nothing yet, but the text from this offset may still become a stop: hold it back.
+    Hold(usize),
+    /// Nothing to stop at or hold.
+    Clear,
+}
+
+/// A stop that is found by looking at the whole text so far (pure; called per piece).
+#[derive(Clone)]
+pub struct StopFinder(pub Arc<dyn Fn(&str) -> Scan + Send + Sync>);
+
+impl std::fmt::Debug for StopFinder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StopFinder")
+    }
+}
 
 /// Scans streamed text for the first occurrence of any stop string.
 #[derive(Debug)]
@@ -8,8 +33,10 @@ pub struct StopScanner<'a> {
     text: String,
     emitted: usize,
     stopped: bool,
-    /// Index in `stops` of the stop string that ended the text.
+    /// Index in `stops` of the stop string that ended the text (`stops.len()` for the
+    /// finder's stop).
     hit: Option<usize>,
+    finder: Option<&'a StopFinder>,
 }
 
 impl<'a> StopScanner<'a> {
@@ -20,6 +47,15 @@ impl<'a> StopScanner<'a> {
             emitted: 0,
             stopped: false,
             hit: None,
+            finder: None,
+        }
+    }
+
+    /// A scanner that also asks `finder` (see [`Scan`]).
+    pub fn with_finder(stops: &'a [String], finder: Option<&'a StopFinder>) -> Self {
+        Self {
+            finder,
+            ..Self::new(stops)
         }
     }
 
@@ -36,7 +72,20 @@ impl<'a> StopScanner<'a> {
             self.stopped = true;
             return (self.take_until(at), true);
         }
-        let safe = self.text.len() - self.held_back();
+        let mut safe = self.text.len() - self.held_back();
+        if let Some(finder) = self.finder {
+            match (finder.0)(&self.text) {
+                Scan::Stop(at) => {
+                    let at = at.min(self.text.len());
+                    self.hit = Some(self.stops.len());
+                    self.text.truncate(at);
+                    self.stopped = true;
+                    return (self.take_until(at), true);
+                }
+                Scan::Hold(from) => safe = safe.min(from),
+                Scan::Clear => {}
+            }
+        }
         (self.take_until(safe), false)
     }
 
@@ -52,10 +101,19 @@ impl<'a> StopScanner<'a> {
     }
 
     fn take_until(&mut self, end: usize) -> String {
+        let mut end = end.max(self.emitted).min(self.text.len());
+        while !self.text.is_char_boundary(end) {
+            end -= 1;
+        }
         let end = end.max(self.emitted);
         let out = self.text[self.emitted..end].to_string();
         self.emitted = end;
         out
+    }
+
+    /// Whether the finder, not a stop string, cut the text.
+    pub fn found_by_finder(&self) -> bool {
+        self.hit == Some(self.stops.len())
     }
 
     /// Which stop string (its index in `stops`) cut the text, if any.
@@ -118,6 +176,32 @@ mod tests {
             shown.push(scanner.finish());
         }
         (shown, scanner.text().to_string(), stopped)
+    }
+
+    #[test]
+    fn a_finder_holds_back_then_stops_or_releases() {
+        // Stops at a line that starts with `{"go"`; holds a line that starts with `{`.
+        let finder = StopFinder(Arc::new(|text: &str| {
+            let line = text.rfind('\n').map_or(0, |i| i + 1);
+            let rest = &text[line..];
+            if rest.starts_with("{\"go\"") {
+                Scan::Stop(line)
+            } else if rest.starts_with('{') && "{\"go\"".starts_with(rest) {
+                Scan::Hold(line)
+            } else {
+                Scan::Clear
+            }
+        }));
+        let stops: Vec<String> = Vec::new();
+        let mut s = StopScanner::with_finder(&stops, Some(&finder));
+        assert_eq!(s.push("ok\n{"), ("ok\n".to_string(), false));
+        assert_eq!(s.push("\"g"), (String::new(), false));
+        assert_eq!(s.push("o\": 1}"), (String::new(), true));
+        assert_eq!(s.text(), "ok\n");
+        assert_eq!(s.hit(), Some(0));
+        let mut s = StopScanner::with_finder(&stops, Some(&finder));
+        assert_eq!(s.push("{\"g"), (String::new(), false));
+        assert_eq!(s.push("x"), ("{\"gx".to_string(), false));
     }
 
     #[test]

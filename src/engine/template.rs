@@ -86,8 +86,10 @@ const TURN_MARKERS: &[&str] = &[
 /// The template a model is run with.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TemplateChoice {
-    /// What llama.cpp is given: a built-in format's name or the file's template text.
+    /// A built-in format's name or the file's template text.
     pub template: String,
+    /// Rendered by the Jinja engine (`jinja.rs`), not by llama.cpp's built-in applier.
+    pub jinja: bool,
     /// Short name for `/status` (`gemma`, `chatml`, `custom`, …).
     pub family: String,
     /// Why this one, in words for `/status`.
@@ -107,35 +109,56 @@ pub fn settings_list() -> String {
         .join(", ")
 }
 
-/// Chooses the template. `setting` is `model.template` (`None` or `auto`: the file's own,
-/// else the fallback for `architecture`); `has_token(t)` says whether `t` is one special
-/// token of the vocabulary.
-pub fn choose(
+/// The templates to try, best first; the engine keeps the first that compiles and renders
+/// a probe chat. `setting` is `model.template` (`None` or `auto`: the file's own, else the
+/// fallback for `architecture`); `has_token(t)` says whether `t` is one special token of
+/// the vocabulary. The order: the file's template through the Jinja engine (tools, tool
+/// messages), then the same text through llama.cpp's built-in applier (which recognises
+/// the common formats by their markers), then the built-in format the architecture and
+/// vocabulary point to.
+pub fn candidates(
     setting: Option<&str>,
     file_template: Option<&str>,
     architecture: &str,
     has_token: &dyn Fn(&str) -> bool,
-) -> TemplateChoice {
+) -> Vec<TemplateChoice> {
     if let Some(name) = setting.filter(|s| *s != AUTO_TEMPLATE) {
-        return TemplateChoice {
+        return vec![TemplateChoice {
             template: name.to_string(),
+            jinja: false,
             family: name.to_string(),
             reason: "set by model.template".into(),
-        };
+        }];
     }
+    let mut out = Vec::with_capacity(3);
     if let Some(text) = file_template.filter(|t| !t.trim().is_empty()) {
-        return TemplateChoice {
+        let family = template_family(text).to_string();
+        out.push(TemplateChoice {
             template: text.to_string(),
-            family: template_family(text).to_string(),
-            reason: "the model file's own template".into(),
-        };
+            jinja: true,
+            family: family.clone(),
+            reason: "the model file's own template (Jinja)".into(),
+        });
+        out.push(TemplateChoice {
+            template: text.to_string(),
+            jinja: false,
+            family,
+            reason: "the model file's own template (llama.cpp's applier)".into(),
+        });
     }
     let (name, why) = fallback(architecture, has_token);
-    TemplateChoice {
+    let reason = if out.is_empty() {
+        format!("the file has no template; {why}")
+    } else {
+        format!("the file's template could not be applied; {why}")
+    };
+    out.push(TemplateChoice {
         template: name.to_string(),
+        jinja: false,
         family: name.to_string(),
-        reason: format!("the file has no template; {why}"),
-    }
+        reason,
+    });
+    out
 }
 
 /// The built-in format for a file without a template, and the evidence for it.
@@ -272,23 +295,27 @@ mod tests {
     }
 
     #[test]
-    fn choice_order_is_setting_then_file_then_fallback() {
+    fn candidate_order_is_setting_then_jinja_then_applier_then_table() {
         let none = tokens(&[]);
         let file = "{% for m in messages %}<|im_start|>{{ m.role }}";
-        let c = choose(Some("gemma"), Some(file), "llama", &none);
-        assert_eq!((c.template.as_str(), c.family.as_str()), ("gemma", "gemma"));
-        assert_eq!(c.reason, "set by model.template");
+        let c = candidates(Some("gemma"), Some(file), "llama", &none);
+        assert_eq!(c.len(), 1);
+        assert_eq!((c[0].template.as_str(), c[0].jinja), ("gemma", false));
+        assert_eq!(c[0].reason, "set by model.template");
         for setting in [None, Some("auto")] {
-            let c = choose(setting, Some(file), "gemma3", &none);
-            assert_eq!(c.template, file);
-            assert_eq!(c.family, "chatml");
-            assert_eq!(c.reason, "the model file's own template");
+            let c = candidates(setting, Some(file), "gemma3", &none);
+            let got: Vec<(&str, bool)> = c.iter().map(|c| (c.template.as_str(), c.jinja)).collect();
+            assert_eq!(got, vec![(file, true), (file, false), ("gemma", false)]);
+            assert_eq!(c[0].family, "chatml");
+            assert_eq!(c[0].reason, "the model file's own template (Jinja)");
+            assert!(c[2].reason.contains("could not be applied"), "{}", c[2].reason);
         }
-        let c = choose(Some("auto"), None, "gemma3", &none);
-        assert_eq!(c.template, "gemma");
-        assert_eq!(c.reason, "the file has no template; architecture gemma3");
-        let c = choose(None, Some("  "), "qwen2", &none);
-        assert_eq!(c.template, "chatml");
+        let c = candidates(Some("auto"), None, "gemma3", &none);
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].template, "gemma");
+        assert_eq!(c[0].reason, "the file has no template; architecture gemma3");
+        let c = candidates(None, Some("  "), "qwen2", &none);
+        assert_eq!((c.len(), c[0].template.as_str()), (1, "chatml"));
     }
 
     #[test]

@@ -154,6 +154,15 @@ pub struct ModelInfo {
     pub fingerprint: String,
     /// sha256 of the chat template text (or the fallback's name).
     pub template_fingerprint: String,
+    /// Whether the template lists the tools itself (its own tools section, rendered by
+    /// the Jinja engine); then the system prompt does not describe them again.
+    pub template_tools: bool,
+    /// Whether the template renders a second system message as a turn of its own (then
+    /// the memory block goes in one, not in a user turn).
+    pub template_system_turns: bool,
+    /// The template's text, or the built-in format's name (tells the tool-call family).
+    #[serde(skip)]
+    pub template_text: String,
     /// KV cache element type (part of a saved state's identity).
     pub kv_type: String,
     /// Bytes of the chat context's KV cache (n_ctx × layers × (K + V widths) × element
@@ -182,6 +191,9 @@ pub struct GenerateOptions {
     pub stop: Vec<String>,
     /// Text the assistant's reply starts with (continued, not repeated, by the model).
     pub assistant_prefix: Option<String>,
+    /// A stop found by looking at the text (a tool call in JSON that starts a line);
+    /// reported as [`StopReason::StopString`], like `stop`.
+    pub stop_finder: Option<super::stops::StopFinder>,
 }
 
 impl GenerateOptions {
@@ -194,6 +206,7 @@ impl GenerateOptions {
             grammar: None,
             stop: Vec::new(),
             assistant_prefix: None,
+            stop_finder: None,
         }
     }
 }

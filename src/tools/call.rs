@@ -29,9 +29,11 @@ impl ToolCall {
     }
 }
 
-/// Parses the text after the opener (the closer and anything after it are ignored).
+/// Parses the text after the opener: the JSON object up to its last `}` (a closer —
+/// `</tool_call>`, a closing fence — and anything after it are ignored).
 pub fn parse_call(text: &str) -> Result<ToolCall, ToolError> {
     let json = text.split(CALL_CLOSER).next().unwrap_or(text).trim();
+    let json = json.rfind('}').map_or(json, |end| &json[..=end]);
     let value: Value = serde_json::from_str(json)
         .map_err(|e| ToolError::BadArguments(format!("the call is not valid JSON: {e}")))?;
     let name = value
@@ -169,6 +171,8 @@ mod tests {
         assert_eq!(c.name, "read_file");
         assert_eq!(c.arguments["path"], "a.txt");
         assert!(parse_call(r#"{"name": "x"}"#).unwrap().arguments.is_empty());
+        let fenced = parse_call("\n{\"name\": \"x\", \"arguments\": {\"a\": 1}}\n```").unwrap();
+        assert_eq!(fenced.arguments["a"], 1);
         assert!(parse_call("{not json").is_err());
         assert!(parse_call(r#"{"arguments": {}}"#).is_err());
         assert!(parse_call(r#"{"name": "x", "arguments": [1]}"#).is_err());

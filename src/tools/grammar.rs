@@ -8,8 +8,30 @@ use crate::engine::gbnf;
 
 /// The grammar text (root rule `root`) for calls to `tools`.
 pub fn call_grammar(tools: &[ToolInfo]) -> String {
+    call_grammar_closed_by(tools, "", CALL_CLOSER)
+}
+
+/// The grammar for a call's JSON object between `lead` (`[` of Mistral's list) and
+/// `closer` (`</tool_call>`; the fence of a ```json block; nothing for a bare object). A
+/// newline may come first and before the closer, as templates write
+/// `<tool_call>\n{…}\n</tool_call>`.
+pub fn call_grammar_closed_by(tools: &[ToolInfo], lead: &str, closer: &str) -> String {
+    let literal = |s: &str| {
+        let escaped = s.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n");
+        if escaped.is_empty() {
+            String::new()
+        } else {
+            format!(" \"{escaped}\"")
+        }
+    };
+    let tail = if closer.is_empty() {
+        String::new()
+    } else {
+        format!(" \"\\n\"?{}", literal(closer))
+    };
+    let lead = literal(lead);
     let mut rules = vec![
-        format!("root ::= \"{{\" ws \"\\\"name\\\"\" ws \":\" ws call ws \"}}\" \"{CALL_CLOSER}\""),
+        format!("root ::= \"\\n\"?{lead} \"{{\" ws \"\\\"name\\\"\" ws \":\" ws call ws \"}}\"{tail}"),
         "ws ::= \" \"?".to_string(),
         "char ::= [^\"\\\\\\x00-\\x1f] | \"\\\\\" [\"\\\\/nt]".to_string(),
     ];

@@ -223,6 +223,25 @@ impl Registry {
         }
     }
 
+    /// The tools as JSON schemas in the OpenAI function format that chat templates with a
+    /// tools section expect (`{"type": "function", "function": {name, description,
+    /// parameters}}`), in registry order.
+    pub fn schemas(&self) -> Vec<Value> {
+        self.tools
+            .iter()
+            .map(|t| {
+                serde_json::json!({
+                    "type": "function",
+                    "function": {
+                        "name": t.name(),
+                        "description": t.description(),
+                        "parameters": params_schema(t.params()),
+                    }
+                })
+            })
+            .collect()
+    }
+
     /// The compact tool section of the system prompt (stable for the whole session).
     pub fn prompt_section(&self) -> String {
         let mut out = String::from("Tools you can call:\n");
@@ -257,6 +276,28 @@ impl Registry {
         ));
         out
     }
+}
+
+/// A tool's parameters as a JSON Schema object. Bounds are left out (the call grammar
+/// enforces them; every token of the tools section is paid in every prompt).
+fn params_schema(params: &[Param]) -> Value {
+    let mut properties = Map::new();
+    for p in params {
+        let mut schema = match p.kind {
+            ParamKind::Str { .. } => serde_json::json!({"type": "string"}),
+            ParamKind::Int { .. } => serde_json::json!({"type": "integer"}),
+            ParamKind::StrList { .. } => {
+                serde_json::json!({"type": "array", "items": {"type": "string"}})
+            }
+            ParamKind::Enum { values } => serde_json::json!({"type": "string", "enum": values}),
+        };
+        if let (Some(obj), false) = (schema.as_object_mut(), p.help.is_empty()) {
+            obj.insert("description".into(), Value::from(p.help));
+        }
+        properties.insert(p.name.to_string(), schema);
+    }
+    let required: Vec<&str> = params.iter().filter(|p| p.required).map(|p| p.name).collect();
+    serde_json::json!({"type": "object", "properties": properties, "required": required})
 }
 
 /// A string argument (validated by the schema before `call`).

@@ -83,6 +83,7 @@ pub fn greedy(max_tokens: usize) -> GenerateOptions {
         abort: AbortFlag::new(),
         grammar: None,
         stop: Vec::new(),
+        stop_finder: None,
         assistant_prefix: None,
     }
 }

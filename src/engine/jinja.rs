@@ -1,0 +1,248 @@
+//! A model's own chat template (`tokenizer.chat_template`, Jinja) rendered in Rust, with
+//! the tools section and tool messages the way the model was trained to read them.
+//!
+//! llama.cpp's built-in applier knows a fixed list of formats and takes only (role, text)
+//! pairs: no `tools`, so the model never sees its tools the way its template describes
+//! them. Here the template runs in minijinja with what Hugging Face's own renderer gives
+//! it: `messages`, `tools`, `add_generation_prompt`, `bos_token`, `eos_token`,
+//! `raise_exception`, `strftime_now`, a Python-style `tojson`, Python string methods, and
+//! `trim_blocks`/`lstrip_blocks` on, as transformers compiles chat templates.
+//!
+//! Pure: no llama.cpp here; the engine chooses when to use it (see `template.rs`).
+
+use minijinja::value::{Kwargs, Serde, Value};
+use minijinja::{Environment, Error, ErrorKind};
+use serde_json::Value as Json;
+
+use super::types::Message;
+
+/// The name the template is stored under in its environment.
+const NAME: &str = "chat";
+
+/// A compiled chat template.
+pub struct JinjaTemplate {
+    env: Environment<'static>,
+    bos: String,
+    eos: String,
+    source: String,
+}
+
+impl std::fmt::Debug for JinjaTemplate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JinjaTemplate")
+            .field("bytes", &self.source.len())
+            .finish()
+    }
+}
+
+impl JinjaTemplate {
+    /// Compiles `source`; `bos`/`eos` are the vocabulary's tokens as text. An error names
+    /// what minijinja could not parse (the caller falls back to llama.cpp's applier).
+    pub fn new(source: &str, bos: &str, eos: &str) -> Result<Self, String> {
+        let mut env = Environment::new();
+        let syntax = minijinja::syntax::SyntaxConfig::builder()
+            .trim_blocks(true)
+            .lstrip_blocks(true)
+            .build()
+            .map_err(|e| e.to_string())?;
+        env.set_syntax(syntax);
+        env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
+        env.add_function("raise_exception", raise_exception);
+        env.add_function("strftime_now", strftime_now);
+        env.add_filter("tojson", tojson);
+        env.add_template_owned(NAME, source.to_string())
+            .map_err(|e| describe(&e))?;
+        Ok(Self {
+            env,
+            bos: bos.to_string(),
+            eos: eos.to_string(),
+            source: source.to_string(),
+        })
+    }
+
+    /// Whether the template has a branch for `tools` (then the tool list belongs there,
+    /// not in harvey's own words in the system prompt).
+    pub fn knows_tools(&self) -> bool {
+        self.source.contains("tools")
+    }
+
+    /// Renders `messages` (contents as given) with `tools` (OpenAI-style function
+    /// schemas; empty = none) and, if asked, the assistant's opener.
+    pub fn render(
+        &self,
+        messages: &[Message],
+        tools: &[Json],
+        add_generation_prompt: bool,
+    ) -> Result<String, String> {
+        let messages: Vec<Json> = messages
+            .iter()
+            .map(|m| serde_json::json!({"role": m.role.as_str(), "content": m.content}))
+            .collect();
+        let tools = (!tools.is_empty()).then(|| Value::from(Serde(tools)));
+        let ctx = minijinja::context! {
+            messages => Value::from(Serde(&messages)),
+            tools => tools,
+            add_generation_prompt => add_generation_prompt,
+            bos_token => self.bos.as_str(),
+            eos_token => self.eos.as_str(),
+        };
+        let template = self.env.get_template(NAME).map_err(|e| describe(&e))?;
+        template.render(ctx).map_err(|e| describe(&e))
+    }
+}
+
+/// minijinja's error with its line, for `/status` and load errors.
+fn describe(e: &Error) -> String {
+    match e.line() {
+        Some(line) => format!("{} (template line {line})", e.detail().unwrap_or(&e.to_string())),
+        None => e.to_string(),
+    }
+}
+
+/// `raise_exception(msg)`: the template refuses these messages.
+fn raise_exception(msg: String) -> Result<Value, Error> {
+    Err(Error::new(ErrorKind::InvalidOperation, msg))
+}
+
+/// `strftime_now(format)`: the local date and time, as Python's `strftime`.
+fn strftime_now(format: String) -> String {
+    chrono::Local::now().format(&format).to_string()
+}
+
+/// `tojson` as transformers' chat templates get it: Python's `json.dumps` with
+/// `ensure_ascii=False` — `", "` and `": "` between items, or `indent` spaces per level
+/// (then `","` at line ends) — and no HTML escaping, so the model sees the JSON it was
+/// trained on.
+fn tojson(value: &Value, indent: Option<Value>, kwargs: Kwargs) -> Result<Value, Error> {
+    let indent = match indent {
+        Some(v) => Some(v),
+        None => kwargs.get::<Option<Value>>("indent")?,
+    };
+    let _: Option<bool> = kwargs.get("sort_keys")?;
+    let _: Option<bool> = kwargs.get("ensure_ascii")?;
+    let _: Option<Value> = kwargs.get("separators")?;
+    kwargs.assert_all_used()?;
+    let indent = match indent {
+        None => None,
+        Some(v) if v.is_none() || v.is_undefined() => None,
+        Some(v) => Some(usize::try_from(v)?),
+    };
+    let json = serde_json::to_value(value)
+        .map_err(|e| Error::new(ErrorKind::InvalidOperation, e.to_string()))?;
+    let mut out = String::new();
+    write_json(&json, indent, 0, &mut out);
+    Ok(Value::from_safe_string(out))
+}
+
+fn write_json(value: &Json, indent: Option<usize>, level: usize, out: &mut String) {
+    match value {
+        Json::Array(items) if !items.is_empty() => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                separate(i, indent, level + 1, out);
+                write_json(item, indent, level + 1, out);
+            }
+            close(indent, level, out);
+            out.push(']');
+        }
+        Json::Object(map) if !map.is_empty() => {
+            out.push('{');
+            for (i, (key, item)) in map.iter().enumerate() {
+                separate(i, indent, level + 1, out);
+                out.push_str(&Json::String(key.clone()).to_string());
+                out.push_str(": ");
+                write_json(item, indent, level + 1, out);
+            }
+            close(indent, level, out);
+            out.push('}');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+/// What goes before item `i` of a list or map at depth `level`.
+fn separate(i: usize, indent: Option<usize>, level: usize, out: &mut String) {
+    match indent {
+        Some(width) => {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push('\n');
+            out.push_str(&" ".repeat(width * level));
+        }
+        None if i > 0 => out.push_str(", "),
+        None => {}
+    }
+}
+
+fn close(indent: Option<usize>, level: usize, out: &mut String) {
+    if let Some(width) = indent {
+        out.push('\n');
+        out.push_str(&" ".repeat(width * level));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::Role;
+
+    fn render(source: &str, messages: &[Message], tools: &[Json], gen: bool) -> String {
+        JinjaTemplate::new(source, "<s>", "</s>")
+            .unwrap()
+            .render(messages, tools, gen)
+            .unwrap()
+    }
+
+    #[test]
+    fn tojson_is_python_json_dumps() {
+        let src = "{{ x | tojson }}|{{ x | tojson(indent=2) }}|{{ e | tojson }}";
+        let env_json = serde_json::json!({"b": [1, "é<&>'"], "a": {"c": null, "d": 1.5}});
+        let t = JinjaTemplate::new(src, "", "").unwrap();
+        let out = t
+            .env
+            .get_template(NAME)
+            .unwrap()
+            .render(minijinja::context! { x => Value::from(Serde(&env_json)), e => Value::from(Serde(serde_json::json!({}))) })
+            .unwrap();
+        assert_eq!(
+            out,
+            "{\"b\": [1, \"é<&>'\"], \"a\": {\"c\": null, \"d\": 1.5}}|{\n  \"b\": [\n    1,\n    \"é<&>'\"\n  ],\n  \"a\": {\n    \"c\": null,\n    \"d\": 1.5\n  }\n}|{}"
+        );
+    }
+
+    #[test]
+    fn helpers_hugging_face_templates_call() {
+        let src = "{% if messages|length > 1 %}{{ raise_exception('only one') }}{% endif %}{{ bos_token }}{{ messages[0]['content'].strip().upper() }}{{ eos_token }}{{ strftime_now('%Y') | length }}";
+        let one = [Message::new(Role::User, "  hi ")];
+        assert_eq!(render(src, &one, &[], false), "<s>HI</s>4");
+        let two = [one[0].clone(), one[0].clone()];
+        let err = JinjaTemplate::new(src, "", "")
+            .unwrap()
+            .render(&two, &[], false)
+            .unwrap_err();
+        assert!(err.contains("only one"), "{err}");
+    }
+
+    #[test]
+    fn blocks_are_trimmed_as_transformers_does() {
+        let src = "{% for m in messages %}\n  {% if m.role == 'user' %}\n[{{ m.content }}]\n  {% endif %}\n{% endfor %}";
+        let msgs = [Message::new(Role::User, "a"), Message::new(Role::User, "b")];
+        assert_eq!(render(src, &msgs, &[], false), "[a]\n[b]\n");
+    }
+
+    #[test]
+    fn tools_are_none_when_empty() {
+        let src = "{% if tools %}T{{ tools[0].function.name }}{% else %}N{% endif %}";
+        let msgs = [Message::new(Role::User, "a")];
+        assert_eq!(render(src, &msgs, &[], false), "N");
+        let tool = serde_json::json!({"type": "function", "function": {"name": "read_file"}});
+        assert_eq!(render(src, &msgs, &[tool], false), "Tread_file");
+    }
+
+    #[test]
+    fn a_template_that_does_not_parse_is_an_error_with_its_line() {
+        let err = JinjaTemplate::new("line one\n{% if x %}unclosed", "", "").unwrap_err();
+        assert!(err.contains("line"), "{err}");
+    }
+}
