@@ -29,7 +29,8 @@ impl ToolCall {
     }
 }
 
-/// Parses the text after the opener (the closer and anything after it are ignored).
+/// Parses the text after the opener (the closer and anything after it are ignored). The
+/// arguments may also come as `"parameters"` (Llama 3's key; the lenient grammars allow it).
 pub fn parse_call(text: &str) -> Result<ToolCall, ToolError> {
     let json = text.split(CALL_CLOSER).next().unwrap_or(text).trim();
     let value: Value = serde_json::from_str(json)
@@ -38,7 +39,7 @@ pub fn parse_call(text: &str) -> Result<ToolCall, ToolError> {
         .get("name")
         .and_then(Value::as_str)
         .ok_or_else(|| ToolError::BadArguments("the call has no \"name\"".into()))?;
-    let arguments = match value.get("arguments") {
+    let arguments = match value.get("arguments").or_else(|| value.get("parameters")) {
         None | Some(Value::Null) => Map::new(),
         Some(Value::Object(map)) => map.clone(),
         Some(_) => {
@@ -169,6 +170,8 @@ mod tests {
         assert_eq!(c.name, "read_file");
         assert_eq!(c.arguments["path"], "a.txt");
         assert!(parse_call(r#"{"name": "x"}"#).unwrap().arguments.is_empty());
+        let llama = parse_call(r#"{"name": "x", "parameters": {"path": "b"}}"#).unwrap();
+        assert_eq!(llama.arguments["path"], "b");
         assert!(parse_call("{not json").is_err());
         assert!(parse_call(r#"{"arguments": {}}"#).is_err());
         assert!(parse_call(r#"{"name": "x", "arguments": [1]}"#).is_err());
