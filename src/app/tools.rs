@@ -7,8 +7,9 @@ use crate::config::Config;
 use crate::engine::AbortFlag;
 use crate::tools::workspace::{ListFiles, ReadFile, SearchFiles};
 use crate::chat::agent::CallForms;
-use crate::tools::grammar::call_grammar_closed_by;
-use crate::tools::{Registry, CALL_CLOSER, CALL_OPENER};
+use crate::tools::formats::{CallFamily, CallForm};
+use crate::tools::grammar::call_grammar_for;
+use crate::tools::Registry;
 
 use super::{commands, open_embedder};
 
@@ -104,18 +105,17 @@ When no tool is needed, answer directly.";
 /// How the model's calls open (its template's family) and the grammar after each opener.
 pub fn call_forms(tools: &Registry, template: &str) -> CallForms {
     let list = tools.list();
-    let (opener, lead, closer) = if template.contains("[TOOL_CALLS]") {
-        ("[TOOL_CALLS]", "[", "]")
-    } else if template.contains("<|python_tag|>") {
-        ("<|python_tag|>", "", "")
-    } else {
-        (CALL_OPENER, "", CALL_CLOSER)
+    let family = CallFamily::from_template(template);
+    let native = match family {
+        CallFamily::Hermes => CallForm::Tagged,
+        CallFamily::Llama3 => CallForm::PythonTag,
+        CallFamily::Mistral => CallForm::MistralList,
     };
     CallForms {
-        openers: vec![opener.to_string()],
-        native: call_grammar_closed_by(&list, lead, closer),
-        fenced: call_grammar_closed_by(&list, "", "```"),
-        bare: call_grammar_closed_by(&list, "", ""),
+        openers: family.openers().iter().map(|o| o.to_string()).collect(),
+        native: call_grammar_for(&list, native),
+        fenced: call_grammar_for(&list, CallForm::FencedJson),
+        bare: call_grammar_for(&list, CallForm::BareJson),
     }
 }
 

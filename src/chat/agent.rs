@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use crate::engine::{Completion, Engine, GenerateOptions, StopReason};
-use crate::tools::{parse_call, Approval, Registry, ToolCall, ToolError};
+use crate::tools::{formats, parse_call, Approval, Registry, ToolCall, ToolError};
 
 use super::call_watch::{self, JsonHead};
 
@@ -206,6 +206,17 @@ fn rounds(
         take_thought(engine, &mut c, &mut thoughts);
         thinking_tokens += c.stats.thinking_tokens;
         let head = found.lock().ok().and_then(|mut h| h.take());
+        if let (Some(set), true, StopReason::EndOfGeneration) = (tools, may_call, c.stop) {
+            // A call the stream did not catch (JSON after text on its line, another
+            // family's opener) is still a call once the reply is whole.
+            if let Some(found) = formats::find_call(&c.text, &set.registry.list()) {
+                conversation.push_assistant(&c.text);
+                let record = run_call(conversation, set, Ok(found.call), &mut seen, on_event);
+                calls.push(record);
+                limit_rounds(conversation, set, calls.len());
+                continue;
+            }
+        }
         let (Some(set), true, StopReason::StopString) = (tools, may_call, c.stop) else {
             conversation.push_assistant(&c.text);
             c.stats.thinking_tokens = thinking_tokens;
@@ -215,11 +226,16 @@ fn rounds(
         let opening = opening(set.forms, c.text, head);
         let record = one_call(engine, conversation, opts, set, opening, &mut seen, on_event)?;
         calls.push(record);
-        if calls.len() >= set.max_rounds {
-            conversation.push_tool(
-                "(tool limit for this turn reached: answer the user now, without calling tools)",
-            );
-        }
+        limit_rounds(conversation, set, calls.len());
+    }
+}
+
+/// Over the round cap, the model is told to answer now.
+fn limit_rounds(conversation: &mut Conversation, set: &ToolSet<'_>, calls: usize) {
+    if calls >= set.max_rounds {
+        conversation.push_tool(
+            "(tool limit for this turn reached: answer the user now, without calling tools)",
+        );
     }
 }
 
@@ -278,6 +294,8 @@ fn yes(allowed: bool) -> Approval {
     }
 }
 
+/// Decodes the call that `opening` began under its grammar, appends it to the
+/// conversation as the assistant's text, then runs it.
 fn one_call(
     engine: &mut dyn Engine,
     conversation: &mut Conversation,
@@ -301,24 +319,26 @@ fn one_call(
         Ok(text) => parse_call(text),
         Err(stop) => Err(ToolError::CutOff(stop.as_str())),
     };
+    Ok(run_call(conversation, set, parsed, seen, on_event))
+}
+
+/// Runs a parsed call (or reports why it could not be parsed) and appends its result in
+/// the tool role.
+fn run_call(
+    conversation: &mut Conversation,
+    set: &ToolSet<'_>,
+    parsed: Result<ToolCall, ToolError>,
+    seen: &mut HashMap<String, Result<String, ToolError>>,
+    on_event: &mut dyn FnMut(TurnEvent),
+) -> CallRecord {
     let (call, result, reused) = match parsed {
         Ok(call) => {
             on_event(TurnEvent::ToolCall(call.summary()));
             let key = call.key();
             let reused = seen.contains_key(&key);
-            let tool = set.registry.get(&call.name);
-            let writes = tool.is_some_and(|t| t.writes());
-            let asks = tool.is_some_and(|t| t.asks());
-            let result = match (seen.get(&key), set.confirm, writes) {
-                (Some(r), _, _) => r.clone(),
-                (None, _, _) if asks => ask_and_call(set, &call, on_event),
-                (None, Some(None), true) => Err(ToolError::Refused(
-                    "memory writes need the user's confirmation (tools.confirm_memory_writes) and this session cannot ask; tell the user what you would save".into(),
-                )),
-                (None, Some(Some(ask)), true) if !ask(&call.summary()) => Err(ToolError::Refused(
-                    "the user declined this write; do not retry it".into(),
-                )),
-                _ => set.registry.call(&call.name, &call.arguments),
+            let result = match seen.get(&key) {
+                Some(r) => r.clone(),
+                None => approve_and_call(set, &call, on_event),
             };
             seen.entry(key).or_insert_with(|| result.clone());
             (Some(call), result, reused)
@@ -340,9 +360,31 @@ fn one_call(
         reused,
     });
     conversation.push_tool(&shown);
-    Ok(CallRecord {
+    CallRecord {
         call,
         result,
         reused,
-    })
+    }
+}
+
+/// A first call: asked about where the tool asks or writes memory, then run.
+fn approve_and_call(
+    set: &ToolSet<'_>,
+    call: &ToolCall,
+    on_event: &mut dyn FnMut(TurnEvent),
+) -> Result<String, ToolError> {
+    let tool = set.registry.get(&call.name);
+    let writes = tool.is_some_and(|t| t.writes());
+    if tool.is_some_and(|t| t.asks()) {
+        return ask_and_call(set, call, on_event);
+    }
+    match (set.confirm, writes) {
+        (Some(None), true) => Err(ToolError::Refused(
+            "memory writes need the user's confirmation (tools.confirm_memory_writes) and this session cannot ask; tell the user what you would save".into(),
+        )),
+        (Some(Some(ask)), true) if !ask(&call.summary()) => Err(ToolError::Refused(
+            "the user declined this write; do not retry it".into(),
+        )),
+        _ => set.registry.call(&call.name, &call.arguments),
+    }
 }

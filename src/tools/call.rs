@@ -30,7 +30,8 @@ impl ToolCall {
 }
 
 /// Parses the text after the opener: the JSON object up to its last `}` (a closer —
-/// `</tool_call>`, a closing fence — and anything after it are ignored).
+/// `</tool_call>`, a closing fence — and anything after it are ignored). The arguments
+/// may also come as `"parameters"` (Llama 3's key; the lenient grammars allow it).
 pub fn parse_call(text: &str) -> Result<ToolCall, ToolError> {
     let json = text.split(CALL_CLOSER).next().unwrap_or(text).trim();
     let json = json.rfind('}').map_or(json, |end| &json[..=end]);
@@ -40,7 +41,7 @@ pub fn parse_call(text: &str) -> Result<ToolCall, ToolError> {
         .get("name")
         .and_then(Value::as_str)
         .ok_or_else(|| ToolError::BadArguments("the call has no \"name\"".into()))?;
-    let arguments = match value.get("arguments") {
+    let arguments = match value.get("arguments").or_else(|| value.get("parameters")) {
         None | Some(Value::Null) => Map::new(),
         Some(Value::Object(map)) => map.clone(),
         Some(_) => {
@@ -173,6 +174,8 @@ mod tests {
         assert!(parse_call(r#"{"name": "x"}"#).unwrap().arguments.is_empty());
         let fenced = parse_call("\n{\"name\": \"x\", \"arguments\": {\"a\": 1}}\n```").unwrap();
         assert_eq!(fenced.arguments["a"], 1);
+        let llama = parse_call(r#"{"name": "x", "parameters": {"path": "b"}}"#).unwrap();
+        assert_eq!(llama.arguments["path"], "b");
         assert!(parse_call("{not json").is_err());
         assert!(parse_call(r#"{"arguments": {}}"#).is_err());
         assert!(parse_call(r#"{"name": "x", "arguments": [1]}"#).is_err());

@@ -1,38 +1,75 @@
 //! The GBNF grammar for a tool call, built from the registry: after `<tool_call>` the
 //! model can only write `{"name": "<a registered tool>", "arguments": {…}}</tool_call>`
-//! with arguments that match that tool's schema. Whitespace is limited to one space and
-//! every string and list is length-bounded, so a call always ends.
+//! with arguments that match that tool's schema. Every string and list is length-bounded,
+//! so a call always ends.
+//!
+//! [`call_grammar`] is the strict Hermes form (one optional space between tokens).
+//! [`call_grammar_for`] covers every [`CallForm`] of [`super::formats`]: it also takes the
+//! `"parameters"` key (Llama 3) and short pretty-printing (a newline and up to 8 spaces or
+//! tabs), so text a model already wrote from the head on can be fed through it.
 
+use super::formats::CallForm;
 use super::{Param, ParamKind, ToolInfo, CALL_CLOSER};
 use crate::engine::gbnf;
 
-/// The grammar text (root rule `root`) for calls to `tools`.
-pub fn call_grammar(tools: &[ToolInfo]) -> String {
-    call_grammar_closed_by(tools, "", CALL_CLOSER)
+/// Where the grammars differ: the whitespace rule and the arguments key.
+struct Style {
+    ws: &'static str,
+    key: &'static str,
 }
 
-/// The grammar for a call's JSON object between `lead` (`[` of Mistral's list) and
-/// `closer` (`</tool_call>`; the fence of a ```json block; nothing for a bare object). A
-/// newline may come first and before the closer, as templates write
-/// `<tool_call>\n{…}\n</tool_call>`.
-pub fn call_grammar_closed_by(tools: &[ToolInfo], lead: &str, closer: &str) -> String {
-    let literal = |s: &str| {
-        let escaped = s.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n");
-        if escaped.is_empty() {
-            String::new()
-        } else {
-            format!(" \"{escaped}\"")
-        }
+const STRICT: Style = Style {
+    ws: "ws ::= \" \"?",
+    key: "\"\\\"arguments\\\"\"",
+};
+
+/// The lenient grammars' arguments key.
+const KEY_RULE: &str = "key ::= \"\\\"arguments\\\"\" | \"\\\"parameters\\\"\"";
+
+const LENIENT: Style = Style {
+    ws: "ws ::= (\" \" | \"\\n\" [ \\t]{0,8})?",
+    key: "key",
+};
+
+/// The grammar text (root rule `root`) for calls to `tools`.
+pub fn call_grammar(tools: &[ToolInfo]) -> String {
+    let root =
+        format!("root ::= \"{{\" ws \"\\\"name\\\"\" ws \":\" ws call ws \"}}\" \"{CALL_CLOSER}\"");
+    grammar(tools, root, &STRICT)
+}
+
+/// The grammar for the text that follows a head of `form` ([`super::formats::CallHead`]):
+/// for `Tagged` the object and `</tool_call>`, for `PythonTag` and `BareJson` the object,
+/// for `FencedJson` the object and the closing fence, for `MistralList` a one-call list,
+/// for `MistralArgs` `name[ARGS]{…}`. Names are only those of `tools`.
+pub fn call_grammar_for(tools: &[ToolInfo], form: CallForm) -> String {
+    let root = match form {
+        CallForm::Tagged => format!("root ::= ws object ws \"{CALL_CLOSER}\""),
+        CallForm::PythonTag => "root ::= ws object".to_string(),
+        CallForm::BareJson => "root ::= object".to_string(),
+        CallForm::FencedJson => "root ::= object \"\\n```\"".to_string(),
+        CallForm::MistralList => "root ::= ws \"[\" ws object ws \"]\"".to_string(),
+        CallForm::MistralArgs => return mistral_args_grammar(tools),
     };
-    let tail = if closer.is_empty() {
-        String::new()
-    } else {
-        format!(" \"\\n\"?{}", literal(closer))
-    };
-    let lead = literal(lead);
+    let object = "object ::= \"{\" ws \"\\\"name\\\"\" ws \":\" ws call ws \"}\"";
+    grammar(tools, format!("{root}\n{object}\n{KEY_RULE}"), &LENIENT)
+}
+
+/// `name[ARGS]{…}`: the arguments object right after the registered name.
+fn mistral_args_grammar(tools: &[ToolInfo]) -> String {
+    let alternatives: Vec<String> = tools
+        .iter()
+        .map(|t| format!("\"{}[ARGS]\" ws args-{}", t.name, rule_name(t.name)))
+        .collect();
+    let root = format!("root ::= {}\n{KEY_RULE}", alternatives.join(" | "));
+    grammar(tools, root, &LENIENT)
+}
+
+/// `root` (and whatever rules it brings) plus the shared rules and each tool's own.
+fn grammar(tools: &[ToolInfo], root: String, style: &Style) -> String {
     let mut rules = vec![
-        format!("root ::= \"\\n\"?{lead} \"{{\" ws \"\\\"name\\\"\" ws \":\" ws call ws \"}}\"{tail}"),
-        "ws ::= \" \"?".to_string(),
+        root,
+        style.ws.to_string(),
         "char ::= [^\"\\\\\\x00-\\x1f] | \"\\\\\" [\"\\\\/nt]".to_string(),
     ];
     let alternatives: Vec<String> = tools
@@ -41,7 +78,7 @@ pub fn call_grammar_closed_by(tools: &[ToolInfo], lead: &str, closer: &str) -> S
         .collect();
     rules.push(format!("call ::= {}", alternatives.join(" | ")));
     for tool in tools {
-        rules.extend(tool_rules(tool));
+        rules.extend(tool_rules(tool, style.key));
     }
     rules.join("\n") + "\n"
 }
@@ -58,10 +95,11 @@ fn rule_name(name: &str) -> String {
     name.replace('_', "-")
 }
 
-fn tool_rules(tool: &ToolInfo) -> Vec<String> {
+/// `call-<tool>` (the name, then the arguments under `key`), `args-<tool>` and its values.
+fn tool_rules(tool: &ToolInfo, key: &str) -> Vec<String> {
     let base = rule_name(tool.name);
     let mut rules = vec![format!(
-        "call-{base} ::= \"\\\"{}\\\"\" ws \",\" ws \"\\\"arguments\\\"\" ws \":\" ws args-{base}",
+        "call-{base} ::= \"\\\"{}\\\"\" ws \",\" ws {key} ws \":\" ws args-{base}",
         tool.name
     )];
     let mut kvs = Vec::new();
@@ -379,5 +417,65 @@ mod tests {
         assert!(super::super::call::validate(&tools[0].params, &call.arguments).is_ok());
         assert_eq!(gbnf::max_bytes(&g), Ok(longest.len()), "{g}");
         assert_eq!(call_max_tokens(&g), longest.len() + 1);
+    }
+    #[test]
+    fn grammar_for_every_form_is_bounded_and_names_only_the_tools() {
+        let tools = vec![
+            info(
+                "read_file",
+                vec![Param {
+                    name: "path",
+                    kind: ParamKind::Str { max_len: 20 },
+                    required: true,
+                    help: "",
+                }],
+            ),
+            info("list_files", Vec::new()),
+        ];
+        // (form, the longest text of a call under it with no optional whitespace, a fragment)
+        let cases = [
+            (
+                CallForm::Tagged,
+                "</tool_call>",
+                "root ::= ws object ws \"</tool_call>\"",
+            ),
+            (CallForm::PythonTag, "", "root ::= ws object\n"),
+            (CallForm::BareJson, "", "root ::= object\n"),
+            (CallForm::FencedJson, "\n```", "root ::= object \"\\n```\""),
+            (CallForm::MistralList, "[]", "\"[\" ws object ws \"]\""),
+        ];
+        let object = format!(
+            r#"{{"name":"read_file","parameters":{{"path":"{}"}}}}"#,
+            "\u{1D11E}".repeat(20)
+        );
+        for (form, extra, fragment) in cases {
+            let g = call_grammar_for(&tools, form);
+            let bound = gbnf::max_bytes(&g).unwrap_or_else(|e| panic!("{form:?}: {e}\n{g}"));
+            assert!(bound >= object.len() + extra.len(), "{form:?}: {bound}");
+            assert!(g.contains(fragment), "{form:?}: {g}");
+            assert!(
+                g.contains("call ::= call-read-file | call-list-files\n"),
+                "{g}"
+            );
+            assert!(
+                g.contains("key ::= \"\\\"arguments\\\"\" | \"\\\"parameters\\\"\""),
+                "{g}"
+            );
+            assert!(
+                g.contains("call-list-files ::= \"\\\"list_files\\\"\" ws \",\" ws key"),
+                "{g}"
+            );
+        }
+        let g = call_grammar_for(&tools, CallForm::MistralArgs);
+        assert!(g.contains("root ::= \"read_file[ARGS]\" ws args-read-file | \"list_files[ARGS]\" ws args-list-files\n"), "{g}");
+        assert!(gbnf::max_bytes(&g).is_ok(), "{g}");
+        // Pretty-printing is bounded: a newline and 8 spaces at each of the object's gaps.
+        let strict = gbnf::max_bytes(&call_grammar(&tools)).unwrap();
+        let lenient = gbnf::max_bytes(&call_grammar_for(&tools, CallForm::Tagged)).unwrap();
+        assert!(
+            lenient > strict && lenient < strict + 200,
+            "{strict} {lenient}"
+        );
+        assert!(!call_grammar(&tools).contains("parameters"));
     }
 }

@@ -7,7 +7,8 @@
 //! appears, decoding continues under a GBNF grammar built from this registry, so the
 //! name is always a registered tool and the arguments always match its schema; every
 //! string is length-bounded so a small model cannot ramble to the context limit.
-//! Results go back in the template's `tool` role.
+//! Results go back in the template's `tool` role. [`formats`] also recognises the other
+//! families' conventions (Llama 3, Mistral) and the fenced or bare JSON small models write.
 //!
 //! Tools never print and never touch the terminal; they return text or a `ToolError`
 //! that is shown to the model as the result.
@@ -17,6 +18,7 @@ pub mod call;
 pub mod command;
 pub mod diff;
 pub mod files;
+pub mod formats;
 pub mod grammar;
 pub mod memory;
 pub mod sandbox;
