@@ -5,10 +5,17 @@
 
 use std::path::{Path, PathBuf};
 
-/// The default chat model (fetched by `scripts/fetch-models.sh`).
-pub const DEFAULT_MODEL_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
+/// The default chat models, best first: Qwen2.5-Coder-1.5B-Instruct, the Pi model
+/// (`scripts/fetch-models.sh --qwen`, which `scripts/start.sh` runs), then SmolLM2-135M,
+/// the small and fast one the test suite runs (`scripts/fetch-models.sh`).
+pub const DEFAULT_MODEL_FILES: &[&str] = &[
+    "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+    "SmolLM2-135M-Instruct.Q4_1.gguf",
+];
+/// The default chat model (fetched by `scripts/fetch-models.sh --qwen`).
+pub const DEFAULT_MODEL_FILE: &str = DEFAULT_MODEL_FILES[0];
 /// The command that fetches the default model, for error messages.
-pub const FETCH_COMMAND: &str = "scripts/fetch-models.sh";
+pub const FETCH_COMMAND: &str = "scripts/fetch-models.sh --qwen";
 
 /// Where the lookup may look, in order.
 #[derive(Debug, Clone, Default)]
@@ -89,12 +96,15 @@ pub fn search_dirs(models_dir: &Path, workspace: &Path) -> Vec<PathBuf> {
     dirs
 }
 
-/// The default model in `dir` if present, else the first chat GGUF by name. A file whose
-/// header does not read, and an embedding model (by its header, or a name containing
-/// `minilm` or `embed`), is never chosen for chat.
+/// The first default model present in `dir`, else the first chat GGUF by name. A file
+/// whose header does not read, and an embedding model (by its header, or a name
+/// containing `minilm` or `embed`), is never chosen for chat.
 pub fn model_in_dir(dir: &Path) -> Option<PathBuf> {
-    let default = dir.join(DEFAULT_MODEL_FILE);
-    if default.is_file() {
+    if let Some(default) = DEFAULT_MODEL_FILES
+        .iter()
+        .map(|f| dir.join(f))
+        .find(|p| p.is_file())
+    {
         return Some(default);
     }
     let mut ggufs: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -147,6 +157,9 @@ mod tests {
         };
         assert_eq!(s.find().unwrap(), b.join("alpha.gguf"));
 
+        // The defaults win over other files, the Pi model over the small one.
+        std::fs::write(b.join(DEFAULT_MODEL_FILES[1]), &chat).unwrap();
+        assert_eq!(s.find().unwrap(), b.join(DEFAULT_MODEL_FILES[1]));
         std::fs::write(b.join(DEFAULT_MODEL_FILE), &chat).unwrap();
         assert_eq!(s.find().unwrap(), b.join(DEFAULT_MODEL_FILE));
 

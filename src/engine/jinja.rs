@@ -240,6 +240,58 @@ mod tests {
         assert_eq!(render(src, &msgs, &[tool], false), "Tread_file");
     }
 
+    /// Llama 3.x style: system taken out of the list, tools as indented JSON, tool
+    /// results in an `ipython` turn, contents trimmed. Written for this test.
+    const LLAMA3_LIKE: &str = "{{- bos_token }}{%- if messages[0]['role'] == 'system' %}{%- set system = messages[0]['content'] %}{%- set messages = messages[1:] %}{%- else %}{%- set system = '' %}{%- endif %}<|start_header_id|>system<|end_header_id|>\n\n{{ system }}{%- if tools %}\n\nTools:\n{%- for t in tools %}\n{{ t | tojson(indent=4) }}{%- endfor %}{%- endif %}<|eot_id|>{%- for m in messages %}<|start_header_id|>{{ 'ipython' if m.role == 'tool' else m.role }}<|end_header_id|>\n\n{{ m.content | trim }}<|eot_id|>{%- endfor %}{%- if add_generation_prompt %}<|start_header_id|>assistant<|end_header_id|>\n\n{%- endif %}";
+
+    /// Qwen3 style: earlier assistant turns lose their `<think>` block.
+    const STRIPS_THOUGHTS: &str = "{%- for m in messages %}<|im_start|>{{ m.role }}\n{%- if m.role == 'assistant' %}{{ m.content.split('</think>')[-1].lstrip('\n') }}{%- else %}{{ m.content }}{%- endif %}<|im_end|>\n{%- endfor %}{%- if add_generation_prompt %}<|im_start|>assistant\n{%- endif %}";
+
+    /// Whether rendering messages `..k` plus assistant message `k`'s text is a prefix of
+    /// every longer render — what the KV cache and the saved prefix rely on.
+    fn is_append_only(t: &JinjaTemplate, chat: &[Message], tools: &[Json]) -> bool {
+        (0..chat.len())
+            .filter(|&k| chat[k].role == Role::Assistant)
+            .all(|k| {
+                let head = format!("{}{}", t.render(&chat[..k], tools, true).unwrap(), chat[k].content);
+                (k + 1..=chat.len()).all(|j| t.render(&chat[..j], tools, true).unwrap().starts_with(&head))
+            })
+    }
+
+    fn chat(reply: &str) -> Vec<Message> {
+        vec![
+            Message::new(Role::System, "Be brief."),
+            Message::new(Role::User, "Read a.txt"),
+            Message::new(Role::Assistant, "{\"name\": \"read_file\", \"parameters\": {\"path\": \"a.txt\"}}"),
+            Message::new(Role::Tool, "hello"),
+            Message::new(Role::Assistant, reply),
+            Message::new(Role::User, "thanks"),
+        ]
+    }
+
+    #[test]
+    fn written_templates_render_tools_and_stay_append_only() {
+        let tool = serde_json::json!({"type": "function", "function": {"name": "read_file", "parameters": {"type": "object"}}});
+        let llama = JinjaTemplate::new(LLAMA3_LIKE, "<|begin_of_text|>", "<|eot_id|>").unwrap();
+        let text = llama.render(&chat("It says hello."), &[tool.clone()], true).unwrap();
+        assert!(text.starts_with("<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nBe brief.\n\nTools:\n{\n    \"type\": \"function\""), "{text}");
+        assert!(text.contains("<|start_header_id|>ipython<|end_header_id|>\n\nhello<|eot_id|>"), "{text}");
+        assert!(is_append_only(&llama, &chat("It says hello."), &[tool]));
+        // A reply with surrounding spaces is trimmed by this template: the cached reply
+        // and the re-rendered one differ, and the engine re-decodes from the difference.
+        assert!(!is_append_only(&llama, &chat(" It says hello.\n"), &[]));
+    }
+
+    #[test]
+    fn a_template_that_strips_thoughts_is_append_only_for_what_harvey_stores() {
+        let t = JinjaTemplate::new(STRIPS_THOUGHTS, "", "").unwrap();
+        // harvey keeps `<think>` blocks out of the conversation (chat::think), so what it
+        // renders is what the model saw.
+        assert!(is_append_only(&t, &chat("It says hello."), &[]));
+        // Stored with the thought, the next render would drop it: not append-only.
+        assert!(!is_append_only(&t, &chat("<think>easy</think>It says hello."), &[]));
+    }
+
     #[test]
     fn a_template_that_does_not_parse_is_an_error_with_its_line() {
         let err = JinjaTemplate::new("line one\n{% if x %}unclosed", "", "").unwrap_err();

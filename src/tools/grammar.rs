@@ -105,7 +105,14 @@ fn tool_rules(tool: &ToolInfo, key: &str) -> Vec<String> {
     let mut kvs = Vec::new();
     for p in &tool.params {
         let value_rule = format!("v-{base}-{}", rule_name(p.name));
-        rules.push(format!("{value_rule} ::= {}", value_rule_body(p)));
+        if let ParamKind::StrList { max_len, .. } = p.kind {
+            // One rule per item: llama.cpp refuses a repeated group whose expansion
+            // (items × characters) passes 2000 rules, as `run_command`'s 32 × 200 would.
+            rules.push(format!(
+                "{value_rule}-item ::= \"\\\"\" char{{0,{max_len}}} \"\\\"\""
+            ));
+        }
+        rules.push(format!("{value_rule} ::= {}", value_rule_body(p, &value_rule)));
         kvs.push((
             p,
             format!("\"\\\"{}\\\"\" ws \":\" ws {value_rule}", p.name),
@@ -150,12 +157,12 @@ fn object_body(kvs: &[(&Param, String)]) -> String {
     format!("({})?", starts.join(" | "))
 }
 
-fn value_rule_body(p: &Param) -> String {
+fn value_rule_body(p: &Param, value_rule: &str) -> String {
     match p.kind {
         ParamKind::Str { max_len } => format!("\"\\\"\" char{{0,{max_len}}} \"\\\"\""),
         ParamKind::Int { min, max } => int_body(min, max),
-        ParamKind::StrList { max_items, max_len } => {
-            let item = format!("\"\\\"\" char{{0,{max_len}}} \"\\\"\"");
+        ParamKind::StrList { max_items, .. } => {
+            let item = format!("{value_rule}-item");
             let more = max_items.saturating_sub(1);
             format!("\"[\" ws ({item} (ws \",\" ws {item}){{0,{more}}})? ws \"]\"")
         }

@@ -196,7 +196,8 @@ fn harvey_in(workdir: &std::path::Path, args: &[&str]) -> Output {
         .arg("--workdir")
         .arg(workdir)
         .args(args)
-        .env_remove("HARVEY_MODEL")
+        // The fast test model, not whichever default is fetched here (the 1.5B Pi model).
+        .env("HARVEY_MODEL", crate::support::model_path())
         .env_remove("RUST_LOG")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

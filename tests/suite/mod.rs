@@ -20,6 +20,7 @@ mod onboarding;
 mod pressure;
 mod props;
 mod pull;
+mod qwen;
 mod recall;
 mod repl;
 mod retrieval;

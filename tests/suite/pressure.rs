@@ -90,7 +90,8 @@ fn limited(ws: &Path, blocks: u64, args: &[&str]) -> Output {
         .arg("--workdir")
         .arg(ws)
         .args(args)
-        .env_remove("HARVEY_MODEL")
+        // The fast test model, not whichever default is fetched here (the 1.5B Pi model).
+        .env("HARVEY_MODEL", crate::support::model_path())
         .env_remove("RUST_LOG");
     cmd.output().unwrap()
 }

@@ -25,19 +25,34 @@ pub fn engine(n_ctx: u32, n_batch: u32) -> LlamaEngine {
     load(model_path(), n_ctx, n_batch)
 }
 
-/// The second test family, Gemma 3 270M (no chat template in the file), fetched by
-/// `scripts/fetch-models.sh --test` (scripts/test.sh runs it). `None`, with one line on
-/// stderr saying so, when it is absent: its tests are then skipped.
-pub fn gemma_path(test: &str) -> Option<PathBuf> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models/gemma-3-270m-q4_k_m.gguf");
-    if path.is_file() {
-        return Some(path);
-    }
-    eprintln!(
-        "{test}: skipped, {} is absent (scripts/fetch-models.sh --test fetches it)",
+/// A model file the test command fetches; a missing one fails the test with the command
+/// that fetches it (a test never passes by skipping its model).
+pub fn required_model(file: &str, fetch: &str) -> PathBuf {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models").join(file);
+    assert!(
+        path.is_file(),
+        "{} is missing: run {fetch} (scripts/test.sh does)",
         path.display()
     );
-    None
+    path
+}
+
+/// The second test family, Gemma 3 270M (no chat template in the file), fetched by
+/// `scripts/fetch-models.sh --test`. `Some` always; a missing file fails the test.
+pub fn gemma_path(_test: &str) -> Option<PathBuf> {
+    Some(required_model(
+        "gemma-3-270m-q4_k_m.gguf",
+        "scripts/fetch-models.sh --gemma",
+    ))
+}
+
+/// The instruction-tuned test family, Qwen2.5-Coder-0.5B-Instruct (its template has a
+/// tools section), fetched by `scripts/fetch-models.sh --test`.
+pub fn qwen_path() -> PathBuf {
+    required_model(
+        "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+        "scripts/fetch-models.sh --qwen-small",
+    )
 }
 
 /// Loads Gemma 3 270M with a small context.
@@ -60,7 +75,7 @@ pub fn params(n_ctx: u32, n_batch: u32) -> EngineParams {
     }
 }
 
-fn load(model_path: PathBuf, n_ctx: u32, n_batch: u32) -> LlamaEngine {
+pub fn load(model_path: PathBuf, n_ctx: u32, n_batch: u32) -> LlamaEngine {
     LlamaEngine::load(&EngineParams {
         model_path,
         ..params(n_ctx, n_batch)

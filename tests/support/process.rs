@@ -14,7 +14,8 @@ pub fn harvey(ws: &Path) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_harvey"));
     cmd.arg("--workdir")
         .arg(ws)
-        .env_remove("HARVEY_MODEL")
+        // The fast test model, not whichever default is fetched here (the 1.5B Pi model).
+        .env("HARVEY_MODEL", crate::support::model_path())
         .env_remove("RUST_LOG")
         .stdin(Stdio::null());
     cmd

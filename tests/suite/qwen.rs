@@ -1,0 +1,258 @@
+//! The instruction-tuned family, Qwen2.5-Coder-0.5B-Instruct: its own chat template is
+//! rendered by the Jinja engine with the tools section, its calls and tool results go the
+//! way that template writes them, short replies end by themselves, the render stays
+//! append-only, the saved prefix (tools section included) is restored, and a session
+//! summary is written. Only what holds for every output is asserted (another CPU may
+//! decode greedily along another path).
+
+use harvey::app::{call_forms, offer_tools, tools_with_abort, workspace_tools, App};
+use harvey::chat::prefix_cache::{restore_or_save, stable_prefix_ids, PrefixOutcome};
+use harvey::config::Config;
+use harvey::engine::{AbortFlag, Engine, LlamaEngine, Message, Role, StopReason};
+use harvey::tools::call::validate;
+use harvey::tools::{parse_call, Registry};
+
+use crate::support::{greedy, load, qwen_path};
+
+/// Template text that must never reach a reply.
+const TEMPLATE_TEXT: &[&str] = &[
+    "<|im_start|>",
+    "<|im_end|>",
+    "<|endoftext|>",
+    "<tool_response>",
+    "[memory context]",
+];
+
+fn assert_no_template_text(what: &str, text: &str) {
+    for marker in TEMPLATE_TEXT {
+        assert!(!text.contains(marker), "{what} contains {marker}: {text:?}");
+    }
+}
+
+fn qwen(n_ctx: u32) -> LlamaEngine {
+    load(qwen_path(), n_ctx, 256)
+}
+
+/// The engine with the workspace tools offered the way its template takes them.
+fn with_tools(e: &mut LlamaEngine, registry: &Registry) -> String {
+    offer_tools(e, registry, true, "")
+}
+
+#[test]
+fn qwen_renders_its_own_template_with_the_tools_section() {
+    let dir = tempfile::tempdir().unwrap();
+    let registry = workspace_tools(dir.path());
+    let mut e = qwen(2048);
+    let info = e.info().clone();
+    assert_eq!(info.template_reason, "the model file's own template (Jinja)");
+    assert!(info.template_tools, "Qwen's template has a tools section");
+    assert!(info.template_system_turns);
+    let system = with_tools(&mut e, &registry);
+    assert!(
+        !system.contains("Tools you can call"),
+        "the template lists the tools; the system prompt must not: {system}"
+    );
+    let prompt = e
+        .render(&[
+            Message::new(Role::System, system.clone()),
+            Message::new(Role::User, "hi"),
+        ])
+        .unwrap();
+    assert!(prompt.starts_with("<|im_start|>system\nYou are Harvey"), "{prompt}");
+    assert!(prompt.contains("# Tools") && prompt.contains("<tools>"), "{prompt}");
+    for tool in registry.list() {
+        assert!(
+            prompt.contains(&format!("\"name\": \"{}\"", tool.name)),
+            "{}: {prompt}",
+            tool.name
+        );
+    }
+    assert!(prompt.ends_with("<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"));
+    // Without tools offered, no tools section; the system prompt describes them instead.
+    let plain = offer_tools(&mut e, &registry, false, "");
+    let prompt = e
+        .render(&[Message::new(Role::System, plain), Message::new(Role::User, "hi")])
+        .unwrap();
+    assert!(!prompt.contains("<tools>"), "{prompt}");
+}
+
+/// Rendering messages 1..k (with the assistant opener) followed by the assistant's text
+/// is a prefix of rendering any longer conversation: the KV cache and the saved prefix
+/// are reused, never re-prefilled. Checked on the text and on the token ids.
+#[test]
+fn qwen_render_is_append_only_through_tool_calls_and_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let registry = workspace_tools(dir.path());
+    let mut e = qwen(4096);
+    let system = with_tools(&mut e, &registry);
+    let chat = [
+        Message::new(Role::System, system),
+        Message::new(Role::System, "Your notes: [memory context]\n- tabs, not spaces"),
+        Message::new(Role::User, "What is in notes.txt?"),
+        Message::new(
+            Role::Assistant,
+            "<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"notes.txt\"}}\n</tool_call>",
+        ),
+        Message::new(Role::Tool, "1: deploy with ./deploy.sh"),
+        Message::new(Role::Assistant, "It says to deploy with ./deploy.sh."),
+        Message::new(Role::User, "Thanks. And the folder?"),
+        Message::new(
+            Role::Assistant,
+            "```json\n{\"name\": \"list_files\", \"arguments\": {}}\n```",
+        ),
+        Message::new(Role::Tool, "notes.txt"),
+        Message::new(Role::Assistant, "Just notes.txt."),
+    ];
+    for k in 2..chat.len() {
+        if chat[k].role != Role::Assistant {
+            continue;
+        }
+        let head = format!("{}{}", e.render(&chat[..k]).unwrap(), chat[k].content);
+        let head_ids = e.prompt_ids(&chat[..k]).unwrap();
+        for j in k + 1..=chat.len() {
+            let longer = e.render(&chat[..j]).unwrap();
+            assert!(longer.starts_with(&head), "render 1..{k} + reply is not a prefix of 1..{j}:\n{head}\n---\n{longer}");
+            let ids = e.prompt_ids(&chat[..j]).unwrap();
+            assert_eq!(&ids[..head_ids.len()], &head_ids[..], "ids 1..{k} vs 1..{j}");
+        }
+    }
+    // Tool results go back the way the template renders them: inside a user turn.
+    let prompt = e.render(&chat[..5]).unwrap();
+    assert!(prompt.contains("<|im_start|>user\n<tool_response>\n1: deploy with ./deploy.sh\n</tool_response><|im_end|>"), "{prompt}");
+    // The model's own `<tool_call>` is the special token it generated, not plain text.
+    let call_ids = e.prompt_ids(&chat[..4]).unwrap();
+    let with_call = e.prompt_ids(&chat[..5]).unwrap();
+    let opener = e.tokenize_raw("<tool_call>", true);
+    assert_eq!(opener.len(), 1);
+    assert!(with_call[call_ids.len()..].contains(&opener[0]));
+}
+
+#[test]
+fn qwen_short_replies_end_by_themselves_without_template_text() {
+    let mut e = qwen(1024);
+    let max_tokens = 96;
+    for q in [
+        "What is 2 + 2? Answer with the number only.",
+        "Name the capital of France in one word.",
+    ] {
+        let messages = [
+            Message::new(Role::System, "Answer briefly."),
+            Message::new(Role::User, q),
+        ];
+        let c = e
+            .generate(&messages, &greedy(max_tokens), &mut |_| {})
+            .unwrap();
+        assert_eq!(c.stop, StopReason::EndOfGeneration, "{q}: {:?}", c.text);
+        assert!(c.stats.completion_tokens < max_tokens);
+        assert!(!c.text.trim().is_empty());
+        assert_no_template_text(q, &c.text);
+    }
+}
+
+/// A call in the template's own form (`<tool_call>`, forced so every CPU takes it),
+/// decoded under the grammar of registered tools, run, its result returned as the
+/// template's tool message, then an answer that ends by itself.
+#[test]
+fn qwen_native_tool_call_round_trips() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "deploy with ./deploy.sh\n").unwrap();
+    // Every tool of a session: llama.cpp must accept the grammar built from all of them.
+    let (registry, _) = tools_with_abort(dir.path(), &Config::default(), &AbortFlag::new());
+    let mut e = qwen(4096);
+    let system = with_tools(&mut e, &registry);
+    let forms = call_forms(&registry, &e.info().template_text);
+    assert_eq!(forms.openers, vec!["<tool_call>".to_string()]);
+    let mut chat = vec![
+        Message::new(Role::System, system),
+        Message::new(Role::User, "Read the file notes.txt and tell me how to deploy."),
+    ];
+    let mut opts = greedy(harvey::tools::grammar::call_max_tokens(&forms.native));
+    opts.grammar = Some(forms.native.clone());
+    opts.assistant_prefix = Some("<tool_call>".into());
+    let call = e.generate(&chat, &opts, &mut |_| {}).unwrap();
+    let text = call.grammar_output().expect("the grammar completed");
+    let parsed = parse_call(text).expect("the call parses");
+    let tool = registry.get(&parsed.name).expect("a registered tool");
+    validate(tool.params(), &parsed.arguments).expect("schema-valid arguments");
+    let result = registry
+        .call(&parsed.name, &parsed.arguments)
+        .unwrap_or_else(|err| format!("error: {err}"));
+    chat.push(Message::new(Role::Assistant, format!("<tool_call>{text}")));
+    chat.push(Message::new(Role::Tool, result));
+    let prompt = e.render(&chat).unwrap();
+    assert!(prompt.contains("<tool_response>"), "{prompt}");
+    let answer = e.generate(&chat, &greedy(160), &mut |_| {}).unwrap();
+    assert_eq!(answer.stop, StopReason::EndOfGeneration, "{:?}", answer.text);
+    assert!(!answer.text.trim().is_empty());
+    assert_no_template_text("answer", &answer.text);
+    eprintln!("qwen call: {text:?} -> {:?}", answer.text);
+}
+
+/// The stable prefix grows by the tools section; it is saved at the first start and
+/// restored from disk at the next, not re-prefilled.
+#[test]
+fn qwen_saved_prefix_with_the_tools_section_is_restored() {
+    let ws = tempfile::tempdir().unwrap();
+    let (registry, _) = tools_with_abort(ws.path(), &Config::default(), &AbortFlag::new());
+    let cache = ws.path().join("cache");
+    let mut first = qwen(2048);
+    let system = with_tools(&mut first, &registry);
+    let ids = stable_prefix_ids(&first, &system, "[memory context]\n[project facts]\n- x\n");
+    // The tools section alone is several hundred tokens.
+    assert!(ids.len() > 300, "{} tokens", ids.len());
+    assert!(matches!(
+        restore_or_save(&mut first, &cache, &ids),
+        PrefixOutcome::Saved { .. }
+    ));
+    drop(first);
+    let mut second = qwen(2048);
+    let system2 = with_tools(&mut second, &registry);
+    assert_eq!(system, system2);
+    assert_eq!(
+        restore_or_save(&mut second, &cache, &ids),
+        PrefixOutcome::Restored { tokens: ids.len() }
+    );
+    assert_eq!(second.cached_tokens(), ids.len());
+}
+
+fn config(n_ctx: u32) -> Config {
+    let mut c = Config::default();
+    c.engine.n_ctx = n_ctx;
+    c.sampling.max_tokens = 48;
+    c.sampling.temperature = 0.0;
+    c
+}
+
+/// A whole session with the product path: memory injected as a system turn (never
+/// repeated back as a user turn would be), a reply, then the session summary at close.
+#[test]
+fn qwen_session_with_memory_and_summary() {
+    let ws = tempfile::tempdir().unwrap();
+    let mut app = App::with_engine(
+        ws.path().to_path_buf(),
+        config(2048),
+        Box::new(qwen(2048)),
+    );
+    let mut out = Vec::new();
+    harvey::repl::handle_line(
+        &mut app,
+        "/memory add project_fact The staging server is called kestrel",
+        &mut out,
+    )
+    .unwrap();
+    let turn = app
+        .agent_turn("What is the staging server called?", &mut |_| {})
+        .unwrap();
+    let messages = app.conversation.messages();
+    assert_eq!(messages[1].role, Role::System, "the memory block is a system turn");
+    assert!(messages[1].content.contains("kestrel"));
+    assert_no_template_text("reply", &turn.completion.text);
+    for call in &turn.calls {
+        if let Some(c) = &call.call {
+            assert!(app.tools.get(&c.name).is_some(), "{c:?}");
+        }
+    }
+    let report = app.close_session(&mut |_| {}).expect("closed");
+    assert!(!report.summary.trim().is_empty());
+    assert_no_template_text("summary", &report.summary);
+}
