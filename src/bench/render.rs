@@ -2,6 +2,7 @@
 
 use std::fmt::Write as _;
 
+use super::agent::{AgentReport, Summary as AgentSummary, TaskResult};
 use super::footprint::{Footprint, GOAL_SLACK_BYTES};
 use super::kv::KvCacheRow;
 use super::lookup::LookupRow;
@@ -242,6 +243,95 @@ fn kv_table(rows: &[KvCacheRow]) -> String {
             );
         }
         s.push('\n');
+    }
+    s
+}
+
+/// The agent benchmark: the counts, then one line per task.
+pub fn agent(r: &AgentReport) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "agent bench  {} ({:.0} MB), n_ctx {}, replies <= {} tokens, <= {} tool rounds, load {:.1} s",
+        r.model,
+        mb(r.model_bytes as f64),
+        r.n_ctx,
+        r.reply_tokens,
+        r.max_rounds,
+        r.load_secs
+    );
+    s.push_str(&agent_summary(&r.summary));
+    s.push_str(&agent_table(&r.tasks));
+    for t in &r.tasks {
+        if let Some(e) = &t.error {
+            let _ = writeln!(s, "{}: the turn failed: {e}", t.id);
+        }
+    }
+    for note in &r.notes {
+        let _ = writeln!(s, "note: {note}");
+    }
+    s
+}
+
+fn agent_summary(m: &AgentSummary) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "right first tool        {}/{} tool tasks",
+        m.right_first_tool, m.tool_tasks
+    );
+    let _ = writeln!(
+        s,
+        "no tool when none needed {}/{} no-tool tasks",
+        m.no_tool_ok, m.no_tool_tasks
+    );
+    let _ = writeln!(
+        s,
+        "schema-valid args       {}/{} calls",
+        m.valid_calls, m.calls
+    );
+    let _ = writeln!(
+        s,
+        "answers correct         {}/{} checkable",
+        m.answers_ok, m.checkable
+    );
+    let _ = writeln!(s, "parroting               {}", m.parroted);
+    let _ = writeln!(
+        s,
+        "seconds                 median {:.1}, total {:.1}",
+        m.median_secs, m.total_secs
+    );
+    s
+}
+
+fn agent_table(tasks: &[TaskResult]) -> String {
+    let yes_no = |b: Option<bool>| match b {
+        Some(true) => "yes",
+        Some(false) => "no",
+        None => "-",
+    };
+    let mut s = format!(
+        "{:<16} {:<26} {:<14} {:<5} {:<6} {:<6} {:<17} {:>6}\n",
+        "task", "expected", "got", "valid", "answer", "parrot", "stop", "secs"
+    );
+    for t in tasks {
+        let expected = if t.expected.is_empty() {
+            "none".to_string()
+        } else {
+            t.expected.join("|")
+        };
+        let _ = writeln!(
+            s,
+            "{:<16} {:<26} {:<14} {:<5} {:<6} {:<6} {:<17} {:>6.1}",
+            t.id,
+            expected,
+            t.first_tool.as_deref().unwrap_or("none"),
+            yes_no(t.args_valid),
+            yes_no(t.answer_ok),
+            if t.parroted { "YES" } else { "no" },
+            t.stop.map_or("failed", |r| r.as_str()),
+            t.secs
+        );
     }
     s
 }
