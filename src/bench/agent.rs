@@ -62,6 +62,8 @@ pub enum AgentBenchError {
 #[derive(Debug, Clone, Serialize)]
 pub struct AgentReport {
     pub model: String,
+    /// The GGUF file's name.
+    pub model_file: String,
     pub model_bytes: u64,
     pub n_ctx: u32,
     pub reply_tokens: u32,
@@ -94,6 +96,8 @@ pub struct TaskResult {
     /// Why the final generation ended (`None` when the turn failed).
     pub stop: Option<StopReason>,
     pub reply: String,
+    /// The `[memory context]` this task's session started with.
+    pub memory_block: String,
     pub error: Option<String>,
 }
 
@@ -144,6 +148,12 @@ pub fn run(opts: &AgentOptions) -> Result<AgentReport, AgentBenchError> {
     let info = app.engine.info();
     Ok(AgentReport {
         model: info.name.clone(),
+        model_file: opts
+            .params
+            .model_path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
         model_bytes: info.file_bytes,
         n_ctx: info.n_ctx,
         reply_tokens: opts.reply_tokens,
@@ -195,6 +205,7 @@ fn run_task(app: &mut App, task: &Task) -> TaskResult {
         Ok(turn) => score_turn(app, task, &turn, &memory_block, secs),
         Err(e) => TaskResult {
             error: Some(e.to_string()),
+            memory_block,
             ..empty_result(task, secs)
         },
     }
@@ -232,7 +243,13 @@ fn score_turn(
         args_valid: calls.first().map(|c| c.valid),
         calls,
         answer_ok: score::answer_ok(task.check, reply),
-        parroted: score::parroted(reply, app.conversation.system(), memory_block),
+        parroted: score::parroted(
+            reply,
+            app.conversation.system(),
+            memory_block,
+            task.answers_from_memory,
+        ),
+        memory_block: memory_block.to_string(),
         stop: Some(turn.completion.stop),
         reply: reply.clone(),
         ..empty_result(task, secs)
@@ -257,6 +274,7 @@ fn empty_result(task: &Task, secs: f64) -> TaskResult {
         secs,
         stop: None,
         reply: String::new(),
+        memory_block: String::new(),
         error: None,
     }
 }
@@ -310,6 +328,7 @@ mod tests {
             expected: Expected::NoTool,
             check: tasks::Check::None,
             needs_git: false,
+            answers_from_memory: false,
         };
         TaskResult {
             expected: expected.iter().map(|s| s.to_string()).collect(),

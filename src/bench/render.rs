@@ -253,7 +253,7 @@ pub fn agent(r: &AgentReport) -> String {
     let _ = writeln!(
         s,
         "agent bench  {} ({:.0} MB), n_ctx {}, replies <= {} tokens, <= {} tool rounds, load {:.1} s",
-        r.model,
+        r.model_file,
         mb(r.model_bytes as f64),
         r.n_ctx,
         r.reply_tokens,
@@ -417,5 +417,51 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("quote off:"), "{text}");
+    }
+
+    #[test]
+    fn agent_table_has_a_line_per_task_and_says_none_for_no_tool() {
+        use crate::bench::agent::{summarize, TaskResult};
+        let task = |id: &str, expected: &[&str], got: Option<&str>| TaskResult {
+            id: id.into(),
+            prompt: "p".into(),
+            expected: expected.iter().map(|s| s.to_string()).collect(),
+            first_tool: got.map(str::to_string),
+            first_tool_ok: true,
+            args_valid: got.map(|_| true),
+            calls: Vec::new(),
+            answer_ok: None,
+            parroted: false,
+            secs: 1.25,
+            stop: Some(crate::engine::StopReason::EndOfGeneration),
+            reply: String::new(),
+            memory_block: String::new(),
+            error: None,
+        };
+        let tasks = vec![
+            task("version", &["read_file", "search_files"], Some("read_file")),
+            task("arithmetic", &[], None),
+        ];
+        let text = agent_table(&tasks);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3, "{text}");
+        assert!(
+            lines[1].starts_with(
+                "version          read_file|search_files     read_file      yes   -      no"
+            ),
+            "{text}"
+        );
+        assert!(
+            lines[2].starts_with(
+                "arithmetic       none                       none           -     -      no"
+            ),
+            "{text}"
+        );
+        let summary = agent_summary(&summarize(&tasks));
+        assert!(
+            summary.contains("right first tool        1/1 tool tasks"),
+            "{summary}"
+        );
+        assert!(summary.contains("1/1 no-tool tasks"), "{summary}");
     }
 }

@@ -4,9 +4,12 @@
 //! Parroting, precisely: the reply contains one of the injection's section headers
 //! (`[memory context]`, `[workspace profile]`, …, or the pinned-context header), or it
 //! shares a span of at least [`MIN_PARROT_CHARS`] characters with the system prompt, or
-//! one with the injected memory block that runs across two of its lines. Whitespace
-//! runs count as one space on both sides. Quoting a single memory line is using the
-//! memory, not parroting it, hence the "across two lines" for the block.
+//! one of at least [`MIN_MEMORY_SPAN_CHARS`] with the injected memory block. Whitespace
+//! runs count as one space on both sides. The block's threshold is lower because its
+//! lines are short: a small model that appends "The user wants answers in British
+//! English spelling." (51 characters) to an arithmetic answer is parroting. For a task
+//! whose answer is a memory ("What did I say about releases?") quoting one memory line
+//! is the answer, so there only a span that runs across two lines of the block counts.
 
 use crate::chat::agent::CallRecord;
 use crate::chat::PINNED_HEADER;
@@ -17,8 +20,11 @@ use crate::tools::Registry;
 
 use super::tasks::{Check, Expected};
 
-/// The shortest shared span that counts as repeating the prompt.
+/// The shortest span shared with the system prompt that counts as repeating it.
 pub const MIN_PARROT_CHARS: usize = 60;
+
+/// The shortest span shared with the injected memory block that counts.
+pub const MIN_MEMORY_SPAN_CHARS: usize = 40;
 
 /// Whether the first tool called (`None`: no call) is what the task expects.
 pub fn first_tool_ok(expected: Expected, first: Option<&str>) -> bool {
@@ -64,19 +70,23 @@ fn markers() -> Vec<&'static str> {
     out
 }
 
-/// Whether the reply repeats the system prompt or the injected block (module docs).
-pub fn parroted(reply: &str, system_prompt: &str, memory_block: &str) -> bool {
+/// Whether the reply repeats the system prompt or the injected block (module docs);
+/// `answers_from_memory`: the task's answer is a memory line.
+pub fn parroted(
+    reply: &str,
+    system_prompt: &str,
+    memory_block: &str,
+    answers_from_memory: bool,
+) -> bool {
     if markers().iter().any(|m| reply.contains(m)) {
         return true;
     }
     let reply = collapse(reply);
-    if reply.chars().count() < MIN_PARROT_CHARS {
-        return false;
-    }
     let system = Joined::new(&[system_prompt]);
     let lines: Vec<&str> = memory_block.lines().collect();
     let block = Joined::new(&lines);
-    system.shares_span(&reply, false) || block.shares_span(&reply, true)
+    system.shares_span(&reply, MIN_PARROT_CHARS, false)
+        || block.shares_span(&reply, MIN_MEMORY_SPAN_CHARS, answers_from_memory)
 }
 
 /// Whitespace runs as one space, trimmed.
@@ -105,11 +115,10 @@ impl Joined {
         Self { chars, joins }
     }
 
-    /// Whether `reply` (collapsed) contains a [`MIN_PARROT_CHARS`] window of this text;
-    /// with `across`, only windows that hold a join count.
-    fn shares_span(&self, reply: &str, across: bool) -> bool {
-        let n = MIN_PARROT_CHARS;
-        if self.chars.len() < n {
+    /// Whether `reply` (collapsed) contains an `n`-character window of this text; with
+    /// `across`, only windows that hold a join count.
+    fn shares_span(&self, reply: &str, n: usize, across: bool) -> bool {
+        if self.chars.len() < n || reply.chars().count() < n {
             return false;
         }
         (0..=self.chars.len() - n).any(|start| {
@@ -162,31 +171,38 @@ mod tests {
 
     #[test]
     fn headers_are_parroting_at_any_length() {
-        assert!(parroted("[memory context] hi", SYSTEM, BLOCK));
-        assert!(parroted("See [project facts].", SYSTEM, ""));
-        assert!(parroted(&format!("{PINNED_HEADER}"), "", ""));
-        assert!(!parroted("The answer is 51.", SYSTEM, BLOCK));
+        assert!(parroted("[memory context] hi", SYSTEM, BLOCK, false));
+        assert!(parroted("See [project facts].", SYSTEM, "", true));
+        assert!(parroted(PINNED_HEADER, "", "", false));
+        assert!(!parroted("The answer is 51.", SYSTEM, BLOCK, false));
     }
 
     #[test]
     fn a_long_span_of_the_system_prompt_is_parroting_whatever_the_whitespace() {
         let reply = "Sure! You are Harvey, a helpful assistant running\n  locally in the user's terminal. Bye";
-        assert!(parroted(reply, SYSTEM, BLOCK));
+        assert!(parroted(reply, SYSTEM, BLOCK, false));
         // 59 characters of it are not enough.
         let short: String = SYSTEM.chars().take(MIN_PARROT_CHARS - 1).collect();
-        assert!(!parroted(
-            &format!("{short} and then other words entirely"),
-            SYSTEM,
-            BLOCK
-        ));
+        let reply = format!("{short} and then other words entirely");
+        assert!(!parroted(&reply, SYSTEM, BLOCK, false));
     }
 
     #[test]
-    fn quoting_one_memory_line_is_not_parroting_but_two_lines_are() {
-        let one = "You said: release procedure: Bump the version, tag vX.Y.Z, then cargo publish.";
-        assert!(!parroted(one, SYSTEM, BLOCK));
+    fn a_memory_line_tacked_on_is_parroting_unless_it_is_the_answer() {
+        let tacked = "17 * 3 = 51\nBump the version, tag vX.Y.Z, then cargo publish.";
+        assert!(parroted(tacked, SYSTEM, BLOCK, false));
+        assert!(!parroted(tacked, SYSTEM, BLOCK, true));
+        let short = "17 * 3 = 51. Bump the version, tag vX.Y.Z.";
+        assert!(
+            !parroted(short, SYSTEM, BLOCK, false),
+            "39 characters of it"
+        );
+    }
+
+    #[test]
+    fn two_memory_lines_are_parroting_even_where_one_is_the_answer() {
         let two = "Bump the version, tag vX.Y.Z, then cargo publish.\n- tidepool: a Rust crate, entry points";
-        assert!(parroted(two, SYSTEM, BLOCK));
+        assert!(parroted(two, SYSTEM, BLOCK, true));
     }
 
     #[test]

@@ -35,6 +35,8 @@ pub struct Task {
     pub check: Check,
     /// Needs the fixture's git history (skipped when git is missing).
     pub needs_git: bool,
+    /// The answer is a planted memory: quoting one memory line is not parroting.
+    pub answers_from_memory: bool,
 }
 
 const fn task(id: &'static str, prompt: &'static str, expected: Expected, check: Check) -> Task {
@@ -44,6 +46,7 @@ const fn task(id: &'static str, prompt: &'static str, expected: Expected, check:
         expected,
         check,
         needs_git: false,
+        answers_from_memory: false,
     }
 }
 
@@ -54,6 +57,7 @@ const fn git_task(id: &'static str, prompt: &'static str, check: Check) -> Task 
         expected: Expected::Tool(&["git"]),
         check,
         needs_git: true,
+        answers_from_memory: false,
     }
 }
 
@@ -99,12 +103,15 @@ pub const TASKS: &[Task] = &[
         Expected::NoTool,
         Check::Any(&["lock", "mutual exclusion", "exclusive"]),
     ),
-    task(
-        "memory_releases",
-        "What did I say about releases?",
-        Expected::Tool(&["memory_search", "memory_read"]),
-        Check::Any(&["tag", "publish"]),
-    ),
+    Task {
+        answers_from_memory: true,
+        ..task(
+            "memory_releases",
+            "What did I say about releases?",
+            Expected::Tool(&["memory_search", "memory_read"]),
+            Check::Any(&["tag", "publish"]),
+        )
+    },
     task(
         "readme_harbour",
         "According to the README, what is the default harbour?",
