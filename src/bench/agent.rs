@@ -92,6 +92,8 @@ pub struct TaskResult {
     /// The reply check (`None`: not checkable).
     pub answer_ok: Option<bool>,
     pub parroted: bool,
+    /// The reply holds a JSON call the turn did not run ([`score::call_in_text`]).
+    pub call_in_text: bool,
     pub secs: f64,
     /// Why the final generation ended (`None` when the turn failed).
     pub stop: Option<StopReason>,
@@ -122,6 +124,8 @@ pub struct Summary {
     pub checkable: usize,
     pub answers_ok: usize,
     pub parroted: usize,
+    /// Replies holding a call as text that never ran.
+    pub calls_in_text: usize,
     pub median_secs: f64,
     pub total_secs: f64,
 }
@@ -249,6 +253,7 @@ fn score_turn(
             memory_block,
             task.answers_from_memory,
         ),
+        call_in_text: score::call_in_text(reply),
         memory_block: memory_block.to_string(),
         stop: Some(turn.completion.stop),
         reply: reply.clone(),
@@ -271,6 +276,7 @@ fn empty_result(task: &Task, secs: f64) -> TaskResult {
         calls: Vec::new(),
         answer_ok: None,
         parroted: false,
+        call_in_text: false,
         secs,
         stop: None,
         reply: String::new(),
@@ -298,6 +304,7 @@ pub fn summarize(tasks: &[TaskResult]) -> Summary {
         checkable: count(&|t| t.answer_ok.is_some()),
         answers_ok: count(&|t| t.answer_ok == Some(true)),
         parroted: count(&|t| t.parroted),
+        calls_in_text: count(&|t| t.call_in_text),
         median_secs: median(&secs),
         total_secs: secs.iter().sum(),
     }

@@ -298,6 +298,11 @@ fn agent_summary(m: &AgentSummary) -> String {
     let _ = writeln!(s, "parroting               {}", m.parroted);
     let _ = writeln!(
         s,
+        "calls left as text      {} (a JSON call in the reply that never ran)",
+        m.calls_in_text
+    );
+    let _ = writeln!(
+        s,
         "seconds                 median {:.1}, total {:.1}",
         m.median_secs, m.total_secs
     );
@@ -432,6 +437,7 @@ mod tests {
             calls: Vec::new(),
             answer_ok: None,
             parroted: false,
+            call_in_text: false,
             secs: 1.25,
             stop: Some(crate::engine::StopReason::EndOfGeneration),
             reply: String::new(),

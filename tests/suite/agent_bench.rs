@@ -25,6 +25,7 @@ fn check_task(t: &Value) {
     assert_eq!(t["args_valid"].is_null(), calls.is_empty(), "{t}");
     assert!(t["first_tool_ok"].is_boolean(), "{t}");
     assert!(t["parroted"].is_boolean(), "{t}");
+    assert!(t["call_in_text"].is_boolean(), "{t}");
     assert!(
         t["answer_ok"].is_null() || t["answer_ok"].is_boolean(),
         "{t}"
@@ -72,6 +73,7 @@ fn agent_bench_runs_three_tasks_and_scores_each_in_bounds() {
     assert_eq!(count(&s["checkable"]), 3, "{s}");
     assert!(count(&s["answers_ok"]) <= 3, "{s}");
     assert!(count(&s["parroted"]) <= 3, "{s}");
+    assert!(count(&s["calls_in_text"]) <= 3, "{s}");
     let (median, total) = (
         s["median_secs"].as_f64().unwrap(),
         s["total_secs"].as_f64().unwrap(),

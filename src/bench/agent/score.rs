@@ -56,6 +56,14 @@ pub fn answer_ok(check: Check, reply: &str) -> Option<bool> {
     }
 }
 
+/// Whether the reply holds what looks like a tool call the turn did not run: a JSON
+/// object with `"name"` and `"arguments"` keys, bare or fenced (small models often
+/// answer that way instead of opening a call).
+pub fn call_in_text(reply: &str) -> bool {
+    let compact: String = reply.chars().filter(|c| !c.is_whitespace()).collect();
+    compact.contains("{\"name\":") && compact.contains("\"arguments\":")
+}
+
 /// Every header the memory injection and the pinned context use.
 fn markers() -> Vec<&'static str> {
     let sections = [
@@ -167,6 +175,15 @@ mod tests {
         let both = Check::All(&["main.rs", "lib.rs"]);
         assert_eq!(answer_ok(both, "main.rs and lib.rs"), Some(true));
         assert_eq!(answer_ok(both, "only main.rs"), Some(false));
+    }
+
+    #[test]
+    fn a_call_written_as_text_is_spotted_bare_or_fenced() {
+        let bare = r#"{"name": "list_files", "arguments": {"path": "notes"}}"#;
+        assert!(call_in_text(bare));
+        assert!(call_in_text(&format!("```json\n{bare}\n```")));
+        assert!(call_in_text("{ \"name\" : \"git\",\n  \"arguments\": {}}"));
+        assert!(!call_in_text("The name of the function is main."));
     }
 
     #[test]

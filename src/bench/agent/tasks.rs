@@ -101,7 +101,13 @@ pub const TASKS: &[Task] = &[
         "mutex",
         "Explain what a mutex is in one sentence.",
         Expected::NoTool,
-        Check::Any(&["lock", "mutual exclusion", "exclusive"]),
+        Check::Any(&[
+            "lock",
+            "mutual exclusion",
+            "exclusive",
+            "one thread",
+            "at a time",
+        ]),
     ),
     Task {
         answers_from_memory: true,
@@ -109,7 +115,7 @@ pub const TASKS: &[Task] = &[
             "memory_releases",
             "What did I say about releases?",
             Expected::Tool(&["memory_search", "memory_read"]),
-            Check::Any(&["tag", "publish"]),
+            Check::Any(&["publish", "vX.Y.Z"]),
         )
     },
     task(
