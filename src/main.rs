@@ -75,7 +75,8 @@ enum Command {
     /// cache types, and prompt-lookup decoding (what verifying k drafts costs; decode speed
     /// with engine.lookup off, auto and on when replies quote the context and when not);
     /// --footprint adds the memory scenario of a full session (chat model, embedder, a
-    /// 100k-chunk RAG store, a chat turn and a summary) against its goal.
+    /// 100k-chunk RAG store, a chat turn and a summary) against its goal. --agent runs the
+    /// agent benchmark instead (tool choice, call validity, answers; see --help).
     Bench(BenchArgs),
     /// Typed memories for scripts: add, import, list, show, recall (also in batch),
     /// forget, flag, index, rebuild, status. Files live in <workspace>/agents/memories/.
@@ -163,6 +164,23 @@ struct BenchArgs {
     /// off, auto and on; 0 skips them.
     #[arg(long, default_value_t = 192)]
     lookup_tokens: usize,
+    /// Run the agent benchmark instead of the speed measurements: tasks such as reading
+    /// a file, listing a folder, finding a function, git log/status/show, searching and
+    /// writing memories, writing and editing files, running a command, and questions that
+    /// need no tool. Each is one message in a fresh session of the agent `harvey run`
+    /// uses (same prompt, tools and memory injection), in a temporary workspace holding a
+    /// small Rust crate with a git history and two memories. Greedy sampling. Scores the
+    /// first tool called, its arguments against the tool's schema, the reply, and whether
+    /// the reply repeats the prompt; reports counts, seconds and a line per task. Writes
+    /// and commands are refused, as in `harvey run` (no one to ask).
+    #[arg(long, conflicts_with_all = ["footprint", "footprint_only"])]
+    agent: bool,
+    /// With --agent: run only the first N tasks.
+    #[arg(long, value_name = "N", requires = "agent")]
+    tasks: Option<usize>,
+    /// With --agent: longest reply per generation, in tokens.
+    #[arg(long, value_name = "N", default_value_t = harvey::bench::agent::DEFAULT_REPLY_TOKENS)]
+    agent_tokens: u32,
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
@@ -298,6 +316,9 @@ fn bench(options: &AppOptions, args: &BenchArgs) -> Result<ExitCode> {
     if let Some(kv) = args.kv_cache_type {
         params.kv_cache_type = kv;
     }
+    if args.agent {
+        return bench_agent(params, args);
+    }
     let footprint = if args.footprint || args.footprint_only {
         Some(footprint_options(&config, &workspace, args)?)
     } else {
@@ -328,6 +349,21 @@ fn bench(options: &AppOptions, args: &BenchArgs) -> Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         print!("{}", harvey::bench::render::report(&report));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `harvey bench --agent`.
+fn bench_agent(params: harvey::engine::EngineParams, args: &BenchArgs) -> Result<ExitCode> {
+    let report = harvey::bench::agent::run(&harvey::bench::agent::AgentOptions {
+        params,
+        tasks: args.tasks,
+        reply_tokens: args.agent_tokens.max(1),
+    })?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", harvey::bench::render::agent(&report));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -4,6 +4,7 @@
 //! size and speed at given depths (`kv`), and prompt-lookup decoding's cost and gain
 //! (`lookup`). Returns a report; `render` turns it into text.
 
+pub mod agent;
 pub mod footprint;
 pub mod kv;
 pub mod lookup;

@@ -2,6 +2,7 @@
 
 use std::fmt::Write as _;
 
+use super::agent::{AgentReport, Summary as AgentSummary, TaskResult};
 use super::footprint::{Footprint, GOAL_SLACK_BYTES};
 use super::kv::KvCacheRow;
 use super::lookup::LookupRow;
@@ -246,6 +247,100 @@ fn kv_table(rows: &[KvCacheRow]) -> String {
     s
 }
 
+/// The agent benchmark: the counts, then one line per task.
+pub fn agent(r: &AgentReport) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "agent bench  {} ({:.0} MB), n_ctx {}, replies <= {} tokens, <= {} tool rounds, load {:.1} s",
+        r.model_file,
+        mb(r.model_bytes as f64),
+        r.n_ctx,
+        r.reply_tokens,
+        r.max_rounds,
+        r.load_secs
+    );
+    s.push_str(&agent_summary(&r.summary));
+    s.push_str(&agent_table(&r.tasks));
+    for t in &r.tasks {
+        if let Some(e) = &t.error {
+            let _ = writeln!(s, "{}: the turn failed: {e}", t.id);
+        }
+    }
+    for note in &r.notes {
+        let _ = writeln!(s, "note: {note}");
+    }
+    s
+}
+
+fn agent_summary(m: &AgentSummary) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "right first tool        {}/{} tool tasks",
+        m.right_first_tool, m.tool_tasks
+    );
+    let _ = writeln!(
+        s,
+        "no tool when none needed {}/{} no-tool tasks",
+        m.no_tool_ok, m.no_tool_tasks
+    );
+    let _ = writeln!(
+        s,
+        "schema-valid args       {}/{} calls",
+        m.valid_calls, m.calls
+    );
+    let _ = writeln!(
+        s,
+        "answers correct         {}/{} checkable",
+        m.answers_ok, m.checkable
+    );
+    let _ = writeln!(s, "parroting               {}", m.parroted);
+    let _ = writeln!(
+        s,
+        "calls left as text      {} (a JSON call in the reply that never ran)",
+        m.calls_in_text
+    );
+    let _ = writeln!(
+        s,
+        "seconds                 median {:.1}, total {:.1}",
+        m.median_secs, m.total_secs
+    );
+    s
+}
+
+fn agent_table(tasks: &[TaskResult]) -> String {
+    let yes_no = |b: Option<bool>| match b {
+        Some(true) => "yes",
+        Some(false) => "no",
+        None => "-",
+    };
+    let mut s = format!(
+        "{:<16} {:<26} {:<14} {:<5} {:<6} {:<6} {:<17} {:>6}\n",
+        "task", "expected", "got", "valid", "answer", "parrot", "stop", "secs"
+    );
+    for t in tasks {
+        let expected = if t.expected.is_empty() {
+            "none".to_string()
+        } else {
+            t.expected.join("|")
+        };
+        let _ = writeln!(
+            s,
+            "{:<16} {:<26} {:<14} {:<5} {:<6} {:<6} {:<17} {:>6.1}",
+            t.id,
+            expected,
+            t.first_tool.as_deref().unwrap_or("none"),
+            yes_no(t.args_valid),
+            yes_no(t.answer_ok),
+            if t.parroted { "YES" } else { "no" },
+            t.stop.map_or("failed", |r| r.as_str()),
+            t.secs
+        );
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -327,5 +422,52 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("quote off:"), "{text}");
+    }
+
+    #[test]
+    fn agent_table_has_a_line_per_task_and_says_none_for_no_tool() {
+        use crate::bench::agent::{summarize, TaskResult};
+        let task = |id: &str, expected: &[&str], got: Option<&str>| TaskResult {
+            id: id.into(),
+            prompt: "p".into(),
+            expected: expected.iter().map(|s| s.to_string()).collect(),
+            first_tool: got.map(str::to_string),
+            first_tool_ok: true,
+            args_valid: got.map(|_| true),
+            calls: Vec::new(),
+            answer_ok: None,
+            parroted: false,
+            call_in_text: false,
+            secs: 1.25,
+            stop: Some(crate::engine::StopReason::EndOfGeneration),
+            reply: String::new(),
+            memory_block: String::new(),
+            error: None,
+        };
+        let tasks = vec![
+            task("version", &["read_file", "search_files"], Some("read_file")),
+            task("arithmetic", &[], None),
+        ];
+        let text = agent_table(&tasks);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3, "{text}");
+        assert!(
+            lines[1].starts_with(
+                "version          read_file|search_files     read_file      yes   -      no"
+            ),
+            "{text}"
+        );
+        assert!(
+            lines[2].starts_with(
+                "arithmetic       none                       none           -     -      no"
+            ),
+            "{text}"
+        );
+        let summary = agent_summary(&summarize(&tasks));
+        assert!(
+            summary.contains("right first tool        1/1 tool tasks"),
+            "{summary}"
+        );
+        assert!(summary.contains("1/1 no-tool tasks"), "{summary}");
     }
 }

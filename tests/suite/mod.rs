@@ -1,3 +1,4 @@
+mod agent_bench;
 mod aside;
 mod cli;
 mod commands;

@@ -1,0 +1,379 @@
+//! `harvey bench --agent`: how well a model works as harvey's agent. Each task is one
+//! user message in a fresh session of one [`App`] (the model loads once) in a fixture
+//! workspace, driven through [`App::agent_turn`] exactly as `harvey run` drives it: the
+//! same system prompt, tool registry, call handling and session-start memory injection.
+//! When the engine's templates or call parsing change, these numbers move.
+//!
+//! Scored per task: the first tool called against the expected one, whether its
+//! arguments validate against the registry's schema, a substring check of the reply,
+//! parroting of the prompt (see [`score`]), seconds and stop reason. Writes that need a
+//! person's yes (`write_file`, `edit_file`, `run_command`) are refused as in `harvey
+//! run`; only the first call is scored, so that does not matter. Returns a report;
+//! `render::agent` turns it into text.
+
+pub mod fixture;
+pub mod score;
+pub mod tasks;
+
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::app::App;
+use crate::chat::agent::AgentTurn;
+use crate::config::ConfigError;
+use crate::engine::{EngineError, EngineParams, LlamaEngine, StopReason};
+use crate::memory::StoreError;
+
+use fixture::Fixture;
+use tasks::{Expected, Task, TASKS};
+
+/// Longest reply per generation unless told otherwise: a rambling model cannot take
+/// minutes over one task.
+pub const DEFAULT_REPLY_TOKENS: u32 = 256;
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct AgentOptions {
+    pub params: EngineParams,
+    /// Run the first N tasks only (`None`: all).
+    pub tasks: Option<usize>,
+    /// `sampling.max_tokens` of every reply.
+    pub reply_tokens: u32,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum AgentBenchError {
+    #[error("{path}: {source}")]
+    Io {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+    #[error("git failed while making the fixture workspace: {0}")]
+    Git(String),
+    #[error("cannot plant the fixture's memories: {0}")]
+    Memory(#[from] StoreError),
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct AgentReport {
+    pub model: String,
+    /// The GGUF file's name.
+    pub model_file: String,
+    pub model_bytes: u64,
+    pub n_ctx: u32,
+    pub reply_tokens: u32,
+    /// `tools.max_rounds_per_turn` (the default config's).
+    pub max_rounds: usize,
+    pub load_secs: f64,
+    pub has_git: bool,
+    /// The session's notices and skipped tasks.
+    pub notes: Vec<String>,
+    pub summary: Summary,
+    pub tasks: Vec<TaskResult>,
+}
+
+/// One task's outcome.
+#[derive(Debug, Clone, Serialize)]
+pub struct TaskResult {
+    pub id: String,
+    pub prompt: String,
+    /// Acceptable first tools; empty means "no tool call".
+    pub expected: Vec<String>,
+    pub first_tool: Option<String>,
+    pub first_tool_ok: bool,
+    /// Whether the first call's arguments validate (`None`: no call).
+    pub args_valid: Option<bool>,
+    pub calls: Vec<CallOutcome>,
+    /// The reply check (`None`: not checkable).
+    pub answer_ok: Option<bool>,
+    pub parroted: bool,
+    /// The reply holds a JSON call the turn did not run ([`score::call_in_text`]).
+    pub call_in_text: bool,
+    pub secs: f64,
+    /// Why the final generation ended (`None` when the turn failed).
+    pub stop: Option<StopReason>,
+    pub reply: String,
+    /// The `[memory context]` this task's session started with.
+    pub memory_block: String,
+    pub error: Option<String>,
+}
+
+/// One call of a task: its one-line summary, schema validity, and whether it ran.
+#[derive(Debug, Clone, Serialize)]
+pub struct CallOutcome {
+    pub call: String,
+    pub valid: bool,
+    pub ok: bool,
+}
+
+/// The counts over all tasks.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Summary {
+    pub tool_tasks: usize,
+    pub right_first_tool: usize,
+    pub no_tool_tasks: usize,
+    pub no_tool_ok: usize,
+    /// Every call of every task, and those whose arguments validate.
+    pub calls: usize,
+    pub valid_calls: usize,
+    pub checkable: usize,
+    pub answers_ok: usize,
+    pub parroted: usize,
+    /// Replies holding a call as text that never ran.
+    pub calls_in_text: usize,
+    pub median_secs: f64,
+    pub total_secs: f64,
+}
+
+/// Builds the fixture, loads the model once and runs the tasks.
+pub fn run(opts: &AgentOptions) -> Result<AgentReport, AgentBenchError> {
+    let fixture = Fixture::create()?;
+    let started = Instant::now();
+    let engine = LlamaEngine::load(&opts.params)?;
+    let load_secs = started.elapsed().as_secs_f64();
+    let mut app = open_app(&fixture, engine, opts.reply_tokens)?;
+    let stable = app.stable_memory_context();
+    app.prepare_prefix(&stable);
+    let mut notes = app.notices.clone();
+    let mut results = Vec::new();
+    for task in TASKS.iter().take(opts.tasks.unwrap_or(TASKS.len())) {
+        if task.needs_git && !fixture.has_git {
+            notes.push(format!("{}: skipped, git is not installed", task.id));
+            continue;
+        }
+        fresh_session(&mut app);
+        results.push(run_task(&mut app, task));
+    }
+    let info = app.engine.info();
+    Ok(AgentReport {
+        model: info.name.clone(),
+        model_file: opts
+            .params
+            .model_path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        model_bytes: info.file_bytes,
+        n_ctx: info.n_ctx,
+        reply_tokens: opts.reply_tokens,
+        max_rounds: app.config.tools.max_rounds_per_turn,
+        load_secs,
+        has_git: fixture.has_git,
+        notes,
+        summary: summarize(&results),
+        tasks: results,
+    })
+}
+
+/// The app a session in the fixture would get from its (default) config, with greedy
+/// sampling and bounded replies; the engine settings come from the caller's workspace.
+fn open_app(
+    fixture: &Fixture,
+    engine: LlamaEngine,
+    reply_tokens: u32,
+) -> Result<App, AgentBenchError> {
+    let mut config = crate::config::load(&fixture.dir)?;
+    config.sampling.temperature = 0.0;
+    config.sampling.max_tokens = reply_tokens.max(1);
+    Ok(App::with_engine(
+        fixture.dir.clone(),
+        config,
+        Box::new(engine),
+    ))
+}
+
+/// Forgets the conversation and the pinned memory block, so the next message starts a
+/// session: recall runs for it and the block is injected as at any session start.
+fn fresh_session(app: &mut App) {
+    app.clear();
+    app.conversation.set_context(None);
+    app.injection = None;
+    app.transcript.clear();
+}
+
+fn run_task(app: &mut App, task: &Task) -> TaskResult {
+    let started = Instant::now();
+    let turn = app.agent_turn(task.prompt, &mut |_| {});
+    let secs = started.elapsed().as_secs_f64();
+    let memory_block = app
+        .injection
+        .as_ref()
+        .map(|i| i.text.clone())
+        .unwrap_or_default();
+    match turn {
+        Ok(turn) => score_turn(app, task, &turn, &memory_block, secs),
+        Err(e) => TaskResult {
+            error: Some(e.to_string()),
+            memory_block,
+            ..empty_result(task, secs)
+        },
+    }
+}
+
+fn score_turn(
+    app: &App,
+    task: &Task,
+    turn: &AgentTurn,
+    memory_block: &str,
+    secs: f64,
+) -> TaskResult {
+    let calls: Vec<CallOutcome> = turn
+        .calls
+        .iter()
+        .map(|c| CallOutcome {
+            call: c
+                .call
+                .as_ref()
+                .map_or_else(|| "(unparsed call)".into(), |c| c.summary()),
+            valid: score::args_valid(&app.tools, c),
+            ok: c.result.is_ok(),
+        })
+        .collect();
+    let first = turn.calls.first();
+    let first_tool = first.map(|c| {
+        c.call
+            .as_ref()
+            .map_or_else(|| "(unparsed)".to_string(), |c| c.name.clone())
+    });
+    let reply = &turn.completion.text;
+    TaskResult {
+        first_tool_ok: score::first_tool_ok(task.expected, first_tool.as_deref()),
+        first_tool,
+        args_valid: calls.first().map(|c| c.valid),
+        calls,
+        answer_ok: score::answer_ok(task.check, reply),
+        parroted: score::parroted(
+            reply,
+            app.conversation.system(),
+            memory_block,
+            task.answers_from_memory,
+        ),
+        call_in_text: score::call_in_text(reply),
+        memory_block: memory_block.to_string(),
+        stop: Some(turn.completion.stop),
+        reply: reply.clone(),
+        ..empty_result(task, secs)
+    }
+}
+
+fn empty_result(task: &Task, secs: f64) -> TaskResult {
+    let expected = match task.expected {
+        Expected::Tool(names) => names.iter().map(|n| n.to_string()).collect(),
+        Expected::NoTool => Vec::new(),
+    };
+    TaskResult {
+        id: task.id.to_string(),
+        prompt: task.prompt.to_string(),
+        expected,
+        first_tool: None,
+        first_tool_ok: false,
+        args_valid: None,
+        calls: Vec::new(),
+        answer_ok: None,
+        parroted: false,
+        call_in_text: false,
+        secs,
+        stop: None,
+        reply: String::new(),
+        memory_block: String::new(),
+        error: None,
+    }
+}
+
+/// The counts over `tasks`.
+pub fn summarize(tasks: &[TaskResult]) -> Summary {
+    let count = |f: &dyn Fn(&TaskResult) -> bool| tasks.iter().filter(|t| f(t)).count();
+    let is_tool_task = |t: &TaskResult| !t.expected.is_empty();
+    let mut secs: Vec<f64> = tasks.iter().map(|t| t.secs).collect();
+    secs.sort_by(f64::total_cmp);
+    Summary {
+        tool_tasks: count(&is_tool_task),
+        right_first_tool: count(&|t| is_tool_task(t) && t.first_tool_ok),
+        no_tool_tasks: count(&|t| !is_tool_task(t)),
+        no_tool_ok: count(&|t| !is_tool_task(t) && t.first_tool_ok),
+        calls: tasks.iter().map(|t| t.calls.len()).sum(),
+        valid_calls: tasks
+            .iter()
+            .map(|t| t.calls.iter().filter(|c| c.valid).count())
+            .sum(),
+        checkable: count(&|t| t.answer_ok.is_some()),
+        answers_ok: count(&|t| t.answer_ok == Some(true)),
+        parroted: count(&|t| t.parroted),
+        calls_in_text: count(&|t| t.call_in_text),
+        median_secs: median(&secs),
+        total_secs: secs.iter().sum(),
+    }
+}
+
+/// The median of sorted values (0 for none).
+fn median(sorted: &[f64]) -> f64 {
+    match sorted.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => sorted[n / 2],
+        n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(
+        expected: &[&str],
+        first_ok: bool,
+        calls: &[bool],
+        answer: Option<bool>,
+    ) -> TaskResult {
+        let task = Task {
+            id: "t",
+            prompt: "p",
+            expected: Expected::NoTool,
+            check: tasks::Check::None,
+            needs_git: false,
+            answers_from_memory: false,
+        };
+        TaskResult {
+            expected: expected.iter().map(|s| s.to_string()).collect(),
+            first_tool_ok: first_ok,
+            calls: calls
+                .iter()
+                .map(|&valid| CallOutcome {
+                    call: "c".into(),
+                    valid,
+                    ok: true,
+                })
+                .collect(),
+            answer_ok: answer,
+            ..empty_result(&task, 2.0)
+        }
+    }
+
+    #[test]
+    fn summary_counts_tool_and_no_tool_tasks_apart() {
+        let tasks = [
+            result(&["read_file"], true, &[true, false], Some(true)),
+            result(&["git"], false, &[], None),
+            result(&[], true, &[], Some(false)),
+            result(&[], false, &[true], Some(true)),
+        ];
+        let s = summarize(&tasks);
+        assert_eq!((s.tool_tasks, s.right_first_tool), (2, 1));
+        assert_eq!((s.no_tool_tasks, s.no_tool_ok), (2, 1));
+        assert_eq!((s.calls, s.valid_calls), (3, 2));
+        assert_eq!((s.checkable, s.answers_ok), (3, 2));
+        assert_eq!(s.total_secs, 8.0);
+        assert_eq!(s.median_secs, 2.0);
+    }
+
+    #[test]
+    fn median_of_even_and_odd_counts() {
+        assert_eq!(median(&[]), 0.0);
+        assert_eq!(median(&[1.0, 5.0, 9.0]), 5.0);
+        assert_eq!(median(&[1.0, 3.0]), 2.0);
+    }
+}

@@ -1,0 +1,289 @@
+//! The agent benchmark's workspace: a small Rust crate with a README, a notes folder, a
+//! git history of three commits (fixed authors and dates, so every run sees the same
+//! hashes) and one untracked file, plus two memories written through the memory store
+//! as `harvey memory add` writes them. The facts here are what [`super::tasks`] checks.
+//!
+//! Lives in a temporary directory that is removed when the [`Fixture`] is dropped.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::memory::{Draft, MemoryStore};
+
+use super::AgentBenchError;
+
+/// The package the fixture crate declares (tasks check the version).
+pub const PACKAGE_VERSION: &str = "0.3.1";
+
+const CARGO_TOML: &str = "[package]\nname = \"tidepool\"\nversion = \"0.3.1\"\nedition = \"2021\"\nlicense = \"Apache-2.0\"\n\n[dependencies]\n";
+
+const GITIGNORE: &str = "/target\n/agents\n";
+
+const README_FIRST: &str = "# tidepool\n\ntidepool predicts tide heights for small harbours.\n\n- Tide tables are read from data/tides.csv.\n- Licensed under the Apache License 2.0.\n";
+
+const README: &str = "# tidepool\n\ntidepool predicts tide heights for small harbours.\n\n- The default harbour is Port Isaac.\n- Tide tables are read from data/tides.csv.\n- Licensed under the Apache License 2.0.\n";
+
+const LIB_FIRST: &str = r#"//! Tide tables and what is derived from them.
+
+/// One reading: the hour of the day and the height in metres.
+pub struct Reading {
+    pub hour: u32,
+    pub height_m: f64,
+}
+
+/// Parses "hour,height" lines; bad lines are skipped.
+pub fn parse_tide_table(text: &str) -> Vec<Reading> {
+    text.lines()
+        .filter_map(|line| {
+            let (hour, height) = line.split_once(',')?;
+            Some(Reading {
+                hour: hour.trim().parse().ok()?,
+                height_m: height.trim().parse().ok()?,
+            })
+        })
+        .collect()
+}
+"#;
+
+const LIB_MORE: &str = r#"
+/// The highest reading's height.
+pub fn high_water_mark(readings: &[Reading]) -> Option<f64> {
+    readings.iter().map(|r| r.height_m).reduce(f64::max)
+}
+
+// TODO: handle leap years.
+/// How strongly the moon pulls on a given day (0.5 to 1.5).
+pub fn moon_phase_factor(day_of_year: u32) -> f64 {
+    1.0 + 0.5 * (f64::from(day_of_year) / 29.5 * std::f64::consts::TAU).cos()
+}
+"#;
+
+const MAIN: &str = r#"fn main() {
+    let text = std::fs::read_to_string("data/tides.csv").unwrap_or_default();
+    print_forecast(&text);
+}
+
+fn print_forecast(text: &str) {
+    let readings = tidepool::parse_tide_table(text);
+    match tidepool::high_water_mark(&readings) {
+        Some(h) => println!("high water: {h:.2} m"),
+        None => println!("no readings"),
+    }
+}
+"#;
+
+const NOTES_IDEAS: &str =
+    "# Ideas\n\n- Add a second harbour.\n- Plot a week of tides as a chart.\n";
+
+const NOTES_MEETING: &str =
+    "# Meeting, 2 May 2024\n\nAgreed to keep the crate free of dependencies.\n";
+
+const NOTES_TODO: &str = "- check the harbour list against the admiralty tables\n";
+
+/// The memories planted before the first session: a preference and a project fact.
+fn memories() -> Vec<Draft> {
+    vec![
+        Draft {
+            mtype: "user_preference".into(),
+            description: "answers in British English".into(),
+            summary: "The user wants answers in British English spelling.".into(),
+            tags: vec!["style".into()],
+            ..Draft::default()
+        },
+        Draft {
+            mtype: "project_fact".into(),
+            description: "release procedure".into(),
+            summary: "Bump the version, tag vX.Y.Z, then cargo publish.".into(),
+            tags: vec!["release".into()],
+            ..Draft::default()
+        },
+    ]
+}
+
+/// The fixture workspace; removed on drop.
+#[derive(Debug)]
+pub struct Fixture {
+    pub dir: PathBuf,
+    /// Whether git was found and the history made (git tasks are skipped otherwise).
+    pub has_git: bool,
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+impl Fixture {
+    /// Creates the workspace under the system's temporary directory.
+    pub fn create() -> Result<Self, AgentBenchError> {
+        static CREATED: AtomicUsize = AtomicUsize::new(0);
+        let n = CREATED.fetch_add(1, Ordering::Relaxed);
+        let name = format!("harvey-agentbench-{}-{n}", std::process::id());
+        let dir = std::env::temp_dir().join(name);
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).map_err(|e| io(&dir, e))?;
+        // The app sees the workspace by its canonical path (a temp dir may be a link).
+        let dir = dir.canonicalize().map_err(|e| io(&dir, e))?;
+        let mut fixture = Self {
+            dir,
+            has_git: false,
+        };
+        fixture.populate()?;
+        Ok(fixture)
+    }
+
+    fn populate(&mut self) -> Result<(), AgentBenchError> {
+        self.has_git = git_available();
+        if self.has_git {
+            self.git(&["init", "--quiet"])?;
+        }
+        self.commit(
+            &[
+                ("Cargo.toml", CARGO_TOML),
+                (".gitignore", GITIGNORE),
+                ("README.md", README_FIRST),
+                ("src/lib.rs", LIB_FIRST),
+            ],
+            "Initial commit: tide table parser",
+            "2024-05-01T10:00:00+00:00",
+        )?;
+        let lib = format!("{LIB_FIRST}{LIB_MORE}");
+        self.commit(
+            &[("src/lib.rs", &lib), ("src/main.rs", MAIN)],
+            "Add high water mark calculation",
+            "2024-05-02T11:00:00+00:00",
+        )?;
+        self.commit(
+            &[
+                ("README.md", README),
+                ("notes/ideas.md", NOTES_IDEAS),
+                ("notes/meeting-2024-05-02.md", NOTES_MEETING),
+            ],
+            "Document the default harbour in the README",
+            "2024-05-03T12:00:00+00:00",
+        )?;
+        // Untracked: what `git status` should report.
+        self.write("notes/todo.md", NOTES_TODO)?;
+        self.plant_memories()
+    }
+
+    fn write(&self, rel: &str, text: &str) -> Result<(), AgentBenchError> {
+        let path = self.dir.join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
+        }
+        std::fs::write(&path, text).map_err(|e| io(&path, e))
+    }
+
+    /// Writes the files and, with git, commits them under a fixed author and date.
+    fn commit(
+        &self,
+        files: &[(&str, &str)],
+        message: &str,
+        at: &str,
+    ) -> Result<(), AgentBenchError> {
+        for (rel, text) in files {
+            self.write(rel, text)?;
+        }
+        if !self.has_git {
+            return Ok(());
+        }
+        let paths: Vec<&str> = files.iter().map(|(rel, _)| *rel).collect();
+        self.git(&[&["add", "--"][..], &paths].concat())?;
+        let mut cmd = self.git_command(&["commit", "--quiet", "-m", message]);
+        cmd.env("GIT_AUTHOR_DATE", at).env("GIT_COMMITTER_DATE", at);
+        run_git(cmd, &self.dir)
+    }
+
+    fn git(&self, args: &[&str]) -> Result<(), AgentBenchError> {
+        run_git(self.git_command(args), &self.dir)
+    }
+
+    /// git with a fixed identity and no user or system config (no signing, no hooks).
+    fn git_command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new("git");
+        cmd.current_dir(&self.dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .args([
+                "-c",
+                "user.name=bench",
+                "-c",
+                "user.email=bench@example.invalid",
+                "-c",
+                "init.defaultBranch=main",
+                "-c",
+                "commit.gpgsign=false",
+            ])
+            .args(args);
+        cmd
+    }
+
+    /// The two memories, written as `harvey memory add` writes them.
+    fn plant_memories(&self) -> Result<(), AgentBenchError> {
+        let (mut store, _) = MemoryStore::open(&self.dir.join("agents"), &self.dir)?;
+        for draft in memories() {
+            store.write(&draft)?;
+        }
+        Ok(())
+    }
+}
+
+fn git_available() -> bool {
+    Command::new("git")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+fn run_git(mut cmd: Command, dir: &Path) -> Result<(), AgentBenchError> {
+    let out = cmd.output().map_err(|e| io(dir, e))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(AgentBenchError::Git(
+            String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        ))
+    }
+}
+
+fn io(path: &Path, source: std::io::Error) -> AgentBenchError {
+    AgentBenchError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fixture_holds_what_the_tasks_check() {
+        let f = Fixture::create().unwrap();
+        let read = |rel: &str| std::fs::read_to_string(f.dir.join(rel)).unwrap();
+        assert!(read("Cargo.toml").contains(PACKAGE_VERSION));
+        assert!(read("README.md").contains("Port Isaac"));
+        assert!(read("src/lib.rs").contains("pub fn high_water_mark"));
+        assert!(read("src/main.rs").contains("print_forecast"));
+        assert!(f.dir.join("agents/memories").is_dir());
+        if f.has_git {
+            let log = Command::new("git")
+                .args(["log", "--format=%an %s"])
+                .current_dir(&f.dir)
+                .output()
+                .unwrap();
+            let log = String::from_utf8_lossy(&log.stdout);
+            assert_eq!(log.lines().count(), 3, "{log}");
+            assert!(
+                log.starts_with("bench Document the default harbour"),
+                "{log}"
+            );
+        }
+        let dir = f.dir.clone();
+        drop(f);
+        assert!(!dir.exists());
+    }
+}

@@ -1,0 +1,233 @@
+//! The agent benchmark's tasks: what the user asks, which tool a good agent reaches for
+//! first, and what the reply must mention. Every fact a task checks is planted by
+//! [`super::fixture`]; the two must change together.
+//!
+//! The order matters: `--tasks N` runs the first N (the first three cover a file read, a
+//! no-tool question and a listing), and the tasks that write memories come last because
+//! a saved memory changes what later sessions recall.
+
+/// What the first tool call of a task should be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expected {
+    /// One of these tools (two are listed where both are a right first step).
+    Tool(&'static [&'static str]),
+    /// No tool call at all: the model knows the answer.
+    NoTool,
+}
+
+/// How the final reply is checked (case-insensitive substrings).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Check {
+    /// Not checkable (e.g. a write that is refused in an unattended run).
+    None,
+    /// At least one of these appears.
+    Any(&'static [&'static str]),
+    /// All of these appear.
+    All(&'static [&'static str]),
+}
+
+/// One benchmark task, run in a fresh conversation.
+#[derive(Debug, Clone, Copy)]
+pub struct Task {
+    pub id: &'static str,
+    pub prompt: &'static str,
+    pub expected: Expected,
+    pub check: Check,
+    /// Needs the fixture's git history (skipped when git is missing).
+    pub needs_git: bool,
+    /// The answer is a planted memory: quoting one memory line is not parroting.
+    pub answers_from_memory: bool,
+}
+
+const fn task(id: &'static str, prompt: &'static str, expected: Expected, check: Check) -> Task {
+    Task {
+        id,
+        prompt,
+        expected,
+        check,
+        needs_git: false,
+        answers_from_memory: false,
+    }
+}
+
+const fn git_task(id: &'static str, prompt: &'static str, check: Check) -> Task {
+    Task {
+        id,
+        prompt,
+        expected: Expected::Tool(&["git"]),
+        check,
+        needs_git: true,
+        answers_from_memory: false,
+    }
+}
+
+const READ: Expected = Expected::Tool(&["read_file"]);
+const READ_OR_SEARCH: Expected = Expected::Tool(&["read_file", "search_files"]);
+const LIST: Expected = Expected::Tool(&["list_files"]);
+const SEARCH: Expected = Expected::Tool(&["search_files"]);
+
+/// Every task, in run order.
+pub const TASKS: &[Task] = &[
+    task(
+        "version",
+        "What version is this package?",
+        READ,
+        Check::Any(&["0.3.1"]),
+    ),
+    task(
+        "arithmetic",
+        "What is 17 times 3?",
+        Expected::NoTool,
+        Check::Any(&["51"]),
+    ),
+    task(
+        "list_notes",
+        "List the files in the notes folder.",
+        LIST,
+        Check::All(&["ideas", "meeting"]),
+    ),
+    task(
+        "find_function",
+        "Which file defines the function high_water_mark?",
+        SEARCH,
+        Check::Any(&["lib.rs"]),
+    ),
+    git_task(
+        "last_commit",
+        "What is the message of the most recent git commit?",
+        Check::Any(&["default harbour"]),
+    ),
+    task(
+        "mutex",
+        "Explain what a mutex is in one sentence.",
+        Expected::NoTool,
+        Check::Any(&[
+            "lock",
+            "mutual exclusion",
+            "exclusive",
+            "one thread",
+            "at a time",
+        ]),
+    ),
+    Task {
+        answers_from_memory: true,
+        ..task(
+            "memory_releases",
+            "What did I say about releases?",
+            Expected::Tool(&["memory_search", "memory_read"]),
+            Check::Any(&["publish", "vX.Y.Z"]),
+        )
+    },
+    task(
+        "readme_harbour",
+        "According to the README, what is the default harbour?",
+        READ_OR_SEARCH,
+        Check::Any(&["Port Isaac"]),
+    ),
+    git_task(
+        "git_status",
+        "Are there any uncommitted changes in the git repository?",
+        Check::Any(&["todo"]),
+    ),
+    task(
+        "capital",
+        "What is the capital of France?",
+        Expected::NoTool,
+        Check::Any(&["Paris"]),
+    ),
+    task(
+        "list_src",
+        "What files are in the src folder?",
+        LIST,
+        Check::All(&["main.rs", "lib.rs"]),
+    ),
+    git_task(
+        "first_commit",
+        "Show me what the first git commit changed.",
+        Check::Any(&["parse_tide_table", "Cargo.toml", "tide table"]),
+    ),
+    task(
+        "main_calls",
+        "What function does main call in src/main.rs?",
+        READ_OR_SEARCH,
+        Check::Any(&["print_forecast"]),
+    ),
+    task(
+        "translate",
+        "Translate 'good morning' into French.",
+        Expected::NoTool,
+        Check::Any(&["bonjour"]),
+    ),
+    task(
+        "search_todo",
+        "Search the project for TODO comments and tell me which file has one.",
+        SEARCH,
+        Check::Any(&["lib.rs"]),
+    ),
+    git_task(
+        "git_author",
+        "Who made the commits in this git repository?",
+        Check::Any(&["bench"]),
+    ),
+    task(
+        "license",
+        "Which license is this project under?",
+        READ_OR_SEARCH,
+        Check::Any(&["Apache"]),
+    ),
+    task(
+        "reverse_fn",
+        "Write a Rust function that reverses a string.",
+        Expected::NoTool,
+        Check::Any(&["fn "]),
+    ),
+    task(
+        "write_file",
+        "Create a file notes/shopping.md containing the line 'buy rope'.",
+        Expected::Tool(&["write_file"]),
+        Check::None,
+    ),
+    task(
+        "edit_file",
+        "In README.md, change the default harbour from Port Isaac to Padstow.",
+        Expected::Tool(&["edit_file", "read_file"]),
+        Check::None,
+    ),
+    task(
+        "run_tests",
+        "Run cargo test and tell me whether the tests pass.",
+        Expected::Tool(&["run_command"]),
+        Check::None,
+    ),
+    task(
+        "memory_write",
+        "Remember that I prefer tabs over spaces.",
+        Expected::Tool(&["memory_write"]),
+        Check::None,
+    ),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_unique_and_there_are_enough_of_each_kind() {
+        let mut ids: Vec<&str> = TASKS.iter().map(|t| t.id).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), TASKS.len());
+        assert!(TASKS.len() >= 20);
+        let no_tool = TASKS
+            .iter()
+            .filter(|t| t.expected == Expected::NoTool)
+            .count();
+        assert!(no_tool >= 4);
+    }
+
+    #[test]
+    fn memory_writes_come_last() {
+        let last = TASKS.last().map(|t| t.expected);
+        assert_eq!(last, Some(Expected::Tool(&["memory_write"])));
+    }
+}
