@@ -13,7 +13,7 @@
 //!   facts about their workspace; the **assistant** is a small model that gives generic
 //!   advice and invents details, so its words count only when they quote a workspace file
 //!   (the evidence occurs in one of the `workspace` texts the caller read, or every one of
-//!   its two or more topic words does). Only the session's messages are searched, never the
+//!   its two or more specific words does). Only the session's messages are searched, never the
 //!   mining prompt, the system prompt or the injected `[memory context]`.
 //! - **generic**: no topic word of the description or summary (stopwords and generic
 //!   shell advice such as touch, ls, git status, file, run removed) occurs in the evidence:
@@ -149,9 +149,14 @@ impl Workspace {
     }
 
     /// Whether `evidence` quotes one of the texts: as a run of words, or by containing at
-    /// least two topic words, every one of which occurs in the same text.
+    /// least two specific words (topic words not in [`GENERIC`]: "you can add `--tz
+    /// Europe/Oslo` to your command" quotes a README that says `--tz Europe/Oslo`), every
+    /// one of which occurs in the same text.
     fn is_quoted(&self, evidence: &[String]) -> bool {
-        let topics: Vec<&String> = evidence.iter().filter(|w| is_topic(w)).collect();
+        let topics: Vec<&String> = evidence
+            .iter()
+            .filter(|w| is_topic(w) && !GENERIC.contains(&w.as_str()))
+            .collect();
         self.docs.iter().any(|doc| {
             occurs(evidence, doc).is_some()
                 || (topics.len() >= 2 && topics.iter().all(|t| doc.contains(t)))

@@ -195,6 +195,23 @@ fn assistant_words_count_only_when_they_quote_the_workspace() {
     assert!(is_grounded(quote, &chunk, &readme));
     let other = Workspace::new(&["fluxcap is a CLI for JSON.".into()]);
     assert!(!is_grounded(quote, &chunk, &other));
+    // Generic words around a quoted flag do not matter; an invented detail does.
+    let readme =
+        Workspace::new(&["Run: ./fluxcap --tz Europe/Oslo; scripts/ship.sh deploys".into()]);
+    let chunk = vec![Said::new(
+        Speaker::Assistant,
+        "You can add `--tz Europe/Oslo` to your command. The timezone is set in scripts/ship.sh.",
+    )];
+    assert!(is_grounded(
+        "add --tz Europe/Oslo to your command",
+        &chunk,
+        &readme
+    ));
+    assert!(!is_grounded(
+        "The timezone is set in scripts/ship.sh",
+        &chunk,
+        &readme
+    ));
 }
 
 #[test]
