@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::{average_decode_rate, App, CloseReport, TagSource};
 use crate::memory::guard::{find_secret, redact_secrets};
-use crate::session::{SessionEntry, SessionStats};
+use crate::session::{mining, SessionEntry, SessionStats};
 
 impl App {
     /// The end-of-session sequence, run once whichever way the session ends: summary and
@@ -163,22 +163,29 @@ impl App {
             .path()
             .and_then(|p| p.file_name())
             .map(|n| n.to_string_lossy().into_owned());
-        let drafts =
-            match crate::session::mining::mine(self.engine.as_mut(), &self.transcript, &self.abort)
-            {
-                Ok(d) => d,
-                Err(e) => {
-                    progress(&format!("mining failed: {e}"));
-                    return Some(format!("Mining failed: {e}"));
-                }
-            };
+        let workspace = mining::workspace_texts(&self.workspace, &self.transcript);
+        let mined = mining::mine_report(
+            self.engine.as_mut(),
+            &self.transcript,
+            &workspace,
+            &self.abort,
+        );
+        let mut mined = match mined {
+            Ok(m) => m,
+            Err(e) => {
+                progress(&format!("mining failed: {e}"));
+                return Some(format!("Mining failed: {e}"));
+            }
+        };
         if let (Some(index), Some(file)) = (&self.sessions, &source) {
             let _ = index.mark_mined(file);
         }
         let store = self.memory.as_mut()?;
-        let (kept, dropped) = crate::session::mining::screen(store, drafts);
+        mining::screen(store, &mut mined);
+        let drops = mined.drops();
         let mut saved = Vec::new();
-        for mut d in kept {
+        for p in mined.proposals {
+            let mut d = p.draft;
             d.source_session = source.clone();
             match store.write(&d) {
                 Ok(o) => {
@@ -193,12 +200,12 @@ impl App {
                 Err(e) => progress(&format!("proposal not saved: {e}")),
             }
         }
-        Some(format!(
-            "Mined: {} saved ({}), {} dropped",
-            saved.len(),
-            saved.join(", "),
-            dropped.len()
-        ))
+        if drops.total() > 0 {
+            progress(&format!(
+                "memory proposals dropped: {drops} (kept only what the session said)"
+            ));
+        }
+        Some(mining::mined_note(&saved, &drops))
     }
 
     /// A paragraph and 3–5 tags for the whole session (chunked when it does not fit).

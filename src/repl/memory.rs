@@ -5,6 +5,7 @@ use std::io::{self, Write};
 use crate::app::App;
 use crate::memory::index::Row;
 use crate::memory::{Draft, MemoryStore, MemoryType};
+use crate::session::mining;
 
 const USAGE: &str = "usage: /memory list [--type T] [--kind K] | show ID | add TYPE TEXT | edit ID | forget ID | flag ID | recall QUERY | index | mine [FILE] [--force] | profile show|edit | status";
 
@@ -64,8 +65,10 @@ fn mine(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()> {
         exchanges.len()
     )?;
     app.abort.clear();
-    let drafts = match crate::session::mining::mine(app.engine.as_mut(), &exchanges, &app.abort) {
-        Ok(d) => d,
+    let workspace = mining::workspace_texts(&app.workspace, &exchanges);
+    let mined = mining::mine_report(app.engine.as_mut(), &exchanges, &workspace, &app.abort);
+    let mut mined = match mined {
+        Ok(m) => m,
         Err(e) => return writeln!(out, "error: {e}"),
     };
     if let Some(index) = app.sessions.as_ref() {
@@ -75,21 +78,31 @@ fn mine(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()> {
     let Some(store) = app.memory.as_mut() else {
         return Ok(());
     };
-    let (kept, dropped) = crate::session::mining::screen(store, drafts);
-    for reason in &dropped {
-        writeln!(out, "  dropped: {reason}")?;
+    mining::screen(store, &mut mined);
+    for r in &mined.rejected {
+        writeln!(out, "  dropped ({}): {}", r.reason.as_str(), r.description)?;
     }
-    if kept.is_empty() {
-        return writeln!(out, "no new memories proposed");
-    }
-    for (i, d) in kept.into_iter().enumerate() {
+    if mined.drops().total() > 0 {
         writeln!(
             out,
-            "{}. [{}] {}: {}",
+            "  {} dropped: {}",
+            mined.drops().total(),
+            mined.drops()
+        )?;
+    }
+    if mined.proposals.is_empty() {
+        return writeln!(out, "no new memories proposed");
+    }
+    for (i, p) in mined.proposals.into_iter().enumerate() {
+        let d = p.draft;
+        writeln!(
+            out,
+            "{}. [{}] {}: {}\n   evidence: \"{}\"",
             i + 1,
             d.mtype,
             d.description,
-            d.summary
+            d.summary,
+            p.evidence
         )?;
         let Some(ask) = ask.as_ref() else {
             writeln!(

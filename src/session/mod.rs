@@ -5,6 +5,7 @@ pub mod advice;
 pub mod fountain;
 pub mod go_manifest;
 mod go_record;
+pub mod grounding;
 pub mod index;
 pub mod mining;
 pub mod recorder;

@@ -14,8 +14,8 @@ fn real_model_mining_output_always_parses() {
     use harvey::engine::{AbortFlag, Engine};
     use harvey::memory::MemoryStore;
     use harvey::session::mining::{
-        mine_report, screen, ACTION_MAX_CHARS, DESCRIPTION_CHARS, KINDS, MAX_PROPOSALS, MAX_TAGS,
-        SUMMARY_MAX_CHARS, TAG_MAX_CHARS,
+        mine_report, screen, ACTION_MAX_CHARS, DESCRIPTION_CHARS, EVIDENCE_CHARS, KINDS,
+        MAX_PROPOSALS, MAX_TAGS, SUMMARY_MAX_CHARS, TAG_MAX_CHARS,
     };
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sessions");
     let mut files: Vec<_> = std::fs::read_dir(&dir)
@@ -27,7 +27,7 @@ fn real_model_mining_output_always_parses() {
     let mut engine = engine(2048, 512);
     let ws = tempfile::tempdir().unwrap();
     let (store, _) = MemoryStore::open(&ws.path().join("agents"), ws.path()).unwrap();
-    let (mut proposals, mut outputs) = (0, 0);
+    let (mut proposals, mut outputs, mut dropped) = (0, 0, 0);
     for f in &files {
         let record = parse(&std::fs::read_to_string(f).unwrap());
         assert!(record.exchanges.len() >= 2, "{}", f.display());
@@ -37,9 +37,10 @@ fn real_model_mining_output_always_parses() {
             .map(|e| (e.user.clone(), e.reply.clone()))
             .collect();
         // An error here is a cut-off (the grammar did not complete) or a parse failure.
-        let mined = mine_report(
+        let mut mined = mine_report(
             &mut engine as &mut dyn Engine,
             &exchanges,
+            &[],
             &AbortFlag::new(),
         )
         .unwrap_or_else(|e| panic!("{}: {e}", f.display()));
@@ -48,8 +49,30 @@ fn real_model_mining_output_always_parses() {
         assert!(mined.chunks >= 1, "{}", f.display());
         assert_eq!(mined.parsed, mined.chunks, "{}", f.display());
         outputs += mined.parsed;
-        assert!(mined.drafts.len() <= MAX_PROPOSALS);
-        for d in &mined.drafts {
+        assert!(mined.proposals.len() <= MAX_PROPOSALS);
+        // Whatever the model says, a kept proposal quotes the record, outside the
+        // assistant's words (no workspace was given), and its text was not cut.
+        let said: String = words(
+            &record
+                .exchanges
+                .iter()
+                .map(|e| e.user.as_str())
+                .collect::<Vec<_>>()
+                .join("\n"),
+        );
+        for p in &mined.proposals {
+            let quote = words(&p.evidence);
+            assert!(
+                (EVIDENCE_CHARS.0..=EVIDENCE_CHARS.1).contains(&p.evidence.len()),
+                "{p:?}"
+            );
+            assert!(
+                !quote.trim().is_empty() && said.contains(quote.trim()),
+                "{p:?}"
+            );
+            assert!(p.draft.description.len() < DESCRIPTION_CHARS.1, "{p:?}");
+        }
+        for d in mined.proposals.iter().map(|p| &p.draft) {
             assert!(
                 harvey::memory::MemoryType::parse(&d.mtype).is_some(),
                 "{d:?}"
@@ -74,21 +97,33 @@ fn real_model_mining_output_always_parses() {
                 "{d:?}"
             );
         }
-        proposals += mined.drafts.len();
-        let (kept, _) = screen(&store, mined.drafts);
-        assert!(kept.len() <= MAX_PROPOSALS);
+        proposals += mined.proposals.len();
+        screen(&store, &mut mined);
+        dropped += mined.drops().total();
+        eprintln!("{}: dropped {}", f.display(), mined.drops());
     }
     eprintln!(
-        "{} sessions mined: {outputs} outputs, all ended and parsed; {proposals} proposals",
+        "{} sessions mined: {outputs} outputs, all ended and parsed; {proposals} proposals kept, {dropped} dropped",
         files.len()
     );
+}
+
+/// Lowercased words joined by single spaces, with spaces at both ends: a quote's words
+/// occur in a text's when one contains the other.
+fn words(text: &str) -> String {
+    let w: Vec<String> = text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    format!(" {} ", w.join(" "))
 }
 
 #[test]
 fn mining_is_gated_by_model_size_and_saves_screened_proposals() {
     use harvey::config::MineOnExit;
     use harvey::engine::scripted::ScriptedEngine;
-    let mined = r#"{"memories": [{"type": "workflow", "kind": "pattern", "description": "Deploy with ./deploy.sh on a clean tree", "summary": "deploy.sh refuses a dirty tree", "action": "git stash first", "tags": ["deploy"]}, {"type": "tool_use", "kind": "pitfall", "description": "Token for the API", "summary": "password = hunter2hunter2", "action": "", "tags": ["api"]}]}"#;
+    let mined = r#"{"memories": [{"evidence": "We deploy with ./deploy.sh, which refuses a dirty tree", "type": "workflow", "kind": "pattern", "description": "Deploy with ./deploy.sh on a clean tree", "summary": "deploy.sh refuses a dirty tree", "action": "git stash first", "tags": ["deploy"]}, {"evidence": "We deploy with ./deploy.sh", "type": "tool_use", "kind": "pitfall", "description": "Token for the API", "summary": "password = hunter2hunter2", "action": "", "tags": ["api"]}]}"#;
     let replies = [
         "Commit or stash first.",
         "We talked about deploying.",
@@ -152,7 +187,7 @@ fn mining_is_gated_by_model_size_and_saves_screened_proposals() {
         record
             .closing_notes
             .iter()
-            .any(|n| n.starts_with("Mined: 1 saved")),
+            .any(|n| n.starts_with("Mined: 1 saved") && n.ends_with("1 dropped (1 secret)")),
         "{:?}",
         record.closing_notes
     );
@@ -170,11 +205,14 @@ fn memory_mine_reviews_proposals_and_replay_resends_the_turns() {
     };
     let file = {
         let mut first = make(vec![
-            "Use ./deploy.sh.",
+            "Then roll back with ./deploy.sh --undo.",
             "Talked about deploying.",
             r#"["deploy", "git", "release"]"#,
         ]);
-        say(&mut first, "How do we deploy?");
+        say(
+            &mut first,
+            "We deploy with ./deploy.sh. How do we roll back?",
+        );
         let report = first.close_session(&mut |_| {}).unwrap();
         report
             .record
@@ -183,13 +221,19 @@ fn memory_mine_reviews_proposals_and_replay_resends_the_turns() {
             .to_string_lossy()
             .into_owned()
     };
-    let mined = r#"{"memories": [{"type": "workflow", "kind": "pattern", "description": "Deploy with ./deploy.sh", "summary": "the deploy script", "action": "", "tags": ["deploy"]}, {"type": "tool_use", "kind": "pitfall", "description": "Never deploy on Fridays", "summary": "team rule", "action": "", "tags": ["deploy"]}]}"#;
+    // The second proposal quotes nothing that was said: dropped before review.
+    let mined = r#"{"memories": [{"evidence": "We deploy with ./deploy.sh", "type": "workflow", "kind": "pattern", "description": "Deploy with ./deploy.sh", "summary": "the deploy script", "action": "", "tags": ["deploy"]}, {"evidence": "never deploy on Fridays", "type": "tool_use", "kind": "pitfall", "description": "Never deploy on Fridays", "summary": "team rule", "action": "", "tags": ["deploy"]}]}"#;
     let mut second = make(vec![mined, "replayed answer"]);
-    let answers = std::cell::RefCell::new(vec!["s".to_string(), "a".to_string()]);
+    let answers = std::cell::RefCell::new(vec!["a".to_string()]);
     second.ask = Some(std::rc::Rc::new(move |_q: &str| answers.borrow_mut().pop()));
     let out = say(&mut second, "/memory mine");
     assert!(
         out.contains(&format!("[mining {file}: 1 exchanges")),
+        "{out}"
+    );
+    assert!(
+        out.contains("dropped (not_grounded): Never deploy on Fridays")
+            && out.contains("evidence: \"We deploy with ./deploy.sh\""),
         "{out}"
     );
     let saved = second.memory.as_ref().unwrap().list(None, None).unwrap();
@@ -202,9 +246,13 @@ fn memory_mine_reviews_proposals_and_replay_resends_the_turns() {
     // Replay sends the recorded user turns again, recorded in this session.
     let out = say(&mut second, &format!("/session replay {file}"));
     assert!(
-        out.contains("you> How do we deploy?") && out.contains("replayed answer"),
+        out.contains("you> We deploy with ./deploy.sh. How do we roll back?")
+            && out.contains("replayed answer"),
         "{out}"
     );
     let record = parse(&std::fs::read_to_string(second.recorder.path().unwrap()).unwrap());
-    assert_eq!(record.exchanges[0].user, "How do we deploy?");
+    assert_eq!(
+        record.exchanges[0].user,
+        "We deploy with ./deploy.sh. How do we roll back?"
+    );
 }
