@@ -97,10 +97,12 @@ pub fn offer_tools(
 }
 
 /// What the system prompt says when the template lists the tools itself.
-const NATIVE_TOOLS_HINT: &str = "\n\nYou work in the user's workspace through the tools below. \
-When the answer depends on the workspace (its files, folders, code, git history) or on your \
-notes (memory), call a tool first and answer from its result; never guess file contents. \
-When no tool is needed, answer directly.";
+const NATIVE_TOOLS_HINT: &str = "\n\nYou work inside the user's workspace through the tools \
+below. A question about this workspace (its files, folders, code, versions, git history) or \
+about what the user told you before is answered from a tool result: call the tool first, \
+then answer from what it returned. Never guess file contents, versions, names or commit \
+messages. Questions that need no workspace (arithmetic, general knowledge, writing) are \
+answered directly, without a tool.";
 
 /// How the model's calls open (its template's family) and the grammar after each opener.
 pub fn call_forms(tools: &Registry, template: &str) -> CallForms {

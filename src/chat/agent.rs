@@ -16,6 +16,10 @@ use super::call_watch::{self, JsonHead};
 use super::think::{self, Part, ThinkStream};
 use super::{prepare_turn, rolling::Compression, Conversation, TurnError, TurnLimits};
 
+/// The reply when the model, told to answer, only tried to call tools again.
+pub const NO_ANSWER: &str =
+    "(no answer: the model kept calling tools after this turn's tool limit; the results are above)";
+
 /// Longest tool result shown to the model, in characters.
 const MAX_RESULT_CHARS: usize = 6000;
 
@@ -194,7 +198,10 @@ fn rounds(
     let mut thoughts: Vec<String> = Vec::new();
     let mut thinking_tokens = 0;
     loop {
-        let may_call = tools.is_some_and(|t| calls.len() < t.max_rounds);
+        // A call repeated word for word is answered from the first result, and then the
+        // model must answer: small models otherwise repeat it until the round cap.
+        let repeated = calls.last().is_some_and(|c: &CallRecord| c.reused);
+        let may_call = tools.is_some_and(|t| calls.len() < t.max_rounds) && !repeated;
         let mut o = opts.clone();
         let found = Arc::new(Mutex::new(None));
         if let Some(set) = tools {
@@ -218,6 +225,12 @@ fn rounds(
             }
         }
         let (Some(set), true, StopReason::StopString) = (tools, may_call, c.stop) else {
+            if tools.is_some() && !may_call && c.text.trim().is_empty() {
+                // Past the cap the model tried yet another call: say so rather than
+                // leave an empty reply.
+                c.text = NO_ANSWER.to_string();
+                on_event(TurnEvent::Text(c.text.clone()));
+            }
             conversation.push_assistant(&c.text);
             c.stats.thinking_tokens = thinking_tokens;
             let thought = (!thoughts.is_empty()).then(|| thoughts.join("\n\n"));
@@ -350,7 +363,7 @@ fn run_call(
         Err(e) => format!("error: {e}"),
     };
     let shown = if reused {
-        format!("(same call as before) {text}")
+        format!("(same call as before; answer the user now from this result) {text}")
     } else {
         text
     };

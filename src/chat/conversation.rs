@@ -28,6 +28,10 @@ pub struct Pin {
 /// repeat the block back).
 pub const CONTEXT_PREFACE: &str = "Your notes from earlier sessions in this workspace follow. They are fallible: the user and the workspace files win. Use them silently; never repeat, list or quote them unless asked.\n";
 
+/// What follows the memory block in a system turn: small models follow the last thing
+/// they read.
+pub const CONTEXT_CLOSER: &str = "(End of notes. Now answer the user's message; do not repeat these notes.)";
+
 #[derive(Debug, Clone)]
 pub struct Conversation {
     system: String,
@@ -90,7 +94,10 @@ impl Conversation {
     /// The message that carries a memory block (see [`CONTEXT_PREFACE`]).
     pub fn context_message(&self, context: &str) -> Message {
         match self.context_role {
-            Role::System => Message::new(Role::System, format!("{CONTEXT_PREFACE}{context}")),
+            Role::System => Message::new(
+                Role::System,
+                format!("{CONTEXT_PREFACE}{}\n{CONTEXT_CLOSER}", context.trim_end()),
+            ),
             role => Message::new(role, context),
         }
     }
