@@ -10,6 +10,7 @@ mod files_model;
 mod files_safety;
 mod footprint;
 mod gemma;
+mod git_safety;
 mod kv_cache;
 mod long;
 mod lookup;
