@@ -1,7 +1,8 @@
 //! The model's read-only git tool reads nothing the read sandbox refuses (issue 28): no
 //! secret through `diff /dev/null .env` (git's own switch to `--no-index`), no file
 //! outside the workspace, no `blame --contents`, no `REV:PATH` onto a secret; and a
-//! repository's filter or diff driver never runs. Every refusal is audited.
+//! repository's filter or diff driver never runs. Every refusal is audited. The
+//! credential files added to the read sandbox's secret list are refused by every tool.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -172,4 +173,61 @@ fn diff_outside_a_work_tree_is_refused() {
     let (ok, text) = call_git(ws.path(), "diff", &["a.txt", "b.txt"]);
     assert!(!ok && text.contains("not a git work tree"), "{text}");
     assert_eq!(refused_count(ws.path()), 1);
+}
+
+fn tool_call(ws: &Path, name: &str, args: &serde_json::Value) -> (bool, String) {
+    let out: Output = Command::new(env!("CARGO_BIN_EXE_harvey"))
+        .arg("--workdir")
+        .arg(ws)
+        .env_remove("HARVEY_MODEL")
+        .args(["tool", "call", name, &args.to_string()])
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
+/// Credential files of git, npm, PyPI, Docker and Kubernetes: refused by the read
+/// tools, left out of listings and searches, and refused to git.
+#[test]
+fn credential_files_are_refused_by_every_read_tool() {
+    let ws = repository();
+    let files = [
+        ".git-credentials",
+        "web/.npmrc",
+        ".pypirc",
+        ".docker/config.json",
+        "home/.kube/config",
+    ];
+    for (i, file) in files.iter().enumerate() {
+        let path = ws.path().join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, format!("token = {SECRET}-{i}\n")).unwrap();
+    }
+    for file in files {
+        let (ok, text) = tool_call(ws.path(), "read_file", &serde_json::json!({"path": file}));
+        assert!(
+            !ok && text.contains("looks like a secret"),
+            "{file}: {text}"
+        );
+        let (ok, text) = call_git(ws.path(), "diff", &["--", file]);
+        assert!(!ok && !text.contains(SECRET), "git diff -- {file}: {text}");
+    }
+    let (_, text) = tool_call(
+        ws.path(),
+        "search_files",
+        &serde_json::json!({"pattern": "token"}),
+    );
+    assert!(!text.contains(SECRET), "{text}");
+    for dir in [".", "web", ".docker", "home/.kube"] {
+        let (_, text) = tool_call(ws.path(), "list_files", &serde_json::json!({"path": dir}));
+        assert!(
+            !text.contains("config") && !text.contains("rc"),
+            "{dir}: {text}"
+        );
+    }
 }
