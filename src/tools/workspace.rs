@@ -68,8 +68,12 @@ impl Tool for ReadFile {
                 "{requested} is a directory; use list_files"
             )));
         }
-        let bytes = std::fs::read(&path)
-            .map_err(|e| ToolError::Failed(format!("cannot read {requested}: {e}")))?;
+        let bytes = crate::regular_file::read(&path, None).map_err(|e| match e {
+            crate::regular_file::OpenError::NotRegular { .. } => {
+                ToolError::Refused(e.shown_as(requested).to_string())
+            }
+            _ => ToolError::Failed(e.shown_as(requested).to_string()),
+        })?;
         let text = String::from_utf8(bytes)
             .map_err(|_| ToolError::Refused(format!("{requested} is not a text file")))?;
         let start = arg_int(args, "start_line").unwrap_or(1).max(1) as usize;
@@ -311,12 +315,12 @@ pub fn compile(pattern: &str) -> Result<regex::Regex, ToolError> {
 }
 
 /// The file's text if it is small and UTF-8.
+/// A regular text file up to the search limit; anything else (too big, binary, a pipe,
+/// socket or device) is skipped without blocking.
 fn small_text(path: &Path) -> Option<String> {
-    let meta = std::fs::metadata(path).ok()?;
-    if meta.len() > MAX_SEARCH_FILE_BYTES {
-        return None;
-    }
-    String::from_utf8(std::fs::read(path).ok()?).ok()
+    crate::regular_file::read_text(path, Some(MAX_SEARCH_FILE_BYTES))
+        .ok()
+        .flatten()
 }
 
 #[cfg(test)]

@@ -27,6 +27,7 @@ mod retrieval;
 mod sessions;
 mod sessions_mining;
 mod sessions_summary;
+mod special_files;
 mod think;
 mod tools;
 mod transfer;
