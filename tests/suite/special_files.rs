@@ -2,7 +2,8 @@
 //! search over a folder holding one, `/read`, `/attach`, `/context pin`, a PDF name,
 //! `/write`'s diff, the guidance files and onboarding's manifests all refuse or skip it
 //! at once. A pipe sits at the top of the workspace and deep in a folder. Every check
-//! runs under a deadline, so a regression fails instead of hanging the suite.
+//! runs under a deadline, so a regression fails instead of hanging the suite. A file
+//! that is one long line reads cut within the line, with the call that reads on.
 
 use std::path::Path;
 use std::process::Command;
@@ -158,4 +159,46 @@ fn onboarding_skips_manifests_that_are_pipes() {
         harvey::onboarding::manifest_facts(&root)
     });
     assert_eq!(facts.len(), 1, "{facts:?}");
+}
+
+/// A file that is one long line (minified code): shown cut within the line, with the
+/// call that reads on, never as "lines 1–0".
+#[test]
+fn one_long_line_is_shown_cut_within_the_line() {
+    let ws = tempfile::tempdir().unwrap();
+    let line: String = (0..400_000).map(|i| format!("v{i}=1;")).collect();
+    std::fs::write(ws.path().join("app.min.js"), &line).unwrap();
+    let out = tool_call(
+        ws.path(),
+        "read_file",
+        serde_json::json!({"path": "app.min.js"}),
+    );
+    assert!(
+        out.contains("    1| v0=1;v1=1;"),
+        "{}",
+        &out[..200.min(out.len())]
+    );
+    assert!(!out.contains("lines 1–0"), "{out}");
+    let note = out
+        .lines()
+        .find(|l| l.starts_with("[cut within line 1"))
+        .unwrap();
+    let next: usize = note
+        .split("start_char ")
+        .nth(1)
+        .and_then(|t| t.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{note}"));
+    assert!(next > 1000, "{note}");
+    let out = tool_call(
+        ws.path(),
+        "read_file",
+        serde_json::json!({"path": "app.min.js", "start_char": next}),
+    );
+    let expected = &line[next - 1..next + 20];
+    assert!(
+        out.contains(&format!("    1| {expected}")),
+        "{}",
+        &out[..200.min(out.len())]
+    );
 }
