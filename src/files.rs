@@ -6,8 +6,11 @@
 //! `.git/`, or secret-looking. Binary files are refused. Nothing here counts tokens or
 //! decides what fits: the caller does, with the loaded model's tokenizer. Nothing prints.
 
+use std::fs::File;
 use std::path::Path;
 use std::process::Command;
+
+use crate::regular_file::{self, OpenError};
 
 use crate::tools::sandbox::{display, resolve};
 
@@ -67,6 +70,8 @@ pub enum FileError {
         path: String,
         source: std::io::Error,
     },
+    #[error("{0}")]
+    Open(OpenError),
 }
 
 /// `START-END`, `START-` (to the end) or `N` (one line or page).
@@ -135,17 +140,20 @@ pub fn read(root: &Path, requested: &str, ranges: &[Range]) -> Result<FileText, 
     if path.is_dir() {
         return Err(FileError::Directory(shown));
     }
-    let io = |source| FileError::Io {
-        path: shown.clone(),
-        source,
-    };
-    let bytes = std::fs::metadata(&path).map_err(io)?.len();
+    let opened = |e: OpenError| FileError::Open(e.shown_as(&shown));
+    let (file, meta) = regular_file::open(&path).map_err(opened)?;
+    let bytes = meta.len();
     if bytes > MAX_FILE_BYTES {
         return Err(FileError::TooLarge { path: shown, bytes });
     }
-    let data = std::fs::read(&path).map_err(io)?;
+    let reader = file.try_clone().map_err(|source| FileError::Io {
+        path: shown.clone(),
+        source,
+    })?;
+    let data =
+        regular_file::read_opened(&path, reader, &meta, Some(MAX_FILE_BYTES)).map_err(opened)?;
     if data.starts_with(b"%PDF-") {
-        return read_pdf(&path, &shown, ranges);
+        return read_pdf(&file, &shown, ranges);
     }
     if let Some(why) = binary_reason(&data) {
         return Err(FileError::Binary { path: shown, why });
@@ -217,7 +225,7 @@ fn spans_text(spans: &[(usize, usize)]) -> String {
     parts.join(", ")
 }
 
-fn read_pdf(path: &Path, shown: &str, ranges: &[Range]) -> Result<FileText, FileError> {
+fn read_pdf(file: &File, shown: &str, ranges: &[Range]) -> Result<FileText, FileError> {
     let whole = [Range {
         start: 1,
         end: None,
@@ -229,7 +237,7 @@ fn read_pdf(path: &Path, shown: &str, ranges: &[Range]) -> Result<FileText, File
     };
     let mut parts = Vec::new();
     for r in wanted {
-        parts.push(pdf_pages(path, shown, *r)?);
+        parts.push(pdf_pages(file, shown, *r)?);
     }
     let pages: Vec<String> = ranges
         .iter()
@@ -258,15 +266,22 @@ fn read_pdf(path: &Path, shown: &str, ranges: &[Range]) -> Result<FileText, File
     })
 }
 
-/// The text of pages `r` of a PDF; pages are separated by blank lines.
-fn pdf_pages(path: &Path, shown: &str, r: Range) -> Result<String, FileError> {
+/// The text of pages `r` of a PDF; pages are separated by blank lines. pdftotext reads
+/// the file harvey opened and checked (as its stdin, reopened as `/dev/stdin`), not the
+/// name, which could meanwhile lead to a pipe.
+fn pdf_pages(file: &File, shown: &str, r: Range) -> Result<String, FileError> {
+    let stdin = file.try_clone().map_err(|source| FileError::Io {
+        path: shown.into(),
+        source,
+    })?;
     let mut cmd = Command::new("pdftotext");
+    cmd.stdin(stdin);
     cmd.args(["-q", "-enc", "UTF-8", "-f", &r.start.to_string()]);
     if let Some(end) = r.end {
         cmd.args(["-l", &end.to_string()]);
     }
     let output = cmd
-        .arg(path)
+        .arg("/dev/stdin")
         .arg("-")
         .output()
         .map_err(|e| match e.kind() {

@@ -41,6 +41,7 @@ pub mod platform;
 pub mod project;
 pub mod pull;
 pub mod rag;
+pub mod regular_file;
 pub mod repl;
 pub mod session;
 pub mod sources;

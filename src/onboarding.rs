@@ -67,6 +67,9 @@ pub fn needs_profile(store: &MemoryStore) -> bool {
         .unwrap_or(false)
 }
 
+/// Largest manifest read, in bytes.
+const MAX_MANIFEST_BYTES: u64 = 1024 * 1024;
+
 /// One `project_fact` per manifest found at the workspace root.
 pub fn manifest_facts(workspace: &Path) -> Vec<Draft> {
     type Reader = fn(&Path, &str) -> Option<Draft>;
@@ -77,7 +80,13 @@ pub fn manifest_facts(workspace: &Path) -> Vec<Draft> {
         ("go.mod", go_mod_fact),
         ("codemeta.json", |_, text| codemeta_fact(text)),
     ];
-    let read = |name: &str| std::fs::read_to_string(workspace.join(name)).ok();
+    // Regular files only (a pipe named package.json must not hang the start), and
+    // small ones: a manifest is a few KB.
+    let read = |name: &str| {
+        crate::regular_file::read_text(&workspace.join(name), Some(MAX_MANIFEST_BYTES))
+            .ok()
+            .flatten()
+    };
     let mut facts: Vec<Draft> = manifests
         .iter()
         .filter_map(|(name, reader)| reader(workspace, &read(name)?))

@@ -24,13 +24,20 @@ pub fn read_guidance(workspace: &Path, counter: &dyn TokenCounter, max_tokens: u
     let mut left = max_tokens;
     for name in GUIDANCE_FILES {
         let path = workspace.join(name);
-        let Ok(text) = std::fs::read_to_string(&path) else {
-            if path.exists() {
+        // Regular files only: a pipe named AGENTS.md must not hang the start.
+        let text = match crate::regular_file::read_text(&path, None) {
+            Ok(Some(text)) => text,
+            Ok(None) => {
                 guidance
                     .notices
                     .push(format!("{name} is not readable UTF-8 text; ignored"));
+                continue;
             }
-            continue;
+            Err(_) if !path.exists() => continue,
+            Err(e) => {
+                guidance.notices.push(format!("{e}; ignored"));
+                continue;
+            }
         };
         let text = text.trim();
         if text.is_empty() {

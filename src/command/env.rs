@@ -1,6 +1,7 @@
 //! The environment a command gets: harvey's own, minus every variable whose name looks
-//! like it holds a secret (keys, tokens, passwords, credentials), so a program the
-//! model asked for cannot read them.
+//! like it holds a secret (keys, tokens, passwords, credentials) or whose value carries
+//! one (a URL with `user:password@`, a token the memory guard recognises), so a program
+//! the model asked for cannot read them.
 
 /// Parts of a name (split at `_`) that mark a secret on their own.
 const SECRET_PARTS: &[&str] = &["KEY", "KEYS", "PASS", "PAT", "PIN", "AUTH", "COOKIE"];
@@ -28,12 +29,32 @@ pub fn is_secret_name(name: &str) -> bool {
             .any(|part| SECRET_PARTS.contains(&part))
 }
 
+/// Whether a value carries a credential: a URL whose user info has a password
+/// (`postgres://user:pass@host/db`, `redis://:pass@host`), or text the memory guard
+/// takes for a secret (a GitHub token, an `sk-…` key, a JWT, …).
+pub fn is_secret_value(value: &str) -> bool {
+    value.match_indices("://").any(|(at, _)| {
+        let authority = value[at + 3..]
+            .split(|c: char| matches!(c, '/' | '?' | '#' | ',' | ';') || c.is_whitespace())
+            .next()
+            .unwrap_or_default();
+        authority
+            .rsplit_once('@')
+            .and_then(|(info, _)| info.split_once(':'))
+            .is_some_and(|(_, password)| !password.is_empty())
+    }) || crate::memory::guard::find_secret(value).is_some()
+}
+
+fn is_secret(name: &str, value: &str) -> bool {
+    is_secret_name(name) || is_secret_value(value)
+}
+
 /// `vars` without the secret-looking ones, plus the settings that keep a program from
 /// waiting for a pager or a password prompt (no one can type into it).
 pub fn cleaned(vars: impl IntoIterator<Item = (String, String)>) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = vars
         .into_iter()
-        .filter(|(k, _)| !is_secret_name(k))
+        .filter(|(k, v)| !is_secret(k, v))
         .filter(|(k, _)| !matches!(k.as_str(), "PAGER" | "GIT_PAGER" | "GIT_EXTERNAL_DIFF"))
         .collect();
     out.push(("PAGER".into(), "cat".into()));
@@ -45,8 +66,8 @@ pub fn cleaned(vars: impl IntoIterator<Item = (String, String)>) -> Vec<(String,
 /// The names [`cleaned`] removes from `vars` (for the README's rule and tests).
 pub fn removed(vars: impl IntoIterator<Item = (String, String)>) -> Vec<String> {
     vars.into_iter()
+        .filter(|(k, v)| is_secret(k, v))
         .map(|(k, _)| k)
-        .filter(|k| is_secret_name(k))
         .collect()
 }
 
@@ -98,14 +119,43 @@ mod tests {
     }
 
     #[test]
+    fn values_that_carry_credentials() {
+        for value in [
+            "postgres://user:pass@db.example.com/app",
+            "redis://:s3cret@localhost:6379/0",
+            "mysql://u:p@h/db?sslmode=require",
+            "first=https://a.example, second=amqp://guest:guest@mq/",
+            "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+        ] {
+            assert!(is_secret_value(value), "{value}");
+        }
+        for value in [
+            "/usr/bin:/bin",
+            "ssh://git@github.com/o/r.git",
+            "https://example.com/a:b@c",
+            "http://proxy.example:3128",
+            "user:pass",
+            "postgres://user:@host/db",
+        ] {
+            assert!(!is_secret_value(value), "{value}");
+        }
+    }
+
+    #[test]
     fn cleaned_drops_secrets_and_sets_pagers() {
-        let vars = [("PATH", "/bin"), ("GITHUB_TOKEN", "x"), ("PAGER", "less")]
-            .map(|(k, v)| (k.to_string(), v.to_string()));
+        let vars = [
+            ("PATH", "/bin"),
+            ("GITHUB_TOKEN", "x"),
+            ("PAGER", "less"),
+            ("DATABASE_URL", "postgres://user:pass@host/db"),
+        ]
+        .map(|(k, v)| (k.to_string(), v.to_string()));
         let out = cleaned(vars.clone());
         assert!(out.contains(&("PATH".into(), "/bin".into())));
         assert!(!out.iter().any(|(k, _)| k == "GITHUB_TOKEN"));
+        assert!(!out.iter().any(|(k, _)| k == "DATABASE_URL"));
         assert!(out.contains(&("PAGER".into(), "cat".into())));
         assert!(!out.contains(&("PAGER".into(), "less".into())));
-        assert_eq!(removed(vars), ["GITHUB_TOKEN"]);
+        assert_eq!(removed(vars), ["GITHUB_TOKEN", "DATABASE_URL"]);
     }
 }

@@ -141,7 +141,9 @@ pub fn run_program(
     execute(place, who, words, &resolved, decision, on_output, stop)
 }
 
-/// `git` + `args` (subcommand first), read-only (see [`git`]); never asks.
+/// `git` + `args` (subcommand first), read-only (see [`git`]); never asks. Refused,
+/// with a line in the audit log, when an option or a path is not allowed or the
+/// repository's config cannot be made safe.
 pub fn run_git(
     place: &Place<'_>,
     who: Who,
@@ -152,27 +154,47 @@ pub fn run_git(
     let words: Vec<String> = std::iter::once("git".to_string())
         .chain(args.iter().cloned())
         .collect();
-    let argv = match git::argv(&args) {
+    let argv = match git_argv(place, &args) {
         Ok(a) => a,
         Err(e) => return refuse(place, who, words, Decision::Refused, e.to_string()),
     };
-    let path_var = std::env::var_os("PATH");
-    let resolved = match policy::resolve("git", place.workspace, path_var.as_deref()) {
-        Ok(p) => p,
-        Err(e) => return refuse(place, who, words, Decision::Refused, e.to_string()),
-    };
-    let full: Vec<String> = std::iter::once("git".to_string()).chain(argv).collect();
+    let full: Vec<String> = std::iter::once("git".to_string())
+        .chain(argv.args)
+        .collect();
     let mut report = execute(
         place,
         who,
         full,
-        &resolved,
+        &argv.program,
         Decision::ReadOnly,
         on_output,
         stop,
     );
     report.words = words;
     report
+}
+
+/// The git program and its checked arguments.
+struct GitArgv {
+    program: std::path::PathBuf,
+    args: Vec<String>,
+}
+
+/// Options first (no process), then paths, then the repository's drivers.
+fn git_argv(place: &Place<'_>, args: &[String]) -> Result<GitArgv, CommandError> {
+    git::argv(args, &[])?;
+    git::paths::check(place.workspace, &args[1..]).map_err(|why| {
+        CommandError::Refused(format!(
+            "{why} (git reads only what the read tools may: inside the workspace, not agents/, .git/ or secret-looking files)"
+        ))
+    })?;
+    let path_var = std::env::var_os("PATH");
+    let program = policy::resolve("git", place.workspace, path_var.as_deref())?;
+    let drivers = git::drivers::neutralising(&program, place.workspace, &args[0])?;
+    Ok(GitArgv {
+        args: git::argv(args, &drivers)?,
+        program,
+    })
 }
 
 fn refuse(

@@ -347,6 +347,15 @@ fn edit(store: &mut MemoryStore, id: &str, out: &mut impl Write) -> io::Result<(
     }
 }
 
+/// What the session-start injection packs: the budget has no item cap (`top_k` is the
+/// length of `/memory recall` lists only).
+fn budget_line(n_ctx: u32, pct: f64, budget: usize, share: f64, top_k: usize) -> String {
+    format!(
+        "budget    n_ctx {n_ctx} × budget_pct {pct} = {budget} tokens: factual items first (up to {:.0}% of it), then as many relevant items as fit (no item cap; /memory recall lists {top_k})",
+        share * 100.0
+    )
+}
+
 /// `/memory recall QUERY`: the session-start ranking as a list of `memory.top_k` items
 /// (after the factual ones), from every source — the same list as `harvey memory recall`.
 fn recall(app: &App, query: &str, out: &mut impl Write) -> io::Result<()> {
@@ -419,11 +428,14 @@ fn status(app: &App, out: &mut impl Write) -> io::Result<()> {
     writeln!(out, "sources   {}", app.sources(store).names().join(", "))?;
     writeln!(
         out,
-        "budget    n_ctx {n_ctx} × budget_pct {} = {} tokens (factual share {:.0}%, up to {} relevant items)",
-        m.budget_pct,
-        app.memory_budget(),
-        m.factual_share * 100.0,
-        m.top_k
+        "{}",
+        budget_line(
+            n_ctx,
+            m.budget_pct,
+            app.memory_budget(),
+            m.factual_share,
+            m.top_k
+        )
     )?;
     writeln!(
         out,
@@ -511,6 +523,16 @@ pub fn context(app: &App, out: &mut impl Write) -> io::Result<()> {
 mod tests {
     use super::*;
     use crate::session::SessionStats;
+
+    #[test]
+    fn the_budget_line_says_what_the_budget_packs() {
+        let line = budget_line(4096, 0.25, 1024, 0.4, 5);
+        assert_eq!(
+            line,
+            "budget    n_ctx 4096 × budget_pct 0.25 = 1024 tokens: factual items first (up to 40% of it), then as many relevant items as fit (no item cap; /memory recall lists 5)"
+        );
+        assert!(!line.contains("up to 5 relevant items"));
+    }
 
     fn rows(n: usize, injected: i64, tps: f64, compressed: bool) -> Vec<SessionStats> {
         (0..n)

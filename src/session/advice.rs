@@ -38,18 +38,19 @@ pub fn advise(stats: &[SessionStats], budget_pct: f64) -> Option<Advice> {
     let avg_tokens_per_sec = stats.iter().map(|s| s.avg_tokens_per_sec).sum::<f64>() / n;
     let compressed_share = stats.iter().filter(|s| s.compressed).count() as f64 / n;
     let mut lines = Vec::new();
-    // Thresholds compare with a little slack for floating-point sums.
-    if saturation > 0.90 + 1e-9 {
-        lines.push(format!(
-            "the memory context is nearly always full ({:.0}% of the budget on average): consider raising memory.budget_pct from {budget_pct} to {:.2}",
-            saturation * 100.0,
-            budget_pct * 1.4
-        ));
-    } else if avg_tokens_per_sec < 2.0 && saturation > 0.70 + 1e-9 {
+    // Thresholds compare with a little slack for floating-point sums. Slow comes first:
+    // on a machine under 2 tok/s a full context is a cost to cut, not a sign to grow.
+    if avg_tokens_per_sec < 2.0 && saturation > 0.70 + 1e-9 {
         lines.push(format!(
             "generation is slow ({avg_tokens_per_sec:.1} tok/s) and the memory context is {:.0}% full: consider lowering memory.budget_pct from {budget_pct} to {:.2}",
             saturation * 100.0,
             budget_pct * 0.75
+        ));
+    } else if saturation > 0.90 + 1e-9 {
+        lines.push(format!(
+            "the memory context is nearly always full ({:.0}% of the budget on average): consider raising memory.budget_pct from {budget_pct} to {:.2}",
+            saturation * 100.0,
+            budget_pct * 1.4
         ));
     }
     if compressed_share > 0.5 + 1e-9 {
@@ -87,6 +88,25 @@ mod tests {
                 recorded_at: format!("2026-11-{:02}", i + 1),
             })
             .collect()
+    }
+
+    /// Every (how full, how slow) pair: slow and full lowers, never raises.
+    #[test]
+    fn full_and_slow_combinations() {
+        let cases: &[(i64, f64, &str)] = &[
+            (500, 10.0, "looks right"),
+            (500, 1.5, "looks right"),
+            (800, 10.0, "looks right"),
+            (800, 1.5, "lowering memory.budget_pct"),
+            (950, 10.0, "raising memory.budget_pct"),
+            (950, 1.5, "lowering memory.budget_pct"),
+            (1000, 0.5, "lowering memory.budget_pct"),
+        ];
+        for &(injected, tps, want) in cases {
+            let a = advise(&rows(10, injected, tps, 0), 0.25).unwrap();
+            assert_eq!(a.lines.len(), 1, "{injected}/{tps}: {:?}", a.lines);
+            assert!(a.lines[0].contains(want), "{injected}/{tps}: {:?}", a.lines);
+        }
     }
 
     #[test]

@@ -71,8 +71,12 @@ pub fn current_text(target: &WriteTarget) -> Result<Option<String>, ToolError> {
     if !target.exists {
         return Ok(None);
     }
-    let bytes = std::fs::read(&target.path)
-        .map_err(|e| ToolError::Failed(format!("cannot read {}: {e}", target.shown)))?;
+    let bytes = crate::regular_file::read(&target.path, None).map_err(|e| match e {
+        crate::regular_file::OpenError::NotRegular { .. } => {
+            ToolError::Refused(e.shown_as(&target.shown).to_string())
+        }
+        _ => ToolError::Failed(e.shown_as(&target.shown).to_string()),
+    })?;
     String::from_utf8(bytes).map(Some).map_err(|_| {
         ToolError::Refused(format!(
             "{} is not a UTF-8 text file; harvey does not overwrite it",

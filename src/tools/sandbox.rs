@@ -31,6 +31,20 @@ pub fn is_secret_name(name: &str) -> bool {
         || lower.starts_with("credentials")
         || lower == ".netrc"
         || lower == ".pgpass"
+        || lower == ".git-credentials"
+        || lower == ".npmrc"
+        || lower == ".pypirc"
+}
+
+/// Secret-looking files known by their folder and name together (a plain `config`
+/// elsewhere is not one).
+const SECRET_PAIRS: &[(&str, &str)] = &[(".docker", "config.json"), (".kube", "config")];
+
+/// Whether `name` inside a folder named `dir` looks like a secret.
+pub fn is_secret_pair(dir: &str, name: &str) -> bool {
+    SECRET_PAIRS
+        .iter()
+        .any(|(d, n)| dir.eq_ignore_ascii_case(d) && name.eq_ignore_ascii_case(n))
 }
 
 /// Directories (relative to the root) the tools never enter.
@@ -119,6 +133,12 @@ pub fn check_relative(relative: &Path, shown: &str) -> Result<(), ToolError> {
     if let Some(secret) = parts.iter().find(|p| is_secret_name(p)) {
         return Err(ToolError::Refused(format!(
             "{secret} looks like a secret file"
+        )));
+    }
+    if let Some(pair) = parts.windows(2).find(|w| is_secret_pair(&w[0], &w[1])) {
+        return Err(ToolError::Refused(format!(
+            "{}/{} looks like a secret file",
+            pair[0], pair[1]
         )));
     }
     Ok(())
@@ -293,9 +313,14 @@ mod tests {
             "authorized_keys",
             "credentials",
             "credentials.json",
+            ".git-credentials",
+            ".npmrc",
+            ".pypirc",
         ] {
             assert!(is_secret_name(name), "{name}");
         }
+        assert!(is_secret_pair(".docker", "config.json") && is_secret_pair(".kube", "config"));
+        assert!(!is_secret_pair("docker", "config.json") && !is_secret_pair("src", "config"));
         for name in [
             "main.rs",
             "environment.md",
@@ -316,6 +341,20 @@ mod tests {
         std::fs::create_dir_all(root.join("agents/memories")).unwrap();
         std::fs::write(root.join("src/main.rs"), "fn main() {}").unwrap();
         std::fs::write(root.join(".env"), "X=1").unwrap();
+        for dir in ["web", ".docker", "home/.kube", "conf"] {
+            std::fs::create_dir_all(root.join(dir)).unwrap();
+        }
+        for file in [
+            ".git-credentials",
+            "web/.npmrc",
+            ".pypirc",
+            ".docker/config.json",
+            "home/.kube/config",
+            "conf/config",
+        ] {
+            std::fs::write(root.join(file), "token=1").unwrap();
+        }
+        assert!(resolve(root, "conf/config").is_ok());
         assert!(resolve(root, "src/main.rs").is_ok());
         assert!(resolve(root, "./src/../src/main.rs").is_ok());
         assert!(resolve(root, "").is_ok());
@@ -327,6 +366,14 @@ mod tests {
             ("agents/memories", "agents/"),
             (".env", "secret"),
             ("src/\0x", "NUL"),
+            (".git-credentials", "secret"),
+            ("web/.npmrc", "secret"),
+            (".pypirc", "secret"),
+            (
+                ".docker/config.json",
+                ".docker/config.json looks like a secret",
+            ),
+            ("home/.kube/config", ".kube/config looks like a secret"),
         ];
         for (p, needle) in refused {
             let e = resolve(root, p).unwrap_err().to_string();

@@ -54,6 +54,15 @@ impl Tool for ReadFile {
                 required: false,
                 help: "last line (inclusive)",
             },
+            Param {
+                name: "start_char",
+                kind: ParamKind::Int {
+                    min: 1,
+                    max: 100_000_000,
+                },
+                required: false,
+                help: "first character of start_line (1-based), to read on in a very long line",
+            },
         ];
         P
     }
@@ -68,14 +77,60 @@ impl Tool for ReadFile {
                 "{requested} is a directory; use list_files"
             )));
         }
-        let bytes = std::fs::read(&path)
-            .map_err(|e| ToolError::Failed(format!("cannot read {requested}: {e}")))?;
+        let bytes = crate::regular_file::read(&path, None).map_err(|e| match e {
+            crate::regular_file::OpenError::NotRegular { .. } => {
+                ToolError::Refused(e.shown_as(requested).to_string())
+            }
+            _ => ToolError::Failed(e.shown_as(requested).to_string()),
+        })?;
         let text = String::from_utf8(bytes)
             .map_err(|_| ToolError::Refused(format!("{requested} is not a text file")))?;
         let start = arg_int(args, "start_line").unwrap_or(1).max(1) as usize;
         let end = arg_int(args, "end_line").map(|e| e as usize);
+        let from_char = arg_int(args, "start_char").unwrap_or(1).max(1) as usize;
+        if from_char > 1
+            || text
+                .lines()
+                .nth(start - 1)
+                .is_some_and(|l| l.len() > MAX_READ_BYTES)
+        {
+            return Ok(long_line_window(&text, start, from_char));
+        }
         Ok(line_window(&text, start, end))
     }
+}
+
+/// Part of one line (`start_char` on, 1-based, at most [`MAX_READ_BYTES`] bytes), for a
+/// line too long to show whole (minified code, one-line JSON), with a note saying how
+/// to read on.
+pub fn long_line_window(text: &str, line: usize, start_char: usize) -> String {
+    let Some(whole) = text.lines().nth(line - 1) else {
+        let total = text.lines().count();
+        return format!("(the file has {total} lines; start_line {line} is past the end)");
+    };
+    let chars = whole.chars().count();
+    if start_char > chars.max(1) {
+        return format!(
+            "(line {line} has {chars} characters; start_char {start_char} is past its end)"
+        );
+    }
+    let rest: String = whole.chars().skip(start_char - 1).collect();
+    let mut shown = String::new();
+    for c in rest.chars() {
+        if shown.len() + c.len_utf8() > MAX_READ_BYTES {
+            break;
+        }
+        shown.push(c);
+    }
+    let last = start_char - 1 + shown.chars().count();
+    let mut out = format!("{line:>5}| {shown}\n");
+    if last < chars {
+        out.push_str(&format!(
+            "[cut within line {line}: showed characters {start_char}–{last} of {chars}; call again with start_line {line} and start_char {} for more, or search_files for a pattern]\n",
+            last + 1
+        ));
+    }
+    out
 }
 
 /// Lines `start..=end` (1-based), capped in lines and bytes, with a note on what was cut.
@@ -311,12 +366,12 @@ pub fn compile(pattern: &str) -> Result<regex::Regex, ToolError> {
 }
 
 /// The file's text if it is small and UTF-8.
+/// A regular text file up to the search limit; anything else (too big, binary, a pipe,
+/// socket or device) is skipped without blocking.
 fn small_text(path: &Path) -> Option<String> {
-    let meta = std::fs::metadata(path).ok()?;
-    if meta.len() > MAX_SEARCH_FILE_BYTES {
-        return None;
-    }
-    String::from_utf8(std::fs::read(path).ok()?).ok()
+    crate::regular_file::read_text(path, Some(MAX_SEARCH_FILE_BYTES))
+        .ok()
+        .flatten()
 }
 
 #[cfg(test)]
@@ -337,6 +392,25 @@ mod tests {
         assert_eq!(w, "  499| line 499\n  500| line 500\n");
         assert!(line_window(&text, 900, None).contains("past the end"));
         assert_eq!(line_window("", 1, None), "(empty file)");
+        // One line longer than the cap: shown cut within the line, never as zero lines.
+        let long = format!("{}\nsecond\n", "é".repeat(MAX_READ_BYTES));
+        let w = long_line_window(&long, 1, 1);
+        let shown = MAX_READ_BYTES / 2;
+        assert!(w.starts_with("    1| éé"), "{}", &w[..40]);
+        assert!(w.contains(&format!("[cut within line 1: showed characters 1–{shown} of {MAX_READ_BYTES}; call again with start_line 1 and start_char {} for more", shown + 1)), "{}", &w[w.len() - 200..]);
+        assert!(!w.contains("lines 1–0"));
+        let w = long_line_window(&long, 1, shown + 1);
+        assert!(
+            w.contains(&format!("characters {}–{MAX_READ_BYTES} of", shown + 1))
+                || !w.contains("[cut"),
+            "{w}"
+        );
+        assert!(
+            !w.contains("[cut"),
+            "the rest fits: {}",
+            &w[w.len() - 100..]
+        );
+        assert!(long_line_window(&long, 1, MAX_READ_BYTES + 5).contains("past its end"));
     }
 
     #[test]

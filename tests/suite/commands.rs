@@ -432,6 +432,7 @@ fn secrets_are_absent_from_the_childs_environment() {
         .env("DB_PASSWORD", "secret-3")
         .env("AWS_SECRET_ACCESS_KEY", "secret-4")
         .env("HARVEY_TEST_PLAIN", "visible-5")
+        .env("DATABASE_URL", "postgres://app:secret-6@db.example/app")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -444,7 +445,13 @@ fn secrets_are_absent_from_the_childs_environment() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("HARVEY_TEST_PLAIN=visible-5"), "{stdout}");
     assert!(stdout.contains("PATH="), "{stdout}");
-    for secret in ["sk-secret-1", "ghp-secret-2", "secret-3", "secret-4"] {
+    for secret in [
+        "sk-secret-1",
+        "ghp-secret-2",
+        "secret-3",
+        "secret-4",
+        "secret-6",
+    ] {
         assert!(!stdout.contains(secret), "{secret} leaked: {stdout}");
     }
     let sessions: Vec<_> = std::fs::read_dir(ws.path().join("agents/sessions"))
