@@ -478,7 +478,8 @@ impl App {
     /// the memory context) from `agents/cache/`, or prefills and saves it.
     pub fn prepare_prefix(&mut self, stable_context: &str) -> &PrefixOutcome {
         if self.config.engine.cache_prefix {
-            let ids = stable_prefix_ids_in(self.engine.as_ref(), &self.conversation, stable_context);
+            let ids =
+                stable_prefix_ids_in(self.engine.as_ref(), &self.conversation, stable_context);
             let dir = self.agents_dir().join("cache");
             self.prefix = restore_or_save(self.engine.as_mut(), &dir, &ids);
         }

@@ -2,13 +2,13 @@
 
 use std::path::Path;
 
+use crate::chat::agent::CallForms;
 use crate::chat::SYSTEM_PROMPT;
 use crate::config::Config;
 use crate::engine::AbortFlag;
-use crate::tools::workspace::{ListFiles, ReadFile, SearchFiles};
-use crate::chat::agent::CallForms;
 use crate::tools::formats::{CallFamily, CallForm};
 use crate::tools::grammar::call_grammar_for;
+use crate::tools::workspace::{ListFiles, ReadFile, SearchFiles};
 use crate::tools::Registry;
 
 use super::{commands, open_embedder};

@@ -206,7 +206,12 @@ fn rounds(
         let found = Arc::new(Mutex::new(None));
         if let Some(set) = tools {
             o.stop = set.forms.openers.clone();
-            let names = set.registry.list().iter().map(|t| t.name.to_string()).collect();
+            let names = set
+                .registry
+                .list()
+                .iter()
+                .map(|t| t.name.to_string())
+                .collect();
             o.stop_finder = Some(call_watch::finder(names, found.clone()));
         }
         let mut c = generate_sorted(engine, conversation, &o, on_event)?;
@@ -237,7 +242,15 @@ fn rounds(
             return Ok(((c, thought), calls));
         };
         let opening = opening(set.forms, c.text, head);
-        let record = one_call(engine, conversation, opts, set, opening, &mut seen, on_event)?;
+        let record = one_call(
+            engine,
+            conversation,
+            opts,
+            set,
+            opening,
+            &mut seen,
+            on_event,
+        )?;
         calls.push(record);
         limit_rounds(conversation, set, calls.len());
     }

@@ -157,12 +157,23 @@ fn head_state(obj: &str, tools: &[&str]) -> State {
     }
     let after = rest[close + 1..].trim_start();
     let Some(after) = after.strip_prefix(',') else {
-        return if after.is_empty() { State::Maybe } else { State::No };
+        return if after.is_empty() {
+            State::Maybe
+        } else {
+            State::No
+        };
     };
     let key = after.trim_start();
-    if ["\"arguments\"", "\"parameters\""].iter().any(|k| key.starts_with(k)) {
+    if ["\"arguments\"", "\"parameters\""]
+        .iter()
+        .any(|k| key.starts_with(k))
+    {
         State::Call
-    } else if key.is_empty() || ["\"arguments\"", "\"parameters\""].iter().any(|k| k.starts_with(key)) {
+    } else if key.is_empty()
+        || ["\"arguments\"", "\"parameters\""]
+            .iter()
+            .any(|k| k.starts_with(key))
+    {
         State::Maybe
     } else {
         State::No
@@ -175,7 +186,8 @@ fn literal<'a>(text: &'a str, expected: &str) -> Option<&'a str> {
 
 /// A name still being written: it may become a tool's name or an invented identifier.
 fn name_so_far(partial: &str, tools: &[&str]) -> State {
-    if tools.iter().any(|t| t.starts_with(partial)) || is_identifier(partial) || partial.is_empty() {
+    if tools.iter().any(|t| t.starts_with(partial)) || is_identifier(partial) || partial.is_empty()
+    {
         State::Maybe
     } else {
         State::No
@@ -246,7 +258,11 @@ mod tests {
             }
             let got = watch(&full[..end], TOOLS);
             if end < head_end {
-                assert!(!matches!(got, Watch::Call(_)), "{:?} -> {got:?}", &full[..end]);
+                assert!(
+                    !matches!(got, Watch::Call(_)),
+                    "{:?} -> {got:?}",
+                    &full[..end]
+                );
             } else {
                 assert_eq!(got, call(6, "```json\n"), "{:?}", &full[..end]);
             }

@@ -30,7 +30,8 @@ pub const CONTEXT_PREFACE: &str = "Your notes from earlier sessions in this work
 
 /// What follows the memory block in a system turn: small models follow the last thing
 /// they read.
-pub const CONTEXT_CLOSER: &str = "(End of notes. Now answer the user's message; do not repeat these notes.)";
+pub const CONTEXT_CLOSER: &str =
+    "(End of notes. Now answer the user's message; do not repeat these notes.)";
 
 #[derive(Debug, Clone)]
 pub struct Conversation {

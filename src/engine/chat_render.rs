@@ -15,7 +15,7 @@ use super::types::{Message, Role};
 
 /// How a chat is turned into prompt text.
 pub enum Renderer {
-    Jinja(JinjaTemplate),
+    Jinja(Box<JinjaTemplate>),
     Builtin(LlamaChatTemplate),
 }
 
@@ -104,7 +104,11 @@ fn renders_second_system(model: &LlamaModel, renderer: &Renderer) -> bool {
     let Ok(rendered) = renderer.render(model, &probe, &[]) else {
         return false;
     };
-    match (rendered.find(&placeholder(0)), rendered.find(&placeholder(1)), rendered.find(&placeholder(2))) {
+    match (
+        rendered.find(&placeholder(0)),
+        rendered.find(&placeholder(1)),
+        rendered.find(&placeholder(2)),
+    ) {
         (Some(a), Some(b), Some(c)) => {
             let between = &rendered[b + placeholder(1).len()..c];
             a < b && b < c && between.contains("user")
@@ -118,7 +122,7 @@ fn build(model: &LlamaModel, choice: &TemplateChoice) -> Result<(Renderer, Vec<S
         let vocab = model.vocab();
         let text = |t| String::from_utf8_lossy(&vocab.token_to_piece(t, true, None)).into_owned();
         let (bos, eos) = (text(vocab.bos()), text(vocab.eos()));
-        Renderer::Jinja(JinjaTemplate::new(&choice.template, &bos, &eos)?)
+        Renderer::Jinja(Box::new(JinjaTemplate::new(&choice.template, &bos, &eos)?))
     } else {
         Renderer::Builtin(LlamaChatTemplate::new(&choice.template).map_err(|e| e.to_string())?)
     };

@@ -94,7 +94,10 @@ impl JinjaTemplate {
 /// minijinja's error with its line, for `/status` and load errors.
 fn describe(e: &Error) -> String {
     match e.line() {
-        Some(line) => format!("{} (template line {line})", e.detail().unwrap_or(&e.to_string())),
+        Some(line) => format!(
+            "{} (template line {line})",
+            e.detail().unwrap_or(&e.to_string())
+        ),
         None => e.to_string(),
     }
 }
@@ -253,8 +256,16 @@ mod tests {
         (0..chat.len())
             .filter(|&k| chat[k].role == Role::Assistant)
             .all(|k| {
-                let head = format!("{}{}", t.render(&chat[..k], tools, true).unwrap(), chat[k].content);
-                (k + 1..=chat.len()).all(|j| t.render(&chat[..j], tools, true).unwrap().starts_with(&head))
+                let head = format!(
+                    "{}{}",
+                    t.render(&chat[..k], tools, true).unwrap(),
+                    chat[k].content
+                );
+                (k + 1..=chat.len()).all(|j| {
+                    t.render(&chat[..j], tools, true)
+                        .unwrap()
+                        .starts_with(&head)
+                })
             })
     }
 
@@ -262,7 +273,10 @@ mod tests {
         vec![
             Message::new(Role::System, "Be brief."),
             Message::new(Role::User, "Read a.txt"),
-            Message::new(Role::Assistant, "{\"name\": \"read_file\", \"parameters\": {\"path\": \"a.txt\"}}"),
+            Message::new(
+                Role::Assistant,
+                "{\"name\": \"read_file\", \"parameters\": {\"path\": \"a.txt\"}}",
+            ),
             Message::new(Role::Tool, "hello"),
             Message::new(Role::Assistant, reply),
             Message::new(Role::User, "thanks"),
@@ -273,9 +287,14 @@ mod tests {
     fn written_templates_render_tools_and_stay_append_only() {
         let tool = serde_json::json!({"type": "function", "function": {"name": "read_file", "parameters": {"type": "object"}}});
         let llama = JinjaTemplate::new(LLAMA3_LIKE, "<|begin_of_text|>", "<|eot_id|>").unwrap();
-        let text = llama.render(&chat("It says hello."), &[tool.clone()], true).unwrap();
+        let text = llama
+            .render(&chat("It says hello."), std::slice::from_ref(&tool), true)
+            .unwrap();
         assert!(text.starts_with("<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nBe brief.\n\nTools:\n{\n    \"type\": \"function\""), "{text}");
-        assert!(text.contains("<|start_header_id|>ipython<|end_header_id|>\n\nhello<|eot_id|>"), "{text}");
+        assert!(
+            text.contains("<|start_header_id|>ipython<|end_header_id|>\n\nhello<|eot_id|>"),
+            "{text}"
+        );
         assert!(is_append_only(&llama, &chat("It says hello."), &[tool]));
         // A reply with surrounding spaces is trimmed by this template: the cached reply
         // and the re-rendered one differ, and the engine re-decodes from the difference.
@@ -289,7 +308,11 @@ mod tests {
         // renders is what the model saw.
         assert!(is_append_only(&t, &chat("It says hello."), &[]));
         // Stored with the thought, the next render would drop it: not append-only.
-        assert!(!is_append_only(&t, &chat("<think>easy</think>It says hello."), &[]));
+        assert!(!is_append_only(
+            &t,
+            &chat("<think>easy</think>It says hello."),
+            &[]
+        ));
     }
 
     #[test]

@@ -117,11 +117,16 @@ impl LlamaEngine {
                 ),
             )
         })?;
-        let call_markers = ["<tool_call>", "</tool_call>", "<|python_tag|>", "[TOOL_CALLS]"]
-            .into_iter()
-            .filter(|m| super::load::is_special_token(&model, m))
-            .map(String::from)
-            .collect();
+        let call_markers = [
+            "<tool_call>",
+            "</tool_call>",
+            "<|python_tag|>",
+            "[TOOL_CALLS]",
+        ]
+        .into_iter()
+        .filter(|m| super::load::is_special_token(&model, m))
+        .map(String::from)
+        .collect();
         let described = describe(&model, params, file_bytes);
         let shares_aside = !model.is_recurrent() && !model.is_hybrid();
         let seqs = if shares_aside { 2 } else { 1 };

@@ -301,11 +301,19 @@ mod tests {
         let markers = vec!["<tool_call>".to_string(), "</tool_call>".to_string()];
         assert_eq!(
             split_markers("a<tool_call>{}</tool_call>", &markers),
-            vec![("a", false), ("<tool_call>", true), ("{}", false), ("</tool_call>", true)]
+            vec![
+                ("a", false),
+                ("<tool_call>", true),
+                ("{}", false),
+                ("</tool_call>", true)
+            ]
         );
         assert_eq!(split_markers("plain", &markers), vec![("plain", false)]);
         assert_eq!(split_markers("", &markers), vec![("", false)]);
-        assert_eq!(split_markers("x<tool_call>", &[]), vec![("x<tool_call>", false)]);
+        assert_eq!(
+            split_markers("x<tool_call>", &[]),
+            vec![("x<tool_call>", false)]
+        );
         let contents = ["sys", "", " hi ", "sys"];
         let mut owners = ContentOwners::new(&contents);
         assert_eq!(owners.owner("sys"), Some(0));

@@ -308,7 +308,11 @@ mod tests {
             assert_eq!(got, vec![(file, true), (file, false), ("gemma", false)]);
             assert_eq!(c[0].family, "chatml");
             assert_eq!(c[0].reason, "the model file's own template (Jinja)");
-            assert!(c[2].reason.contains("could not be applied"), "{}", c[2].reason);
+            assert!(
+                c[2].reason.contains("could not be applied"),
+                "{}",
+                c[2].reason
+            );
         }
         let c = candidates(Some("auto"), None, "gemma3", &none);
         assert_eq!(c.len(), 1);

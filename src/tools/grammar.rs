@@ -112,7 +112,10 @@ fn tool_rules(tool: &ToolInfo, key: &str) -> Vec<String> {
                 "{value_rule}-item ::= \"\\\"\" char{{0,{max_len}}} \"\\\"\""
             ));
         }
-        rules.push(format!("{value_rule} ::= {}", value_rule_body(p, &value_rule)));
+        rules.push(format!(
+            "{value_rule} ::= {}",
+            value_rule_body(p, &value_rule)
+        ));
         kvs.push((
             p,
             format!("\"\\\"{}\\\"\" ws \":\" ws {value_rule}", p.name),

@@ -298,7 +298,11 @@ fn params_schema(params: &[Param]) -> Value {
         }
         properties.insert(p.name.to_string(), schema);
     }
-    let required: Vec<&str> = params.iter().filter(|p| p.required).map(|p| p.name).collect();
+    let required: Vec<&str> = params
+        .iter()
+        .filter(|p| p.required)
+        .map(|p| p.name)
+        .collect();
     serde_json::json!({"type": "object", "properties": properties, "required": required})
 }
 

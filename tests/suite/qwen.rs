@@ -8,7 +8,7 @@
 use harvey::app::{call_forms, offer_tools, tools_with_abort, workspace_tools, App};
 use harvey::chat::prefix_cache::{restore_or_save, stable_prefix_ids, PrefixOutcome};
 use harvey::config::Config;
-use harvey::engine::{AbortFlag, Engine, LlamaEngine, Message, Role, StopReason};
+use harvey::engine::{AbortFlag, LlamaEngine, Message, Role, StopReason};
 use harvey::tools::call::validate;
 use harvey::tools::{parse_call, Registry};
 
@@ -44,7 +44,10 @@ fn qwen_renders_its_own_template_with_the_tools_section() {
     let registry = workspace_tools(dir.path());
     let mut e = qwen(2048);
     let info = e.info().clone();
-    assert_eq!(info.template_reason, "the model file's own template (Jinja)");
+    assert_eq!(
+        info.template_reason,
+        "the model file's own template (Jinja)"
+    );
     assert!(info.template_tools, "Qwen's template has a tools section");
     assert!(info.template_system_turns);
     let system = with_tools(&mut e, &registry);
@@ -58,8 +61,14 @@ fn qwen_renders_its_own_template_with_the_tools_section() {
             Message::new(Role::User, "hi"),
         ])
         .unwrap();
-    assert!(prompt.starts_with("<|im_start|>system\nYou are Harvey"), "{prompt}");
-    assert!(prompt.contains("# Tools") && prompt.contains("<tools>"), "{prompt}");
+    assert!(
+        prompt.starts_with("<|im_start|>system\nYou are Harvey"),
+        "{prompt}"
+    );
+    assert!(
+        prompt.contains("# Tools") && prompt.contains("<tools>"),
+        "{prompt}"
+    );
     for tool in registry.list() {
         assert!(
             prompt.contains(&format!("\"name\": \"{}\"", tool.name)),
@@ -71,7 +80,10 @@ fn qwen_renders_its_own_template_with_the_tools_section() {
     // Without tools offered, no tools section; the system prompt describes them instead.
     let plain = offer_tools(&mut e, &registry, false, "");
     let prompt = e
-        .render(&[Message::new(Role::System, plain), Message::new(Role::User, "hi")])
+        .render(&[
+            Message::new(Role::System, plain),
+            Message::new(Role::User, "hi"),
+        ])
         .unwrap();
     assert!(!prompt.contains("<tools>"), "{prompt}");
 }
@@ -111,9 +123,16 @@ fn qwen_render_is_append_only_through_tool_calls_and_results() {
         let head_ids = e.prompt_ids(&chat[..k]).unwrap();
         for j in k + 1..=chat.len() {
             let longer = e.render(&chat[..j]).unwrap();
-            assert!(longer.starts_with(&head), "render 1..{k} + reply is not a prefix of 1..{j}:\n{head}\n---\n{longer}");
+            assert!(
+                longer.starts_with(&head),
+                "render 1..{k} + reply is not a prefix of 1..{j}:\n{head}\n---\n{longer}"
+            );
             let ids = e.prompt_ids(&chat[..j]).unwrap();
-            assert_eq!(&ids[..head_ids.len()], &head_ids[..], "ids 1..{k} vs 1..{j}");
+            assert_eq!(
+                &ids[..head_ids.len()],
+                &head_ids[..],
+                "ids 1..{k} vs 1..{j}"
+            );
         }
     }
     // Tool results go back the way the template renders them: inside a user turn.
@@ -164,7 +183,10 @@ fn qwen_native_tool_call_round_trips() {
     assert_eq!(forms.openers, vec!["<tool_call>".to_string()]);
     let mut chat = vec![
         Message::new(Role::System, system),
-        Message::new(Role::User, "Read the file notes.txt and tell me how to deploy."),
+        Message::new(
+            Role::User,
+            "Read the file notes.txt and tell me how to deploy.",
+        ),
     ];
     let mut opts = greedy(harvey::tools::grammar::call_max_tokens(&forms.native));
     opts.grammar = Some(forms.native.clone());
@@ -182,7 +204,12 @@ fn qwen_native_tool_call_round_trips() {
     let prompt = e.render(&chat).unwrap();
     assert!(prompt.contains("<tool_response>"), "{prompt}");
     let answer = e.generate(&chat, &greedy(160), &mut |_| {}).unwrap();
-    assert_eq!(answer.stop, StopReason::EndOfGeneration, "{:?}", answer.text);
+    assert_eq!(
+        answer.stop,
+        StopReason::EndOfGeneration,
+        "{:?}",
+        answer.text
+    );
     assert!(!answer.text.trim().is_empty());
     assert_no_template_text("answer", &answer.text);
     eprintln!("qwen call: {text:?} -> {:?}", answer.text);
@@ -228,11 +255,7 @@ fn config(n_ctx: u32) -> Config {
 #[test]
 fn qwen_session_with_memory_and_summary() {
     let ws = tempfile::tempdir().unwrap();
-    let mut app = App::with_engine(
-        ws.path().to_path_buf(),
-        config(2048),
-        Box::new(qwen(2048)),
-    );
+    let mut app = App::with_engine(ws.path().to_path_buf(), config(2048), Box::new(qwen(2048)));
     let mut out = Vec::new();
     harvey::repl::handle_line(
         &mut app,
@@ -244,7 +267,11 @@ fn qwen_session_with_memory_and_summary() {
         .agent_turn("What is the staging server called?", &mut |_| {})
         .unwrap();
     let messages = app.conversation.messages();
-    assert_eq!(messages[1].role, Role::System, "the memory block is a system turn");
+    assert_eq!(
+        messages[1].role,
+        Role::System,
+        "the memory block is a system turn"
+    );
     assert!(messages[1].content.contains("kestrel"));
     assert_no_template_text("reply", &turn.completion.text);
     for call in &turn.calls {

@@ -28,7 +28,9 @@ pub fn engine(n_ctx: u32, n_batch: u32) -> LlamaEngine {
 /// A model file the test command fetches; a missing one fails the test with the command
 /// that fetches it (a test never passes by skipping its model).
 pub fn required_model(file: &str, fetch: &str) -> PathBuf {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models").join(file);
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("models")
+        .join(file);
     assert!(
         path.is_file(),
         "{} is missing: run {fetch} (scripts/test.sh does)",
