@@ -72,7 +72,12 @@ fn hold_fence(text: &str) -> Watch {
     let start = text.rfind('\n').map_or(0, |i| i + 1);
     let last = &text[start..];
     let fence_line = last.trim_start();
-    if !fence_line.is_empty() && is_fence_prefix(fence_line) {
+    // Inside a code block a fence line closes it: nothing to wait for.
+    let open_blocks = text[..start]
+        .lines()
+        .filter(|l| l.trim_start().starts_with("```"))
+        .count();
+    if !fence_line.is_empty() && is_fence_prefix(fence_line) && open_blocks % 2 == 0 {
         return Watch::Hold(start);
     }
     // A complete fence line just ended: the call may start on the next line.

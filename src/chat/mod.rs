@@ -12,7 +12,7 @@ pub mod prefix_cache;
 pub mod rolling;
 pub mod think;
 
-pub use conversation::{Conversation, Pin, PINNED_HEADER};
+pub use conversation::{Conversation, Pin, CONTEXT_CLOSER, CONTEXT_PREFACE, PINNED_HEADER};
 
 use crate::engine::{Completion, Engine, EngineError, GenerateOptions, StopReason, TurnStats};
 

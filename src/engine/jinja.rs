@@ -245,7 +245,7 @@ mod tests {
 
     /// Llama 3.x style: system taken out of the list, tools as indented JSON, tool
     /// results in an `ipython` turn, contents trimmed. Written for this test.
-    const LLAMA3_LIKE: &str = "{{- bos_token }}{%- if messages[0]['role'] == 'system' %}{%- set system = messages[0]['content'] %}{%- set messages = messages[1:] %}{%- else %}{%- set system = '' %}{%- endif %}<|start_header_id|>system<|end_header_id|>\n\n{{ system }}{%- if tools %}\n\nTools:\n{%- for t in tools %}\n{{ t | tojson(indent=4) }}{%- endfor %}{%- endif %}<|eot_id|>{%- for m in messages %}<|start_header_id|>{{ 'ipython' if m.role == 'tool' else m.role }}<|end_header_id|>\n\n{{ m.content | trim }}<|eot_id|>{%- endfor %}{%- if add_generation_prompt %}<|start_header_id|>assistant<|end_header_id|>\n\n{%- endif %}";
+    const LLAMA3_LIKE: &str = "{{- bos_token }}{%- if messages[0]['role'] == 'system' %}{%- set system = messages[0]['content'] %}{%- set messages = messages[1:] %}{%- else %}{%- set system = '' %}{%- endif %}<|start_header_id|>system<|end_header_id|>\n\n{{ system }}{%- if tools %}\n\nTools:\n{%- for t in tools %}\n{{ t | tojson(indent=4) }}{%- endfor %}{%- endif %}<|eot_id|>{%- for m in messages %}<|start_header_id|>{{ 'ipython' if m.role == 'tool' else m.role }}<|end_header_id|>\n\n{{ m.content | trim }}<|eot_id|>{%- endfor %}{%- if add_generation_prompt %}{{ '<|start_header_id|>assistant<|end_header_id|>\\n\\n' }}{%- endif %}";
 
     /// Qwen3 style: earlier assistant turns lose their `<think>` block.
     const STRIPS_THOUGHTS: &str = "{%- for m in messages %}<|im_start|>{{ m.role }}\n{%- if m.role == 'assistant' %}{{ m.content.split('</think>')[-1].lstrip('\n') }}{%- else %}{{ m.content }}{%- endif %}<|im_end|>\n{%- endfor %}{%- if add_generation_prompt %}<|im_start|>assistant\n{%- endif %}";
@@ -290,7 +290,9 @@ mod tests {
         let text = llama
             .render(&chat("It says hello."), std::slice::from_ref(&tool), true)
             .unwrap();
-        assert!(text.starts_with("<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nBe brief.\n\nTools:\n{\n    \"type\": \"function\""), "{text}");
+        // trim_blocks eats the newline after `{%- if tools %}`, `{%-` the one before the
+        // loop: Jinja2 with transformers' settings writes exactly this.
+        assert!(text.starts_with("<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nBe brief.\nTools:{\n    \"type\": \"function\",\n    \"function\": {\n        \"name\": \"read_file\""), "{text}");
         assert!(
             text.contains("<|start_header_id|>ipython<|end_header_id|>\n\nhello<|eot_id|>"),
             "{text}"

@@ -12,7 +12,7 @@
 //! is the answer, so there only a span that runs across two lines of the block counts.
 
 use crate::chat::agent::CallRecord;
-use crate::chat::PINNED_HEADER;
+use crate::chat::{CONTEXT_CLOSER, CONTEXT_PREFACE, PINNED_HEADER};
 use crate::memory::pack::BLOCK_HEADER;
 use crate::memory::Section;
 use crate::tools::call::validate;
@@ -75,6 +75,12 @@ fn markers() -> Vec<&'static str> {
     ];
     let mut out = vec![BLOCK_HEADER, PINNED_HEADER];
     out.extend(sections.iter().map(|s| s.header()));
+    // The framing of the memory block's system turn, by its opening words.
+    out.extend(
+        [CONTEXT_PREFACE, CONTEXT_CLOSER]
+            .iter()
+            .filter_map(|t| t.get(..32)),
+    );
     out
 }
 
