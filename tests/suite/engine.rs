@@ -26,7 +26,10 @@ fn loads_and_describes_the_model() {
     assert_eq!(info.n_ctx_train, 8192);
     assert_eq!(info.n_ctx, 1024);
     assert_eq!(info.template_name, "chatml");
-    assert_eq!(info.template_reason, "the model file's own template");
+    assert_eq!(
+        info.template_reason,
+        "the model file's own template (Jinja)"
+    );
     assert!(info.file_bytes > 90_000_000);
 }
 

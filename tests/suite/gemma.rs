@@ -236,7 +236,7 @@ fn model_use_switches_in_process_keeps_the_conversation_and_frees_memory() {
     );
     assert!(
         stdout.contains("[model Gemma 3 270m → ")
-            && stdout.contains("template chatml (the model file's own template)]"),
+            && stdout.contains("template chatml (the model file's own template (Jinja))]"),
         "{stdout}"
     );
     // The first turn is still there: system prompt + memory context + both messages.

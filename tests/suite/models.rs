@@ -16,7 +16,8 @@ fn model_list_describes_every_gguf_and_marks_the_one_harvey_loads() {
             .unwrap_or_else(|| panic!("{name} not listed: {rows:?}"))
             .clone()
     };
-    let chat = row(harvey::models::DEFAULT_MODEL_FILE);
+    // The fast test model, which the test environment names (`HARVEY_MODEL`).
+    let chat = row(harvey::models::DEFAULT_MODEL_FILES[1]);
     assert_eq!(chat["chosen"], true);
     let info = &chat["info"];
     assert_eq!(info["architecture"], "llama");

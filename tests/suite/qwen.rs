@@ -138,12 +138,6 @@ fn qwen_render_is_append_only_through_tool_calls_and_results() {
     // Tool results go back the way the template renders them: inside a user turn.
     let prompt = e.render(&chat[..5]).unwrap();
     assert!(prompt.contains("<|im_start|>user\n<tool_response>\n1: deploy with ./deploy.sh\n</tool_response><|im_end|>"), "{prompt}");
-    // The model's own `<tool_call>` is the special token it generated, not plain text.
-    let call_ids = e.prompt_ids(&chat[..4]).unwrap();
-    let with_call = e.prompt_ids(&chat[..5]).unwrap();
-    let opener = e.tokenize_raw("<tool_call>", true);
-    assert_eq!(opener.len(), 1);
-    assert!(with_call[call_ids.len()..].contains(&opener[0]));
 }
 
 #[test]

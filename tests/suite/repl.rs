@@ -75,7 +75,7 @@ fn harvey_md_is_in_the_system_prompt_and_a_cut_is_announced() {
         "{system}"
     );
     assert!(
-        system.contains("read_file(path, start_line?, end_line?)"),
+        system.contains("read_file(path, start_line?, end_line?, start_char?)"),
         "{system}"
     );
     assert_eq!(app.notices.len(), 1, "{:?}", app.notices);
