@@ -92,17 +92,44 @@ pub fn offer_tools(
         return system_prompt(tools, tools_enabled, guidance);
     }
     let mut prompt = system_prompt(tools, false, guidance);
-    prompt.push_str(NATIVE_TOOLS_HINT);
+    let family = CallFamily::from_template(&engine.info().template_text);
+    prompt.push_str(&native_tools_hint(family));
     prompt
 }
 
-/// What the system prompt says when the template lists the tools itself.
-const NATIVE_TOOLS_HINT: &str = "\n\nYou work inside the user's workspace through the tools \
-below. A question about this workspace (its files, folders, code, versions, git history) or \
-about what the user told you before is answered from a tool result: call the tool first, \
-then answer from what it returned. Never guess file contents, versions, names or commit \
-messages. Questions that need no workspace (arithmetic, general knowledge, writing) are \
-answered directly, without a tool.";
+/// What the system prompt says when the template lists the tools itself: when to call,
+/// then two short examples in the family's own call form (one call, one direct answer).
+/// Small models follow an example far better than a rule; the examples use names that
+/// are in no workspace, so a model that copies one gets an honest "not found".
+fn native_tools_hint(family: CallFamily) -> String {
+    let call = example_call(
+        family,
+        "list_files",
+        r#"{"path": "docs"}"#,
+    );
+    format!(
+        "\n\nYou work inside the user's workspace through the tools below. A question about this \
+workspace (its files, folders, code, versions, git history) or about what the user told you \
+before is answered from a tool result: call the tool first, then answer from what it \
+returned. Never guess file contents, versions, names or commit messages. Questions that need \
+no workspace (arithmetic, general knowledge, writing) are answered directly, without a tool.\n\n\
+Example. User: What is in the docs folder?\nAssistant: {call}\n\
+Example. User: What is 12 plus 30?\nAssistant: 42."
+    )
+}
+
+/// One call written the way `family`'s template teaches (see [`CallFamily::openers`]).
+fn example_call(family: CallFamily, name: &str, arguments: &str) -> String {
+    match family {
+        CallFamily::Hermes => format!(
+            "<tool_call>\n{{\"name\": \"{name}\", \"arguments\": {arguments}}}\n</tool_call>"
+        ),
+        CallFamily::Llama3 => format!("{{\"name\": \"{name}\", \"parameters\": {arguments}}}"),
+        CallFamily::Mistral => {
+            format!("[TOOL_CALLS][{{\"name\": \"{name}\", \"arguments\": {arguments}}}]")
+        }
+    }
+}
 
 /// How the model's calls open (its template's family) and the grammar after each opener.
 pub fn call_forms(tools: &Registry, template: &str) -> CallForms {
@@ -138,4 +165,46 @@ pub fn system_prompt(tools: &Registry, tools_enabled: bool, guidance: &str) -> S
         }
     }
     prompt
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::formats::find_call;
+
+    /// The example the system prompt shows is a call harvey itself reads back, in the
+    /// form the family's grammar expects: a model that copies the form gets a real call.
+    #[test]
+    fn native_hint_examples_parse_as_calls_of_their_family() {
+        let tools = workspace_tools(Path::new(".")).list();
+        let cases = [
+            (CallFamily::Hermes, CallForm::Tagged),
+            (CallFamily::Llama3, CallForm::BareJson),
+            (CallFamily::Mistral, CallForm::MistralList),
+        ];
+        for (family, form) in cases {
+            let hint = native_tools_hint(family);
+            let example = hint
+                .split("Assistant: ")
+                .nth(1)
+                .and_then(|rest| rest.split("\nExample.").next())
+                .expect("the hint shows an example call");
+            let found = find_call(example, &tools)
+                .unwrap_or_else(|| panic!("{family:?}: example is no call: {example}"));
+            assert_eq!(found.call.name, "list_files", "{family:?}");
+            assert_eq!(found.form, form, "{family:?}");
+            assert_eq!(found.call.arguments["path"], "docs", "{family:?}");
+        }
+    }
+
+    /// The direct-answer example stays prose: no call is read from the whole hint's
+    /// second example.
+    #[test]
+    fn native_hint_answer_example_is_no_call() {
+        let tools = workspace_tools(Path::new(".")).list();
+        let hint = native_tools_hint(CallFamily::Hermes);
+        let answer = hint.rsplit("Assistant: ").next().expect("two examples");
+        assert_eq!(answer, "42.");
+        assert!(find_call(answer, &tools).is_none());
+    }
 }

@@ -29,9 +29,10 @@ pub struct Pin {
 pub const CONTEXT_PREFACE: &str = "Your notes from earlier sessions in this workspace follow. They are fallible: the user and the workspace files win. Use them silently; never repeat, list or quote them unless asked.\n";
 
 /// What follows the memory block in a system turn: small models follow the last thing
-/// they read.
-pub const CONTEXT_CLOSER: &str =
-    "(End of notes. Now answer the user's message; do not repeat these notes.)";
+/// they read, so it says only what holds for every message: the notes are not to be
+/// repeated. (An earlier "now answer the user's message" made small models answer
+/// workspace questions from the notes instead of calling a tool.)
+pub const CONTEXT_CLOSER: &str = "(End of notes. Do not repeat them to the user.)";
 
 #[derive(Debug, Clone)]
 pub struct Conversation {

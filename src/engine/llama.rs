@@ -343,6 +343,10 @@ impl LlamaEngine {
         on_text: &mut dyn FnMut(&str),
     ) -> Result<Completion, EngineError> {
         let started = Instant::now();
+        if tracing::enabled!(target: "harvey::prompt", tracing::Level::TRACE) {
+            let text = self.render_with(messages, slot == Slot::Chat, |_, m| strip_nul(&m.content));
+            tracing::trace!(target: "harvey::prompt", "rendered prompt:\n{}", text.unwrap_or_default());
+        }
         let mut prompt = self.tokenize_rendered(messages, slot == Slot::Chat)?;
         if let Some(prefix) = &opts.assistant_prefix {
             let vocab = self.cell.borrow_owner().vocab();
