@@ -231,10 +231,11 @@ fn rounds(
         }
         let (Some(set), true, StopReason::StopString) = (tools, may_call, c.stop) else {
             if tools.is_some() && !may_call && c.text.trim().is_empty() {
-                // Past the cap the model tried yet another call: say so rather than
-                // leave an empty reply.
-                c.text = NO_ANSWER.to_string();
-                on_event(TurnEvent::Text(c.text.clone()));
+                // Past the cap the model tried yet another call: once more with the
+                // answer begun for it, else say so rather than leave an empty reply.
+                if let Some(set) = tools {
+                    c = answer_begun(engine, conversation, &o, set, on_event)?;
+                }
             }
             conversation.push_assistant(&c.text);
             c.stats.thinking_tokens = thinking_tokens;
@@ -255,6 +256,36 @@ fn rounds(
         limit_rounds(conversation, set, calls.len());
     }
 }
+
+/// The reply started with [`ANSWER_LEAD`] so the model continues a sentence instead of
+/// opening another call; a call it writes anyway is cut off, and [`NO_ANSWER`] stands
+/// when nothing else is left.
+fn answer_begun(
+    engine: &mut dyn Engine,
+    conversation: &Conversation,
+    opts: &GenerateOptions,
+    set: &ToolSet<'_>,
+    on_event: &mut dyn FnMut(TurnEvent),
+) -> Result<Completion, crate::engine::EngineError> {
+    let mut o = opts.clone();
+    o.assistant_prefix = Some(ANSWER_LEAD.to_string());
+    // Held back, not streamed: an empty continuation must not leave the lead on screen.
+    let mut c = engine.generate(&conversation.messages(), &o, &mut |_| {})?;
+    let text = match formats::find_call(&c.text, &set.registry.list()) {
+        Some(found) => found.before,
+        None => c.text.clone(),
+    };
+    c.text = if text.trim().is_empty() {
+        NO_ANSWER.to_string()
+    } else {
+        format!("{ANSWER_LEAD}{}", text.trim_start())
+    };
+    on_event(TurnEvent::Text(c.text.clone()));
+    Ok(c)
+}
+
+/// How an answer is begun for a model that keeps calling past the cap.
+const ANSWER_LEAD: &str = "From the tool results above: ";
 
 /// Over the round cap, the model is told to answer now.
 fn limit_rounds(conversation: &mut Conversation, set: &ToolSet<'_>, calls: usize) {

@@ -118,6 +118,45 @@ fn round_cap_tells_the_model_to_answer() {
     );
 }
 
+/// Past the cap a model that opens yet another call gets its answer begun for it, and
+/// continues in prose from there.
+#[test]
+fn past_the_cap_the_answer_is_begun_for_the_model() {
+    let dir = workspace();
+    let first = r#"<tool_call>{"name": "read_file", "arguments": {"path": "notes.txt"}}</tool_call>"#;
+    // The second reply opens a call again; what follows the opener is what the model
+    // writes once the answer is begun for it.
+    let again = "<tool_call>you deploy with ./deploy.sh.";
+    let mut app = scripted_app(dir.path(), &[first, again], 1);
+    let (turn, events) = run(&mut app, "How do I deploy?");
+    assert_eq!(turn.calls.len(), 1);
+    assert_eq!(
+        turn.completion.text,
+        "From the tool results above: you deploy with ./deploy.sh."
+    );
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, TurnEvent::Text(t) if t == &turn.completion.text)));
+    let last = app.conversation.turns().last().unwrap();
+    assert_eq!((last.role, last.content.as_str()), (Role::Assistant, turn.completion.text.as_str()));
+}
+
+/// A model that writes a call even after the begun answer is cut off there; with nothing
+/// else said, the reply says why there is no answer.
+#[test]
+fn past_the_cap_a_call_after_the_begun_answer_is_no_answer() {
+    let dir = workspace();
+    let call = |p: &str| {
+        format!(r#"<tool_call>{{"name": "read_file", "arguments": {{"path": "{p}"}}}}</tool_call>"#)
+    };
+    let calls = [call("notes.txt"), call("src/lib.rs")];
+    let replies: Vec<&str> = calls.iter().map(String::as_str).collect();
+    let mut app = scripted_app(dir.path(), &replies, 1);
+    let (turn, _) = run(&mut app, "Read everything");
+    assert_eq!(turn.calls.len(), 1);
+    assert_eq!(turn.completion.text, harvey::chat::agent::NO_ANSWER);
+}
+
 #[test]
 fn unknown_tools_and_tool_errors_go_back_to_the_model() {
     let dir = workspace();
