@@ -268,7 +268,7 @@ impl Tool for MemoryUpdate {
         "memory_update"
     }
     fn description(&self) -> &'static str {
-        "Change fields of one memory note by id."
+        "Change fields of one memory note by id (the user approves)."
     }
     fn params(&self) -> &'static [Param] {
         const P: &[Param] = &[
@@ -306,6 +306,10 @@ impl Tool for MemoryUpdate {
     fn writes(&self) -> bool {
         true
     }
+    /// As [`MemoryForget`]: rewriting a note is the user's call.
+    fn asks(&self) -> bool {
+        true
+    }
     fn call(&self, args: &Map<String, Value>) -> Result<String, ToolError> {
         let id = valid_id(args)?;
         let patch = Patch {
@@ -329,13 +333,18 @@ impl Tool for MemoryForget {
         "memory_forget"
     }
     fn description(&self) -> &'static str {
-        "Archive a wrong or outdated memory note by id."
+        "Archive a wrong or outdated memory note by id (the user approves)."
     }
     fn params(&self) -> &'static [Param] {
         const P: &[Param] = &[ID];
         P
     }
     fn writes(&self) -> bool {
+        true
+    }
+    /// A model must not lose a note on its own: small ones archive notes unasked while
+    /// answering something else. Sessions that cannot ask refuse it.
+    fn asks(&self) -> bool {
         true
     }
     fn call(&self, args: &Map<String, Value>) -> Result<String, ToolError> {

@@ -579,3 +579,41 @@ fn confirm_memory_writes_asks_first() {
         .unwrap()
         .contains("Deploy on Fridays"));
 }
+
+/// A model may not archive or rewrite a note on its own: `memory_forget` and
+/// `memory_update` need the user's yes, so a session that cannot ask refuses them and
+/// the note stays (small models were seen archiving a project fact while answering a
+/// question about the package version).
+#[test]
+fn a_model_cannot_forget_or_rewrite_a_note_unasked() {
+    let dir = workspace();
+    let tool = |name: &str, args: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_harvey"))
+            .arg("--workdir")
+            .arg(dir.path())
+            .args(["tool", "call", name, args, "--json"])
+            .output()
+            .unwrap();
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let saved = tool(
+        "memory_write",
+        r#"{"type": "project_fact", "description": "the package version lives in Cargo.toml"}"#,
+    );
+    let id = saved["result"].as_str().unwrap().split_whitespace().nth(2).unwrap().to_string();
+    let forget = format!(r#"<tool_call>{{"name": "memory_forget", "arguments": {{"id": "{id}"}}}}</tool_call>"#);
+    let update = format!(
+        r#"<tool_call>{{"name": "memory_update", "arguments": {{"id": "{id}", "summary": "gone"}}}}</tool_call>"#
+    );
+    let mut app = scripted_app(dir.path(), &[&forget, &update, "Done."], 5);
+    let (turn, _) = run(&mut app, "What version is this package?");
+    assert_eq!(turn.calls.len(), 2);
+    for call in &turn.calls {
+        let err = call.result.clone().unwrap_err().to_string();
+        assert!(err.contains("needs the user's yes"), "{err}");
+    }
+    let read = tool("memory_read", &format!(r#"{{"id": "{id}"}}"#));
+    assert_eq!(read["ok"], true, "{read}");
+    let text = read["result"].as_str().unwrap();
+    assert!(text.contains("Cargo.toml") && !text.contains("gone"), "{text}");
+}
