@@ -117,7 +117,11 @@ impl Opened {
         let agents = workspace.join("agents");
         let (rag, enabled, mut notes) =
             crate::rag::open_active(&agents, &config.rag, embedder.as_ref());
-        let kb = if config.knowledge_base.enabled {
+        // A knowledge base that was never made has nothing to recall: opening it would
+        // create it, and a search must not write.
+        let kb_exists = crate::kb::import::own_path(&agents).exists()
+            || agents.join(crate::kb::import::GO_FILE).exists();
+        let kb = if config.knowledge_base.enabled && kb_exists {
             let project =
                 crate::kb::default_project(config.knowledge_base.project.as_deref(), workspace);
             match KnowledgeBase::open(&agents, &project, embedder) {
