@@ -115,7 +115,13 @@ fn main() {
     let noise_env = std::env::var("HARVEY_RECALL_NOISE").unwrap_or_default();
     if noise_env == "only" {
         embedder.clear();
-        noise::noise(&stores, &root.join("README.md"), &embedder, &vocab, dir.path());
+        noise::noise(
+            &stores,
+            &root.join("README.md"),
+            &embedder,
+            &vocab,
+            dir.path(),
+        );
         return;
     }
     print_header();
@@ -129,7 +135,13 @@ fn main() {
     print_categories(&results);
     if noise_env == "1" {
         embedder.clear();
-        noise::noise(&stores, &root.join("README.md"), &embedder, &vocab, dir.path());
+        noise::noise(
+            &stores,
+            &root.join("README.md"),
+            &embedder,
+            &vocab,
+            dir.path(),
+        );
     }
     if std::env::var("HARVEY_RECALL_GRID").is_ok_and(|v| v == "1") {
         grid(&mut stores);

@@ -292,8 +292,7 @@ fn tool(options: &AppOptions, cmd: ToolCommand) -> Result<ExitCode> {
                     .as_ref()
                     .map(|v| v as &dyn harvey::tokens::TokenCounter),
             };
-            let result =
-                registry.call_in(&name, &args, harvey::tools::Approval::NobodyToAsk, ctx);
+            let result = registry.call_in(&name, &args, harvey::tools::Approval::NobodyToAsk, ctx);
             print_tool_result(&result, json)?;
             Ok(if result.is_ok() {
                 ExitCode::SUCCESS

@@ -224,7 +224,14 @@ fn rounds(
             if let Some(found) = formats::find_call(&c.text, &set.registry.list()) {
                 conversation.push_assistant(&c.text);
                 let counter = Counting(&*engine);
-                let record = run_call(conversation, set, Ok(found.call), &mut seen, &counter, on_event);
+                let record = run_call(
+                    conversation,
+                    set,
+                    Ok(found.call),
+                    &mut seen,
+                    &counter,
+                    on_event,
+                );
                 calls.push(record);
                 limit_rounds(conversation, set, calls.len());
                 continue;
@@ -347,7 +354,14 @@ fn one_call(
         Err(stop) => Err(ToolError::CutOff(stop.as_str())),
     };
     let counter = Counting(&*engine);
-    Ok(run_call(conversation, set, parsed, seen, &counter, on_event))
+    Ok(run_call(
+        conversation,
+        set,
+        parsed,
+        seen,
+        &counter,
+        on_event,
+    ))
 }
 
 /// The engine's tokenizer as a tool call's token counter (the engine is idle while a
@@ -359,7 +373,6 @@ impl crate::tokens::TokenCounter for Counting<'_> {
         self.0.count_tokens(text)
     }
 }
-
 
 /// Runs a parsed call (or reports why it could not be parsed) and appends its result in
 /// the tool role.

@@ -246,8 +246,7 @@ fn prune(dir: &Path, model: &str, just_saved: &Path, keep: usize) {
     saved.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
     for (_, state, sidecar) in saved.into_iter().skip(keep.max(1)) {
         // The key first: a state without its key is never loaded.
-        if let Err(e) = std::fs::remove_file(&sidecar).and_then(|()| std::fs::remove_file(&state))
-        {
+        if let Err(e) = std::fs::remove_file(&sidecar).and_then(|()| std::fs::remove_file(&state)) {
             tracing::warn!("cannot prune the saved prefix {}: {e}", state.display());
         }
     }
@@ -362,15 +361,25 @@ mod tests {
         for fact in ["one", "two", "three", "four", "five"] {
             let ids = stable_prefix_ids(&engine, "sys", &format!("facts {fact} "));
             let outcome = restore_or_save(&mut engine, dir.path(), &ids, 2);
-            assert!(matches!(outcome, PrefixOutcome::Saved { .. }), "{outcome:?}");
+            assert!(
+                matches!(outcome, PrefixOutcome::Saved { .. }),
+                "{outcome:?}"
+            );
             saved.push(paths(dir.path(), &key(engine.info(), &ids)));
             // Coarse mtimes must still show the order of the saves.
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
         let exists = |(state, key): &(PathBuf, PathBuf)| state.exists() || key.exists();
         let kept: Vec<bool> = saved.iter().map(exists).collect();
-        assert_eq!(kept, [false, false, false, true, true], "only the two newest stay");
-        assert!(their_state.exists() && their_key.exists(), "another model's stays");
+        assert_eq!(
+            kept,
+            [false, false, false, true, true],
+            "only the two newest stay"
+        );
+        assert!(
+            their_state.exists() && their_key.exists(),
+            "another model's stays"
+        );
         // The newest still restores.
         let ids = stable_prefix_ids(&engine, "sys", "facts five ");
         let mut fresh = ScriptedEngine::new(4096, Vec::<String>::new());

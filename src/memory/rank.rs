@@ -192,7 +192,7 @@ impl Ranking {
         lexical: Vec<(K, f64)>,
         nearest: Vec<(K, f32)>,
         pool: usize,
-    ) -> (Vec<(K, f64)>, Vec<(K, f32)>) {
+    ) -> Lists<K> {
         if nearest.is_empty() {
             return (lexical, nearest);
         }
@@ -270,6 +270,9 @@ impl Ranking {
         relevance * conf * (1.0 - self.recency_strength * (1.0 - recency))
     }
 }
+
+/// A full-text list (bm25 scores) and a vector list (cosines), each best first.
+pub type Lists<K> = (Vec<(K, f64)>, Vec<(K, f32)>);
 
 /// Scores divided by the best one (bm25 has no fixed scale).
 fn by_best<K: Clone>(list: &[(K, f64)]) -> Vec<(K, f64)> {

@@ -136,7 +136,11 @@ impl Tool for MemorySearch {
     fn call(&self, args: &Map<String, Value>) -> Result<String, ToolError> {
         self.call_in(args, ToolContext::default())
     }
-    fn call_in(&self, args: &Map<String, Value>, ctx: ToolContext<'_>) -> Result<String, ToolError> {
+    fn call_in(
+        &self,
+        args: &Map<String, Value>,
+        ctx: ToolContext<'_>,
+    ) -> Result<String, ToolError> {
         let counter = ctx.counter.ok_or_else(|| {
             ToolError::Failed(
                 "memory_search counts exact tokens and needs the model's tokenizer, which is not loaded here (pass --model, or run scripts/fetch-models.sh)".into(),
@@ -145,8 +149,11 @@ impl Tool for MemorySearch {
         let query = arg_str(args, "query").unwrap_or_default();
         let limits = search_limits(&self.0.config, arg_int(args, "k"));
         let store = self.0.open()?;
-        let (opened, notes) =
-            crate::sources::Opened::open(&self.0.workspace, &self.0.config, self.0.embedder.clone());
+        let (opened, notes) = crate::sources::Opened::open(
+            &self.0.workspace,
+            &self.0.config,
+            self.0.embedder.clone(),
+        );
         for n in notes {
             tracing::warn!("memory_search: {n}");
         }

@@ -105,7 +105,11 @@ pub trait Tool {
     fn call(&self, args: &Map<String, Value>) -> Result<String, ToolError>;
     /// A call with what the session lends it ([`ToolContext`]); tools that need nothing
     /// of the session keep the default.
-    fn call_in(&self, args: &Map<String, Value>, _ctx: ToolContext<'_>) -> Result<String, ToolError> {
+    fn call_in(
+        &self,
+        args: &Map<String, Value>,
+        _ctx: ToolContext<'_>,
+    ) -> Result<String, ToolError> {
         self.call(args)
     }
     /// A call of a tool that [`asks`](Tool::asks), with the user's answer. The default

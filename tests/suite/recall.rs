@@ -278,7 +278,10 @@ fn memory_search_the_repl_and_the_session_start_rank_one_query_identically() {
     let mut app = App::with_engine(
         ws.path().to_path_buf(),
         config,
-        Box::new(ScriptedEngine::new(4096, [call.as_str(), "Tag, then upload."])),
+        Box::new(ScriptedEngine::new(
+            4096,
+            [call.as_str(), "Tag, then upload."],
+        )),
     );
     // The model's search: the session start injects for this first message, then the
     // model calls memory_search with the same words.
@@ -304,11 +307,20 @@ fn memory_search_the_repl_and_the_session_start_rank_one_query_identically() {
     assert!(repl.len() >= 3, "{out}");
     // The tool sees every source the session start sees (the old tool saw memories only).
     assert!(
-        tool.iter().any(|id| id.starts_with("handbook:") || id.contains("publishing.md")),
+        tool.iter()
+            .any(|id| id.starts_with("handbook:") || id.contains("publishing.md")),
         "{result}"
     );
-    assert_eq!(&tool[..repl.len()], &repl[..], "tool:\n{result}\nREPL:\n{out}");
-    assert_eq!(&start[..repl.len()], &repl[..], "start: {start:?}\nREPL:\n{out}");
+    assert_eq!(
+        &tool[..repl.len()],
+        &repl[..],
+        "tool:\n{result}\nREPL:\n{out}"
+    );
+    assert_eq!(
+        &start[..repl.len()],
+        &repl[..],
+        "start: {start:?}\nREPL:\n{out}"
+    );
     assert!(result.contains(" tokens;"), "{result}");
 }
 
@@ -317,7 +329,9 @@ fn an_unrelated_rag_store_neither_outranks_nor_fills_the_budget() {
     let ws = workspace();
     import(
         ws.path(),
-        &[workflow("Release the binary with scripts/release.sh after tagging")],
+        &[workflow(
+            "Release the binary with scripts/release.sh after tagging",
+        )],
     );
     std::fs::create_dir(ws.path().join("kitchen")).unwrap();
     std::fs::write(
@@ -343,7 +357,10 @@ fn an_unrelated_rag_store_neither_outranks_nor_fills_the_budget() {
         "{value:#}"
     );
     let block = value["block"].as_str().unwrap();
-    assert!(!block.contains("starter"), "a recipe chunk was packed: {value:#}");
+    assert!(
+        !block.contains("starter"),
+        "a recipe chunk was packed: {value:#}"
+    );
     assert!(
         value["results"]
             .as_array()
