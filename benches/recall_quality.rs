@@ -14,7 +14,9 @@
 //! set HARVEY_LOCOMO; the default is `../shared/data/locomo-dev.json` beside the
 //! project. Missing data → one line and exit 0. HARVEY_RECALL_GRID=1 also prints the
 //! fusion settings that were compared when the default was chosen (`=only`: just
-//! those; `=feedback`: the pseudo-relevance feedback settings).
+//! those; `=feedback`: the pseudo-relevance feedback settings). HARVEY_RECALL_NOISE=1
+//! adds the noise check (`noise.rs`: a store of unrelated chunks beside the memories;
+//! `=only`: just that).
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -31,6 +33,8 @@ use harvey::tokens::{EmbedError, Embedder, TokenCounter};
 mod feedback;
 #[path = "recall_quality/grid.rs"]
 mod grid;
+#[path = "recall_quality/noise.rs"]
+mod noise;
 use grid::grid;
 
 const KS: [usize; 4] = [1, 5, 10, 20];
@@ -108,6 +112,18 @@ fn main() {
         grid(&mut stores);
         return;
     }
+    let noise_env = std::env::var("HARVEY_RECALL_NOISE").unwrap_or_default();
+    if noise_env == "only" {
+        embedder.clear();
+        noise::noise(
+            &stores,
+            &root.join("README.md"),
+            &embedder,
+            &vocab,
+            dir.path(),
+        );
+        return;
+    }
     print_header();
     let mut results = Vec::new();
     for (name, ranking) in modes {
@@ -117,6 +133,16 @@ fn main() {
         results.push((name, s));
     }
     print_categories(&results);
+    if noise_env == "1" {
+        embedder.clear();
+        noise::noise(
+            &stores,
+            &root.join("README.md"),
+            &embedder,
+            &vocab,
+            dir.path(),
+        );
+    }
     if std::env::var("HARVEY_RECALL_GRID").is_ok_and(|v| v == "1") {
         grid(&mut stores);
     }

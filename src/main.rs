@@ -282,7 +282,17 @@ fn tool(options: &AppOptions, cmd: ToolCommand) -> Result<ExitCode> {
                         return Ok(ExitCode::from(2));
                     }
                 };
-            let result = registry.call(&name, &args);
+            // memory_search packs its result in exact tokens: the model's tokenizer.
+            let vocab = (name == "memory_search")
+                .then(|| App::resolve(options).ok())
+                .flatten()
+                .and_then(|(_, _, model)| harvey::engine::Vocabulary::load(&model).ok());
+            let ctx = harvey::tools::ToolContext {
+                counter: vocab
+                    .as_ref()
+                    .map(|v| v as &dyn harvey::tokens::TokenCounter),
+            };
+            let result = registry.call_in(&name, &args, harvey::tools::Approval::NobodyToAsk, ctx);
             print_tool_result(&result, json)?;
             Ok(if result.is_ok() {
                 ExitCode::SUCCESS

@@ -2,7 +2,12 @@
 //! stores in use and the knowledge base's current project. The session start, `/memory
 //! recall`, `harvey memory recall` (with and without `--budget`, batch or not) and
 //! `/memory status` all call [`Sources::recall`], so the same query gives the same
-//! ranking everywhere; only [`Limits`] differ (a budget, or a list of k items).
+//! ranking everywhere; only [`Limits`] differ (a budget, or a list of k items). The
+//! model's `memory_search` tool asks it too, through [`Opened`]: the same sources opened
+//! from disk as the session and `harvey memory recall` open them.
+
+use std::path::Path;
+use std::sync::Arc;
 
 use crate::config::MemoryConfig;
 use crate::kb::{KbSilo, KnowledgeBase};
@@ -10,7 +15,7 @@ use crate::memory::recall::{recall, Injection, Limits, MemorySilo, Silo};
 use crate::memory::{MemoryStore, StoreError};
 use crate::rag::{RagSilo, RagStore};
 use crate::session::index::{SessionIndex, SessionSilo};
-use crate::tokens::TokenCounter;
+use crate::tokens::{Embedder, TokenCounter};
 
 /// What recall may draw from (each part optional).
 pub struct Sources<'a> {
@@ -90,5 +95,72 @@ impl<'a> Sources<'a> {
             out.push(format!("kb:{}", kb.current_project().unwrap_or_default()));
         }
         out
+    }
+}
+
+/// The sources beside the memory store, opened from disk: the RAG stores in use (none
+/// when `/rag off`), the knowledge base's project and the sessions index. Problems are
+/// returned as notes (this module never prints); a source that cannot be opened is left
+/// out.
+pub struct Opened {
+    pub rag: Vec<RagStore>,
+    pub kb: Option<KnowledgeBase>,
+    pub sessions: Option<SessionIndex>,
+}
+
+impl Opened {
+    pub fn open(
+        workspace: &Path,
+        config: &MemoryConfig,
+        embedder: Option<Arc<dyn Embedder>>,
+    ) -> (Self, Vec<String>) {
+        let agents = workspace.join("agents");
+        let (rag, enabled, mut notes) =
+            crate::rag::open_active(&agents, &config.rag, embedder.as_ref());
+        // A knowledge base that was never made has nothing to recall: opening it would
+        // create it, and a search must not write.
+        let kb_exists = crate::kb::import::own_path(&agents).exists()
+            || agents.join(crate::kb::import::GO_FILE).exists();
+        let kb = if config.knowledge_base.enabled && kb_exists {
+            let project =
+                crate::kb::default_project(config.knowledge_base.project.as_deref(), workspace);
+            match KnowledgeBase::open(&agents, &project, embedder) {
+                Ok(kb) => {
+                    if kb.is_foreign() {
+                        notes.push(crate::kb::FOREIGN_NOTE.into());
+                    }
+                    Some(kb)
+                }
+                Err(e) => {
+                    notes.push(format!("knowledge base unavailable: {e}"));
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        let sessions = match SessionIndex::open(&agents) {
+            Ok(index) => {
+                let _ = index.reconcile();
+                Some(index)
+            }
+            Err(e) => {
+                notes.push(format!("sessions index unavailable: {e}"));
+                None
+            }
+        };
+        let rag = if enabled { rag } else { Vec::new() };
+        (Self { rag, kb, sessions }, notes)
+    }
+
+    /// Every source, with `store`, as the session start sees them.
+    pub fn sources<'a>(&'a self, config: &MemoryConfig, store: &'a MemoryStore) -> Sources<'a> {
+        Sources::new(
+            config,
+            Some(store),
+            self.sessions.as_ref(),
+            &self.rag,
+            self.kb.as_ref(),
+        )
     }
 }

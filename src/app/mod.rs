@@ -481,7 +481,8 @@ impl App {
             let ids =
                 stable_prefix_ids_in(self.engine.as_ref(), &self.conversation, stable_context);
             let dir = self.agents_dir().join("cache");
-            self.prefix = restore_or_save(self.engine.as_mut(), &dir, &ids);
+            let keep = self.config.engine.cache_prefix_keep;
+            self.prefix = restore_or_save(self.engine.as_mut(), &dir, &ids, keep);
         }
         &self.prefix
     }

@@ -50,6 +50,7 @@ pub fn tools_with_abort(
             agents_dir: workspace.join("agents"),
             workspace: workspace.to_path_buf(),
             embedder: open_embedder(config, workspace).0,
+            config: config.memory.clone(),
         };
         registry.add(Box::new(MemorySearch(place.clone())));
         registry.add(Box::new(MemoryRead(place.clone())));

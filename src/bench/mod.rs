@@ -260,10 +260,10 @@ fn first_turn_with_saved_prefix(
         .stats
         .ttft_ms;
     engine.reset();
-    restore_or_save(engine, &dir, &ids);
+    restore_or_save(engine, &dir, &ids, 1);
     engine.reset();
     let restore_started = Instant::now();
-    let outcome = restore_or_save(engine, &dir, &ids);
+    let outcome = restore_or_save(engine, &dir, &ids, 1);
     let restore_ms = restore_started.elapsed().as_secs_f64() * 1000.0;
     let cached = engine
         .generate(&messages, &greedy(opts.turn_tokens), &mut |_| {})?

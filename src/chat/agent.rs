@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use crate::engine::{Completion, Engine, GenerateOptions, StopReason};
-use crate::tools::{formats, parse_call, Approval, Registry, ToolCall, ToolError};
+use crate::tools::{formats, parse_call, Approval, Registry, ToolCall, ToolContext, ToolError};
 
 use super::call_watch::{self, JsonHead};
 
@@ -223,7 +223,15 @@ fn rounds(
             // family's opener) is still a call once the reply is whole.
             if let Some(found) = formats::find_call(&c.text, &set.registry.list()) {
                 conversation.push_assistant(&c.text);
-                let record = run_call(conversation, set, Ok(found.call), &mut seen, on_event);
+                let counter = Counting(&*engine);
+                let record = run_call(
+                    conversation,
+                    set,
+                    Ok(found.call),
+                    &mut seen,
+                    &counter,
+                    on_event,
+                );
                 calls.push(record);
                 limit_rounds(conversation, set, calls.len());
                 continue;
@@ -376,7 +384,25 @@ fn one_call(
         Ok(text) => parse_call(text),
         Err(stop) => Err(ToolError::CutOff(stop.as_str())),
     };
-    Ok(run_call(conversation, set, parsed, seen, on_event))
+    let counter = Counting(&*engine);
+    Ok(run_call(
+        conversation,
+        set,
+        parsed,
+        seen,
+        &counter,
+        on_event,
+    ))
+}
+
+/// The engine's tokenizer as a tool call's token counter (the engine is idle while a
+/// tool runs).
+struct Counting<'a>(&'a dyn Engine);
+
+impl crate::tokens::TokenCounter for Counting<'_> {
+    fn count_tokens(&self, text: &str) -> usize {
+        self.0.count_tokens(text)
+    }
 }
 
 /// Runs a parsed call (or reports why it could not be parsed) and appends its result in
@@ -386,8 +412,12 @@ fn run_call(
     set: &ToolSet<'_>,
     parsed: Result<ToolCall, ToolError>,
     seen: &mut HashMap<String, Result<String, ToolError>>,
+    counter: &Counting<'_>,
     on_event: &mut dyn FnMut(TurnEvent),
 ) -> CallRecord {
+    let ctx = ToolContext {
+        counter: Some(counter),
+    };
     let (call, result, reused) = match parsed {
         Ok(call) => {
             on_event(TurnEvent::ToolCall(call.summary()));
@@ -395,7 +425,7 @@ fn run_call(
             let reused = seen.contains_key(&key);
             let result = match seen.get(&key) {
                 Some(r) => r.clone(),
-                None => approve_and_call(set, &call, on_event),
+                None => approve_and_call(set, &call, ctx, on_event),
             };
             seen.entry(key).or_insert_with(|| result.clone());
             (Some(call), result, reused)
@@ -428,6 +458,7 @@ fn run_call(
 fn approve_and_call(
     set: &ToolSet<'_>,
     call: &ToolCall,
+    ctx: ToolContext<'_>,
     on_event: &mut dyn FnMut(TurnEvent),
 ) -> Result<String, ToolError> {
     let tool = set.registry.get(&call.name);
@@ -442,6 +473,8 @@ fn approve_and_call(
         (Some(Some(ask)), true) if !ask(&call.summary()) => Err(ToolError::Refused(
             "the user declined this write; do not retry it".into(),
         )),
-        _ => set.registry.call(&call.name, &call.arguments),
+        _ => set
+            .registry
+            .call_in(&call.name, &call.arguments, Approval::NobodyToAsk, ctx),
     }
 }

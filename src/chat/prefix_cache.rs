@@ -9,6 +9,10 @@
 //! also records the state file's size and sha256, checked before llama.cpp reads it.
 //! Any mismatch or failure means a normal prefill and a fresh file — never a crash. The
 //! cache is safe to delete.
+//!
+//! Every change of facts, profile or guidance makes a new key, so each save prunes the
+//! same model's older states down to the newest `keep` (`engine.cache_prefix_keep`):
+//! states are hundreds of megabytes and may sit on an SD card.
 
 use std::path::{Path, PathBuf};
 
@@ -126,8 +130,13 @@ pub fn stable_prefix_ids_in(
 }
 
 /// Restores the prefix from `dir` when a matching state exists; otherwise prefills it
-/// and saves it there.
-pub fn restore_or_save(engine: &mut dyn Engine, dir: &Path, ids: &[i32]) -> PrefixOutcome {
+/// and saves it there, keeping the model's newest `keep` saved prefixes.
+pub fn restore_or_save(
+    engine: &mut dyn Engine,
+    dir: &Path,
+    ids: &[i32],
+    keep: usize,
+) -> PrefixOutcome {
     if ids.is_empty() {
         return PrefixOutcome::Empty;
     }
@@ -144,10 +153,13 @@ pub fn restore_or_save(engine: &mut dyn Engine, dir: &Path, ids: &[i32]) -> Pref
         };
     }
     match save(engine, &key, dir, &state, &sidecar) {
-        Ok(()) => PrefixOutcome::Saved {
-            tokens: ids.len(),
-            reason,
-        },
+        Ok(()) => {
+            prune(dir, &key.model, &state, keep);
+            PrefixOutcome::Saved {
+                tokens: ids.len(),
+                reason,
+            }
+        }
         Err(e) => PrefixOutcome::NotSaved {
             tokens: ids.len(),
             reason: e,
@@ -202,6 +214,52 @@ fn save(
     std::fs::write(sidecar, json).map_err(|e| format!("cannot write {}: {e}", sidecar.display()))
 }
 
+/// Deletes `model`'s saved prefixes in `dir` beyond the newest `keep` (`just_saved`
+/// always counts as the newest). Only pairs whose sidecar names `model` are touched: a
+/// state without a sidecar may be another process's save in progress. A file that
+/// cannot be deleted is left for the next save to try again.
+fn prune(dir: &Path, model: &str, just_saved: &Path, keep: usize) {
+    let mut saved: Vec<(std::time::SystemTime, PathBuf, PathBuf)> = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let sidecar = entry.path();
+        let is_key = sidecar
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("prefix-") && n.ends_with(".json"));
+        if !is_key || sidecar_model(&sidecar).as_deref() != Some(model) {
+            continue;
+        }
+        let state = sidecar.with_extension("state");
+        let at = std::fs::metadata(&state)
+            .and_then(|m| m.modified())
+            .unwrap_or(std::time::UNIX_EPOCH);
+        let at = if state == just_saved {
+            std::time::SystemTime::now() + std::time::Duration::from_secs(1)
+        } else {
+            at
+        };
+        saved.push((at, state, sidecar));
+    }
+    saved.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    for (_, state, sidecar) in saved.into_iter().skip(keep.max(1)) {
+        // The key first: a state without its key is never loaded.
+        if let Err(e) = std::fs::remove_file(&sidecar).and_then(|()| std::fs::remove_file(&state)) {
+            tracing::warn!("cannot prune the saved prefix {}: {e}", state.display());
+        }
+    }
+}
+
+/// The model fingerprint a sidecar vouches for (`None`: unreadable).
+fn sidecar_model(sidecar: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(sidecar).ok()?;
+    serde_json::from_str::<Sidecar>(&text)
+        .ok()
+        .map(|s| s.key.model)
+}
+
 /// Size and sha256 of a file, streamed.
 fn file_identity(path: &Path) -> std::io::Result<(u64, String)> {
     use sha2::{Digest, Sha256};
@@ -252,12 +310,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut engine = ScriptedEngine::new(4096, Vec::<String>::new());
         let ids = stable_prefix_ids(&engine, "sys", "stable ");
-        let first = restore_or_save(&mut engine, dir.path(), &ids);
+        let first = restore_or_save(&mut engine, dir.path(), &ids, 3);
         assert!(matches!(first, PrefixOutcome::Saved { .. }), "{first:?}");
 
         let mut fresh = ScriptedEngine::new(4096, Vec::<String>::new());
         assert_eq!(
-            restore_or_save(&mut fresh, dir.path(), &ids),
+            restore_or_save(&mut fresh, dir.path(), &ids, 3),
             PrefixOutcome::Restored { tokens: ids.len() }
         );
         assert_eq!(fresh.cached_tokens(), ids.len());
@@ -265,7 +323,7 @@ mod tests {
         // A different prefix has a different key: prefilled and saved beside it.
         let other = stable_prefix_ids(&fresh, "sys", "changed ");
         assert!(matches!(
-            restore_or_save(&mut fresh, dir.path(), &other),
+            restore_or_save(&mut fresh, dir.path(), &other, 3),
             PrefixOutcome::Saved { .. }
         ));
 
@@ -273,14 +331,59 @@ mod tests {
         let (state, _) = paths(dir.path(), &key(fresh.info(), &ids));
         std::fs::write(&state, b"garbage").unwrap();
         let mut third = ScriptedEngine::new(4096, Vec::<String>::new());
-        match restore_or_save(&mut third, dir.path(), &ids) {
+        match restore_or_save(&mut third, dir.path(), &ids, 3) {
             PrefixOutcome::Saved { reason, .. } => assert!(reason.contains("unusable"), "{reason}"),
             other => panic!("{other:?}"),
         }
         let mut fourth = ScriptedEngine::new(4096, Vec::<String>::new());
         assert!(matches!(
-            restore_or_save(&mut fourth, dir.path(), &ids),
+            restore_or_save(&mut fourth, dir.path(), &ids, 3),
             PrefixOutcome::Restored { .. }
         ));
+    }
+
+    #[test]
+    fn each_save_keeps_the_newest_few_per_model() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut engine = ScriptedEngine::new(4096, Vec::<String>::new());
+        // Another model's saved prefix is not this model's to prune.
+        let mut theirs = key(engine.info(), &[1, 2, 3]);
+        theirs.model = "another model".into();
+        let (their_state, their_key) = paths(dir.path(), &theirs);
+        std::fs::write(&their_state, b"state").unwrap();
+        let sidecar = Sidecar {
+            key: theirs,
+            state_bytes: 5,
+            state_sha256: String::new(),
+        };
+        std::fs::write(&their_key, serde_json::to_string(&sidecar).unwrap()).unwrap();
+        let mut saved = Vec::new();
+        for fact in ["one", "two", "three", "four", "five"] {
+            let ids = stable_prefix_ids(&engine, "sys", &format!("facts {fact} "));
+            let outcome = restore_or_save(&mut engine, dir.path(), &ids, 2);
+            assert!(
+                matches!(outcome, PrefixOutcome::Saved { .. }),
+                "{outcome:?}"
+            );
+            saved.push(paths(dir.path(), &key(engine.info(), &ids)));
+            // Coarse mtimes must still show the order of the saves.
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let exists = |(state, key): &(PathBuf, PathBuf)| state.exists() || key.exists();
+        let kept: Vec<bool> = saved.iter().map(exists).collect();
+        assert_eq!(
+            kept,
+            [false, false, false, true, true],
+            "only the two newest stay"
+        );
+        assert!(
+            their_state.exists() && their_key.exists(),
+            "another model's stays"
+        );
+        // The newest still restores.
+        let ids = stable_prefix_ids(&engine, "sys", "facts five ");
+        let mut fresh = ScriptedEngine::new(4096, Vec::<String>::new());
+        let outcome = restore_or_save(&mut fresh, dir.path(), &ids, 2);
+        assert_eq!(outcome, PrefixOutcome::Restored { tokens: ids.len() });
     }
 }

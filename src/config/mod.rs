@@ -22,6 +22,9 @@ pub const DEFAULT_N_CTX: u32 = 4096;
 pub const DEFAULT_N_BATCH: u32 = 256;
 /// f16 until q8_0 is shown not to be slower on an idle machine (issue 19).
 pub const DEFAULT_KV_CACHE_TYPE: &str = "f16";
+/// Saved prefixes kept per model under `agents/cache/` (`engine.cache_prefix_keep`): each
+/// change of facts, profile or guidance saves another; older ones are pruned.
+pub const DEFAULT_CACHE_PREFIX_KEEP: usize = 3;
 /// `engine.lookup` when the config does not say.
 pub const DEFAULT_LOOKUP: &str = "auto";
 pub const DEFAULT_TEMPERATURE: f32 = 0.7;
@@ -103,6 +106,8 @@ pub struct EngineConfig {
     pub threads_batch: Option<u32>,
     /// Save the stable prompt prefix under `agents/cache/` and restore it at start.
     pub cache_prefix: bool,
+    /// Saved prefixes kept per model (the newest; at least 1).
+    pub cache_prefix_keep: usize,
     /// `engine.kv_cache_type`: f16 (default) or q8_0 (about half the KV memory).
     pub kv_cache_type: crate::engine::KvCacheType,
     /// `engine.lookup`: prompt-lookup decoding, auto (default), on or off.

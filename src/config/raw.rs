@@ -105,6 +105,7 @@ pub struct RawEngine {
     pub threads: u32,
     pub threads_batch: u32,
     pub cache_prefix: bool,
+    pub cache_prefix_keep: usize,
     pub kv_cache_type: String,
     pub lookup: String,
 }
@@ -117,6 +118,7 @@ impl Default for RawEngine {
             threads: 0,
             threads_batch: 0,
             cache_prefix: true,
+            cache_prefix_keep: DEFAULT_CACHE_PREFIX_KEEP,
             kv_cache_type: DEFAULT_KV_CACHE_TYPE.into(),
             lookup: DEFAULT_LOOKUP.into(),
         }

@@ -107,6 +107,11 @@ fn check_engine(e: &RawEngine) -> Check {
     require(e.n_ctx >= 64, "engine.n_ctx", "must be at least 64 tokens")?;
     require(e.n_batch >= 1, "engine.n_batch", "must be at least 1")?;
     require(
+        e.cache_prefix_keep >= 1,
+        "engine.cache_prefix_keep",
+        "must be at least 1 (to keep no saved prefix, set engine.cache_prefix: false)",
+    )?;
+    require(
         e.threads <= 1024,
         "engine.threads",
         "must be 0 (auto) or a thread count",
@@ -228,6 +233,7 @@ fn engine(e: RawEngine) -> EngineConfig {
         threads: auto(e.threads),
         threads_batch: auto(e.threads_batch),
         cache_prefix: e.cache_prefix,
+        cache_prefix_keep: e.cache_prefix_keep,
         kv_cache_type: KvCacheType::parse(&e.kv_cache_type).unwrap_or_default(),
         lookup: LookupMode::parse(&e.lookup).unwrap_or_default(),
     }

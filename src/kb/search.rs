@@ -40,7 +40,11 @@ impl KnowledgeBase {
                 .collect::<Result<_, _>>()
                 .map_err(|e| self.db_err(e))?;
         }
-        let nearest = ranking.keep_similar(self.nearest(query, pid, pool)?);
+        // Evidence on an absolute scale first: the best observation is not relevant by
+        // construction.
+        let (lexical, nearest) =
+            ranking.with_evidence(lexical, self.nearest(query, pid, pool)?, pool);
+        let nearest = ranking.keep_similar(nearest);
         let scored = ranking.fuse(&lexical, &nearest);
         let mut out = Vec::new();
         for (id, score) in scored.into_iter().take(k) {

@@ -11,6 +11,13 @@
 //! full text cannot find. Reciprocal-rank fusion was measured too and lost: its scores
 //! are nearly flat over the first ranks, so the priors reordered them.
 //! Priors are mild: they break near-ties, they never override relevance.
+//!
+//! Scaling by a source's own best hit makes that hit relevant by construction: a RAG
+//! store holding only a bread recipe would offer it at 1.0 for any question. So the
+//! stores beside the memories (RAG, knowledge base) must first show evidence on an
+//! absolute scale ([`Ranking::with_evidence`]): a raw cosine of at least
+//! `evidence_cosine`, for vector and full-text hits alike. Measured with the noise check
+//! of `recall_quality` (a store of unrelated chunks beside LoCoMo's memories).
 
 use std::collections::HashMap;
 use std::hash::Hash;
@@ -57,6 +64,9 @@ pub struct Ranking {
     /// Where the weakest vector candidate lands on the 0–1 scale: its cosine is mapped
     /// to `tail / (1 + tail)` of the best one's (0 = min–max, the weakest gets nothing).
     pub vector_tail: f64,
+    /// Raw cosine a RAG chunk or knowledge-base observation must reach to count as
+    /// relevant at all, when its store has vectors (see [`Ranking::with_evidence`]).
+    pub evidence_cosine: f32,
     /// Pseudo-relevance feedback for the memory store's full-text side (the RAG stores
     /// and the knowledge base rank through FTS5 and do not use it).
     pub feedback: Feedback,
@@ -101,6 +111,8 @@ pub const DEFAULT_MIN_POOL: usize = 50;
 pub const DEFAULT_CONFIDENCE_STRENGTH: f64 = 0.1;
 pub const DEFAULT_RECENCY_STRENGTH: f64 = 0.05;
 pub const DEFAULT_VECTOR_TAIL: f64 = 0.25;
+/// MiniLM gives unrelated text cosines under about 0.15 and loose paraphrases 0.25–0.4.
+pub const DEFAULT_EVIDENCE_COSINE: f32 = 0.25;
 
 impl Default for Ranking {
     fn default() -> Self {
@@ -116,6 +128,7 @@ impl Default for Ranking {
             confidence_strength: DEFAULT_CONFIDENCE_STRENGTH,
             recency_strength: DEFAULT_RECENCY_STRENGTH,
             vector_tail: DEFAULT_VECTOR_TAIL,
+            evidence_cosine: DEFAULT_EVIDENCE_COSINE,
             feedback: DEFAULT_FEEDBACK,
         }
     }
@@ -166,6 +179,32 @@ impl Ranking {
         let best = hits.first().map_or(0.0, |h| h.1);
         let floor = self.min_cosine.max(best * self.relative_floor);
         hits.into_iter().filter(|(_, s)| *s >= floor).collect()
+    }
+
+    /// The hits of a store beside the memories that show evidence on an absolute scale:
+    /// vector hits whose raw cosine reaches `evidence_cosine`, and full-text hits that
+    /// are among them — or that lie past the end of a full `nearest` list (`pool` long)
+    /// whose weakest hit still reaches the floor, where their cosine is unknown. Without
+    /// vectors (no embedder, or the query could not be embedded) full text stands alone:
+    /// its match on a query term is the evidence. `nearest` is best first.
+    pub fn with_evidence<K: Eq + Hash>(
+        &self,
+        lexical: Vec<(K, f64)>,
+        nearest: Vec<(K, f32)>,
+        pool: usize,
+    ) -> Lists<K> {
+        if nearest.is_empty() {
+            return (lexical, nearest);
+        }
+        let floor = self.evidence_cosine;
+        let beyond_pool = nearest.len() >= pool && nearest.last().is_some_and(|h| h.1 >= floor);
+        let nearest: Vec<(K, f32)> = nearest.into_iter().filter(|h| h.1 >= floor).collect();
+        let confirmed: std::collections::HashSet<&K> = nearest.iter().map(|h| &h.0).collect();
+        let lexical = lexical
+            .into_iter()
+            .filter(|h| beyond_pool || confirmed.contains(&h.0))
+            .collect();
+        (lexical, nearest)
     }
 
     /// Relevance in 0–1 for every key of either list, best first. `lexical` holds
@@ -231,6 +270,9 @@ impl Ranking {
         relevance * conf * (1.0 - self.recency_strength * (1.0 - recency))
     }
 }
+
+/// A full-text list (bm25 scores) and a vector list (cosines), each best first.
+pub type Lists<K> = (Vec<(K, f64)>, Vec<(K, f32)>);
 
 /// Scores divided by the best one (bm25 has no fixed scale).
 fn by_best<K: Clone>(list: &[(K, f64)]) -> Vec<(K, f64)> {
@@ -340,6 +382,27 @@ mod tests {
             let pos = |k| ids(&out).iter().position(|x| *x == k).unwrap();
             assert!(pos("c") < pos("e"), "{fusion:?}: {out:?}");
         }
+    }
+
+    #[test]
+    fn evidence_is_an_absolute_cosine_for_both_lists() {
+        let r = Ranking::default();
+        let lex = vec![("recipe", 3.0), ("release", 2.0), ("far", 1.0)];
+        // Only "release" is similar enough; "recipe" matched a word but not the meaning.
+        let vec = vec![("release", 0.6_f32), ("recipe", 0.1)];
+        let (l, v) = r.with_evidence(lex.clone(), vec.clone(), 50);
+        assert_eq!(l, vec![("release", 2.0)]);
+        assert_eq!(v, vec![("release", 0.6)]);
+        // A full pool whose weakest hit still clears the floor: a full-text hit past it
+        // may be similar too, so it stays.
+        let (l, _) = r.with_evidence(lex.clone(), vec![("release", 0.6), ("x", 0.3)], 2);
+        assert_eq!(l.len(), 3);
+        // No vectors: full text is the only evidence there is.
+        let (l, v) = r.with_evidence(lex.clone(), Vec::<(&str, f32)>::new(), 50);
+        assert_eq!((l.len(), v.len()), (3, 0));
+        // A lone unrelated hit is not relevant by construction.
+        let (l, v) = r.with_evidence(Vec::new(), vec![("recipe", 0.1_f32)], 50);
+        assert!(l.is_empty() && v.is_empty());
     }
 
     #[test]

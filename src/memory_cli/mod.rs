@@ -12,7 +12,7 @@ use harvey::engine::Vocabulary;
 use harvey::memory::recall::Limits;
 use harvey::memory::types::split_tags;
 use harvey::memory::{Draft, MemoryStore, MemoryType};
-use harvey::sources::Sources;
+use harvey::sources::Opened;
 
 mod transfer;
 
@@ -141,7 +141,7 @@ pub fn run(options: &AppOptions, cmd: MemoryCommand) -> Result<ExitCode> {
             eprintln!("warning: {e}");
         }
     }
-    let extra = Extra::open(&workspace, &config, embedder);
+    let extra = open_extra(&workspace, &config, embedder);
     match cmd {
         MemoryCommand::Add(args) => add(&mut store, args),
         MemoryCommand::Import { file, json } => transfer::import(&mut store, &file, json),
@@ -301,72 +301,25 @@ struct Query {
     budget: Option<usize>,
 }
 
-/// The other sources recall draws from: recent sessions, the RAG stores in use and the
-/// knowledge base (the memory store is opened by [`run`]).
-struct Extra {
-    rag: Vec<harvey::rag::RagStore>,
-    kb: Option<harvey::kb::KnowledgeBase>,
-    sessions: Option<harvey::session::SessionIndex>,
-}
-
-impl Extra {
-    fn open(
-        workspace: &std::path::Path,
-        config: &Config,
-        embedder: Option<std::sync::Arc<dyn harvey::tokens::Embedder>>,
-    ) -> Self {
-        let agents = workspace.join("agents");
-        let (rag, enabled, notes) =
-            harvey::rag::open_active(&agents, &config.memory.rag, embedder.as_ref());
-        for n in notes {
-            eprintln!("note: {n}");
-        }
-        let kb = if config.memory.knowledge_base.enabled {
-            let project = harvey::kb::default_project(
-                config.memory.knowledge_base.project.as_deref(),
-                workspace,
-            );
-            harvey::kb::KnowledgeBase::open(&agents, &project, embedder)
-                .map_err(|e| eprintln!("note: {e}"))
-                .ok()
-                .inspect(|kb| {
-                    if kb.is_foreign() {
-                        eprintln!("note: {}", harvey::kb::FOREIGN_NOTE);
-                    }
-                })
-        } else {
-            None
-        };
-        let sessions = harvey::session::SessionIndex::open(&agents)
-            .map_err(|e| eprintln!("note: sessions index unavailable: {e}"))
-            .ok();
-        if let Some(index) = &sessions {
-            let _ = index.reconcile();
-        }
-        Self {
-            rag: if enabled { rag } else { Vec::new() },
-            kb,
-            sessions,
-        }
+/// The other sources recall draws from (the memory store is opened by [`run`]), opened
+/// as the session opens them; problems are printed as notes.
+fn open_extra(
+    workspace: &std::path::Path,
+    config: &Config,
+    embedder: Option<std::sync::Arc<dyn harvey::tokens::Embedder>>,
+) -> Opened {
+    let (opened, notes) = Opened::open(workspace, &config.memory, embedder);
+    for n in notes {
+        eprintln!("note: {n}");
     }
-
-    /// Every source, as the session start sees them.
-    fn sources<'a>(&'a self, config: &Config, store: &'a MemoryStore) -> Sources<'a> {
-        Sources::new(
-            &config.memory,
-            Some(store),
-            self.sessions.as_ref(),
-            &self.rag,
-            self.kb.as_ref(),
-        )
-    }
+    opened
 }
 
 fn recall(
     options: &AppOptions,
     config: &Config,
     store: &MemoryStore,
-    extra: &Extra,
+    extra: &Opened,
     args: RecallArgs,
 ) -> Result<ExitCode> {
     let (_, _, model) = App::resolve(options).context(
@@ -450,7 +403,7 @@ fn parse_query(line: &str) -> Result<Query, String> {
 /// factual ones, or with a budget, everything that fits.
 fn answer(
     store: &MemoryStore,
-    extra: &Extra,
+    extra: &Opened,
     config: &Config,
     vocab: &Vocabulary,
     q: &Query,
@@ -462,7 +415,7 @@ fn answer(
         None => Limits::list(q.k.unwrap_or(default_k), share),
     };
     let injection = extra
-        .sources(config, store)
+        .sources(&config.memory, store)
         .recall(&q.query, limits, vocab)?;
     let results: Vec<_> = injection
         .items

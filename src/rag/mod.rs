@@ -414,7 +414,9 @@ impl RagStore {
     }
 
     /// Ranked chunks for `query`: full text and (with an embedder) nearest vectors, fused
-    /// by reciprocal rank.
+    /// by the shared ranking; only chunks that show evidence on an absolute scale take
+    /// part (`Ranking::with_evidence`), so a store's best chunk is not relevant by
+    /// construction.
     pub fn query(&self, query: &str, k: usize) -> Result<Vec<ChunkHit>, RagError> {
         let ranking = Ranking::default();
         let pool = ranking.pool(k);
@@ -422,7 +424,8 @@ impl RagStore {
             Some(fts) => self.fts(&fts, pool)?,
             None => Vec::new(),
         };
-        let nearest = ranking.keep_similar(self.nearest(query, pool)?);
+        let (lexical, nearest) = ranking.with_evidence(lexical, self.nearest(query, pool)?, pool);
+        let nearest = ranking.keep_similar(nearest);
         let scored = ranking.fuse(&lexical, &nearest);
         let mut hits = Vec::new();
         for (id, score) in scored.into_iter().take(k) {

@@ -216,6 +216,7 @@ mod tests {
             agents_dir: root.join("agents"),
             workspace: root,
             embedder: None,
+            config: crate::config::Config::default().memory,
         })));
         registry.list()
     }

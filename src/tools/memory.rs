@@ -1,7 +1,11 @@
 //! The memory tools: the model searches, reads and writes its own notes.
 //!
 //! Every call opens the workspace's store (a second SQLite handle beside the session's),
-//! so the tools never share mutable state with the session. Ids are looked up in the
+//! so the tools never share mutable state with the session. `memory_search` answers
+//! through the one recall path (`sources::Sources::recall`) over the same sources as the
+//! session start and `/memory recall` (memories, recent sessions, the RAG stores in use,
+//! the knowledge base), ranked the same way and packed under [`SEARCH_BUDGET`] exact
+//! tokens of the loaded model's tokenizer. Ids are looked up in the
 //! index, never turned into paths; writes go through the store's checks (type, size cap,
 //! secrets, duplicate → update) and only ever touch `agents/memories/`.
 
@@ -10,17 +14,25 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::{arg_int, arg_str, Param, ParamKind, Tool, ToolError};
-use crate::memory::recall::memory_line;
+use super::{arg_int, arg_str, Param, ParamKind, Tool, ToolContext, ToolError};
+use crate::config::MemoryConfig;
+use crate::memory::recall::{Injection, Limits};
 use crate::memory::{Draft, MemoryStore, Patch, StoreError};
 use crate::tokens::Embedder;
 
-/// Where the store lives, and the embedder its writes and searches use.
+/// Tokens a `memory_search` result may hold: a quarter of the default context's memory
+/// budget less than the session start's, well inside the 6000 characters a tool result
+/// is cut to.
+pub const SEARCH_BUDGET: usize = 768;
+
+/// Where the store lives, the embedder its writes and searches use, and the memory
+/// settings recall follows.
 #[derive(Clone)]
 pub struct MemoryPlace {
     pub agents_dir: PathBuf,
     pub workspace: PathBuf,
     pub embedder: Option<Arc<dyn Embedder>>,
+    pub config: MemoryConfig,
 }
 
 impl MemoryPlace {
@@ -99,7 +111,7 @@ impl Tool for MemorySearch {
         "memory_search"
     }
     fn description(&self) -> &'static str {
-        "Search your memory notes (ids, descriptions, scores)."
+        "Search your notes, past sessions and documents (ids, sources, scores)."
     }
     fn params(&self) -> &'static [Param] {
         const P: &[Param] = &[
@@ -113,7 +125,7 @@ impl Tool for MemorySearch {
                 name: "k",
                 kind: ParamKind::Int { min: 1, max: 20 },
                 required: false,
-                help: "how many (default 5)",
+                help: "most items (default: what fits the budget)",
             },
         ];
         P
@@ -122,27 +134,72 @@ impl Tool for MemorySearch {
         false
     }
     fn call(&self, args: &Map<String, Value>) -> Result<String, ToolError> {
-        let query = arg_str(args, "query").unwrap_or_default();
-        let k = arg_int(args, "k").unwrap_or(5).clamp(1, 20) as usize;
-        let store = self.0.open()?;
-        let hits = store.search(query, &[], k).map_err(failed)?;
-        if hits.is_empty() {
-            return Ok(format!("no memory matches {query:?}"));
-        }
-        Ok(hits
-            .iter()
-            .map(|h| {
-                format!(
-                    "{} [{}] score {:.2} (memory): {}",
-                    h.row.id,
-                    h.row.mtype,
-                    h.score,
-                    memory_line(&h.row).trim_start_matches("- ")
-                )
-            })
-            .collect::<Vec<_>>()
-            .join("\n"))
+        self.call_in(args, ToolContext::default())
     }
+    fn call_in(
+        &self,
+        args: &Map<String, Value>,
+        ctx: ToolContext<'_>,
+    ) -> Result<String, ToolError> {
+        let counter = ctx.counter.ok_or_else(|| {
+            ToolError::Failed(
+                "memory_search counts exact tokens and needs the model's tokenizer, which is not loaded here (pass --model, or run scripts/fetch-models.sh)".into(),
+            )
+        })?;
+        let query = arg_str(args, "query").unwrap_or_default();
+        let limits = search_limits(&self.0.config, arg_int(args, "k"));
+        let store = self.0.open()?;
+        let (opened, notes) = crate::sources::Opened::open(
+            &self.0.workspace,
+            &self.0.config,
+            self.0.embedder.clone(),
+        );
+        for n in notes {
+            tracing::warn!("memory_search: {n}");
+        }
+        let injection = opened
+            .sources(&self.0.config, &store)
+            .recall(query, limits, counter)
+            .map_err(failed)?;
+        Ok(render_search(query, &injection))
+    }
+}
+
+/// The session start's limits under the tool's budget; `k` caps the relevant items.
+pub fn search_limits(config: &MemoryConfig, k: Option<i64>) -> Limits {
+    Limits {
+        max_relevant: k.map_or(usize::MAX, |k| k.clamp(1, 20) as usize),
+        ..Limits::budgeted(SEARCH_BUDGET, config.factual_share)
+    }
+}
+
+/// One line per recalled item, best first within its section as the block orders them:
+/// `id (source) score 0.87: text`, then what the result cost.
+fn render_search(query: &str, injection: &Injection) -> String {
+    if injection.items.is_empty() {
+        return format!("no memory matches {query:?} (memories, sessions, RAG stores and the knowledge base were searched)");
+    }
+    let mut out: Vec<String> = injection
+        .items
+        .iter()
+        .map(|p| {
+            let c = &p.candidate;
+            format!(
+                "{} ({}) score {:.2}: {}",
+                c.id,
+                c.source,
+                c.score,
+                c.text.trim_start_matches("- ")
+            )
+        })
+        .collect();
+    out.push(format!(
+        "({} items, {} of {} tokens; memory_read shows a memory in full)",
+        injection.items.len(),
+        injection.tokens,
+        injection.budget
+    ));
+    out.join("\n")
 }
 
 impl Tool for MemoryRead {

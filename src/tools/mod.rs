@@ -103,6 +103,15 @@ pub trait Tool {
         Ok(None)
     }
     fn call(&self, args: &Map<String, Value>) -> Result<String, ToolError>;
+    /// A call with what the session lends it ([`ToolContext`]); tools that need nothing
+    /// of the session keep the default.
+    fn call_in(
+        &self,
+        args: &Map<String, Value>,
+        _ctx: ToolContext<'_>,
+    ) -> Result<String, ToolError> {
+        self.call(args)
+    }
     /// A call of a tool that [`asks`](Tool::asks), with the user's answer. The default
     /// runs only when allowed; a tool may override it to record refusals.
     fn call_approved(
@@ -120,6 +129,14 @@ pub trait Tool {
             )),
         }
     }
+}
+
+/// What the running session lends a tool call.
+#[derive(Clone, Copy, Default)]
+pub struct ToolContext<'a> {
+    /// The loaded model's tokenizer: `memory_search` packs its result under a budget of
+    /// exact tokens, as the session start does. `None` where no model is loaded.
+    pub counter: Option<&'a dyn crate::tokens::TokenCounter>,
 }
 
 /// Shown before the question for a tool that asks.
@@ -214,6 +231,17 @@ impl Registry {
         args: &Map<String, Value>,
         approval: Approval,
     ) -> Result<String, ToolError> {
+        self.call_in(name, args, approval, ToolContext::default())
+    }
+
+    /// [`Self::call_approved`] with what the session lends the tool.
+    pub fn call_in(
+        &self,
+        name: &str,
+        args: &Map<String, Value>,
+        approval: Approval,
+        ctx: ToolContext<'_>,
+    ) -> Result<String, ToolError> {
         let tool = self
             .get(name)
             .ok_or_else(|| ToolError::UnknownTool(name.to_string()))?;
@@ -221,7 +249,7 @@ impl Registry {
         if tool.asks() {
             tool.call_approved(args, approval)
         } else {
-            tool.call(args)
+            tool.call_in(args, ctx)
         }
     }
 

@@ -18,12 +18,12 @@ fn saved_prefix_is_restored_on_the_next_start_and_excluded_from_evaluation() {
     let mut first = engine(2048, 512);
     let ids = stable_prefix_ids(&first, SYSTEM_PROMPT, STABLE);
     assert!(ids.len() > 60, "{}", ids.len());
-    let saved = restore_or_save(&mut first, cache.path(), &ids);
+    let saved = restore_or_save(&mut first, cache.path(), &ids, 3);
     assert!(matches!(saved, PrefixOutcome::Saved { .. }), "{saved:?}");
     drop(first);
 
     let mut second = engine(2048, 512);
-    let restored = restore_or_save(&mut second, cache.path(), &ids);
+    let restored = restore_or_save(&mut second, cache.path(), &ids, 3);
     assert_eq!(restored, PrefixOutcome::Restored { tokens: ids.len() });
     let messages = [
         Message::new(Role::System, SYSTEM_PROMPT),
@@ -46,7 +46,7 @@ fn corrupt_or_mismatched_state_falls_back_to_prefill() {
     let mut e = engine(1024, 256);
     let ids = stable_prefix_ids(&e, SYSTEM_PROMPT, STABLE);
     assert!(matches!(
-        restore_or_save(&mut e, cache.path(), &ids),
+        restore_or_save(&mut e, cache.path(), &ids, 3),
         PrefixOutcome::Saved { .. }
     ));
 
@@ -56,7 +56,7 @@ fn corrupt_or_mismatched_state_falls_back_to_prefill() {
     for garbage in [bytes[..bytes.len() / 3].to_vec(), vec![0xA5; 4096]] {
         std::fs::write(&state, &garbage).unwrap();
         let mut fresh = engine(1024, 256);
-        match restore_or_save(&mut fresh, cache.path(), &ids) {
+        match restore_or_save(&mut fresh, cache.path(), &ids, 3) {
             PrefixOutcome::Saved { reason, .. } => assert!(reason.contains("unusable"), "{reason}"),
             other => panic!("corrupt state not replaced: {other:?}"),
         }
@@ -70,7 +70,7 @@ fn corrupt_or_mismatched_state_falls_back_to_prefill() {
     assert!(text.contains("999"), "sidecar format changed: {text}");
     std::fs::write(&sidecar, text).unwrap();
     let mut fresh = engine(1024, 256);
-    match restore_or_save(&mut fresh, cache.path(), &ids) {
+    match restore_or_save(&mut fresh, cache.path(), &ids, 3) {
         PrefixOutcome::Saved { reason, .. } => assert!(reason.contains("mismatch"), "{reason}"),
         other => panic!("{other:?}"),
     }
@@ -78,7 +78,7 @@ fn corrupt_or_mismatched_state_falls_back_to_prefill() {
     // Another context size is another key: not restored from this file.
     let mut bigger = engine(2048, 256);
     assert!(matches!(
-        restore_or_save(&mut bigger, cache.path(), &ids),
+        restore_or_save(&mut bigger, cache.path(), &ids, 3),
         PrefixOutcome::Saved { .. }
     ));
 }

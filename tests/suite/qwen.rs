@@ -222,7 +222,7 @@ fn qwen_saved_prefix_with_the_tools_section_is_restored() {
     // The tools section alone is several hundred tokens.
     assert!(ids.len() > 300, "{} tokens", ids.len());
     assert!(matches!(
-        restore_or_save(&mut first, &cache, &ids),
+        restore_or_save(&mut first, &cache, &ids, 3),
         PrefixOutcome::Saved { .. }
     ));
     drop(first);
@@ -230,7 +230,7 @@ fn qwen_saved_prefix_with_the_tools_section_is_restored() {
     let system2 = with_tools(&mut second, &registry);
     assert_eq!(system, system2);
     assert_eq!(
-        restore_or_save(&mut second, &cache, &ids),
+        restore_or_save(&mut second, &cache, &ids, 3),
         PrefixOutcome::Restored { tokens: ids.len() }
     );
     assert_eq!(second.cached_tokens(), ids.len());

@@ -239,3 +239,144 @@ fn a_hand_edited_session_summary_is_recalled_in_the_next_session() {
     assert!(context.contains("brass one"), "{context}");
     assert!(!context.contains("We discussed watering"), "{context}");
 }
+
+/// Makes a RAG store `name` from the files under `dir` and puts it in use.
+fn rag_store(ws: &Path, name: &str, dir: &str) {
+    harvey(ws, &["rag", "new", name], "");
+    harvey(ws, &["rag", "ingest", dir, "--store", name], "");
+    harvey(ws, &["rag", "use", name], "");
+}
+
+/// Ids of `memory_search`'s lines (`id (source) score …: text`).
+fn tool_ids(result: &str) -> Vec<String> {
+    result
+        .lines()
+        .filter(|l| l.contains(") score "))
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .collect()
+}
+
+#[test]
+fn memory_search_the_repl_and_the_session_start_rank_one_query_identically() {
+    let ws = workspace();
+    let mut all: Vec<serde_json::Value> = SIX.map(workflow).to_vec();
+    all.push(workflow("Run the release from a clean checkout of main"));
+    import(ws.path(), &all);
+    std::fs::create_dir(ws.path().join("docs")).unwrap();
+    std::fs::write(
+        ws.path().join("docs/publishing.md"),
+        "# Publishing\n\nTo publish a release of the project, tag the commit, then upload the \
+         archive to the download page.\n",
+    )
+    .unwrap();
+    rag_store(ws.path(), "handbook", "docs");
+    let query = "how do I publish a release of the project";
+    let call = format!(
+        r#"<tool_call>{{"name": "memory_search", "arguments": {{"query": "{query}"}}}}</tool_call>"#
+    );
+    let config = harvey::config::load(ws.path()).unwrap();
+    let mut app = App::with_engine(
+        ws.path().to_path_buf(),
+        config,
+        Box::new(ScriptedEngine::new(
+            4096,
+            [call.as_str(), "Tag, then upload."],
+        )),
+    );
+    // The model's search: the session start injects for this first message, then the
+    // model calls memory_search with the same words.
+    let turn = app.agent_turn(query, &mut |_| {}).unwrap();
+    let result = turn.calls[0].result.as_ref().unwrap().clone();
+    let tool = tool_ids(&result);
+    let start: Vec<String> = app
+        .injection
+        .as_ref()
+        .unwrap()
+        .items
+        .iter()
+        .map(|p| p.candidate.id.clone())
+        .collect();
+    let mut out = Vec::new();
+    handle_line(&mut app, &format!("/memory recall {query}"), &mut out).unwrap();
+    let out = String::from_utf8(out).unwrap();
+    let repl: Vec<String> = out
+        .lines()
+        .filter(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+        .filter_map(|l| l.split_whitespace().nth(4).map(str::to_string))
+        .collect();
+    assert!(repl.len() >= 3, "{out}");
+    // The tool sees every source the session start sees (the old tool saw memories only).
+    assert!(
+        tool.iter()
+            .any(|id| id.starts_with("handbook:") || id.contains("publishing.md")),
+        "{result}"
+    );
+    assert_eq!(
+        &tool[..repl.len()],
+        &repl[..],
+        "tool:\n{result}\nREPL:\n{out}"
+    );
+    assert_eq!(
+        &start[..repl.len()],
+        &repl[..],
+        "start: {start:?}\nREPL:\n{out}"
+    );
+    assert!(result.contains(" tokens;"), "{result}");
+}
+
+#[test]
+fn an_unrelated_rag_store_neither_outranks_nor_fills_the_budget() {
+    let ws = workspace();
+    import(
+        ws.path(),
+        &[workflow(
+            "Release the binary with scripts/release.sh after tagging",
+        )],
+    );
+    std::fs::create_dir(ws.path().join("kitchen")).unwrap();
+    std::fs::write(
+        ws.path().join("kitchen/sourdough.md"),
+        "# Sourdough loaf\n\nFeed the starter the night before. Mix 500 g flour, 350 g water \
+         and 100 g active starter; rest for an hour, then add 10 g salt. Stretch and fold \
+         every thirty minutes for two hours, shape, and proof overnight in the fridge. Bake \
+         at 250 °C in a covered pot for 20 minutes, then uncovered for 25 more, until the \
+         crust is deep brown.\n",
+    )
+    .unwrap();
+    rag_store(ws.path(), "recipes", "kitchen");
+    let (ids, value) = cli_ids(
+        ws.path(),
+        &["how do I release the binary?", "--budget", "1024"],
+    );
+    assert!(!ids.is_empty(), "{value:#}");
+    assert!(
+        value["results"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("scripts/release.sh"),
+        "{value:#}"
+    );
+    let block = value["block"].as_str().unwrap();
+    assert!(
+        !block.contains("starter"),
+        "a recipe chunk was packed: {value:#}"
+    );
+    assert!(
+        value["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["source"] == "memory"),
+        "{value:#}"
+    );
+    // The recipe is still found when it is what is asked for.
+    let (_, value) = cli_ids(ws.path(), &["how long do I bake the sourdough loaf?"]);
+    assert!(
+        value["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["source"] == "rag:recipes"),
+        "{value:#}"
+    );
+}
