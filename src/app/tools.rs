@@ -100,14 +100,10 @@ pub fn offer_tools(
 
 /// What the system prompt says when the template lists the tools itself: when to call,
 /// then two short examples in the family's own call form (one call, one direct answer).
-/// Small models follow an example far better than a rule; the examples use names that
-/// are in no workspace, so a model that copies one gets an honest "not found".
+/// Small models follow an example far better than a rule; a model that copies the call
+/// only lists a folder (or learns there is none).
 fn native_tools_hint(family: CallFamily) -> String {
-    let call = example_call(
-        family,
-        "list_files",
-        r#"{"path": "docs"}"#,
-    );
+    let call = example_call(family, "list_files", r#"{"path": "docs"}"#);
     format!(
         "\n\nYou work inside the user's workspace through the tools below. A question about this \
 workspace (its files, folders, code, versions, git history) or about what the user told you \

@@ -123,7 +123,8 @@ fn round_cap_tells_the_model_to_answer() {
 #[test]
 fn past_the_cap_the_answer_is_begun_for_the_model() {
     let dir = workspace();
-    let first = r#"<tool_call>{"name": "read_file", "arguments": {"path": "notes.txt"}}</tool_call>"#;
+    let first =
+        r#"<tool_call>{"name": "read_file", "arguments": {"path": "notes.txt"}}</tool_call>"#;
     // The second reply opens a call again; what follows the opener is what the model
     // writes once the answer is begun for it.
     let again = "<tool_call>you deploy with ./deploy.sh.";
@@ -138,7 +139,10 @@ fn past_the_cap_the_answer_is_begun_for_the_model() {
         .iter()
         .any(|e| matches!(e, TurnEvent::Text(t) if t == &turn.completion.text)));
     let last = app.conversation.turns().last().unwrap();
-    assert_eq!((last.role, last.content.as_str()), (Role::Assistant, turn.completion.text.as_str()));
+    assert_eq!(
+        (last.role, last.content.as_str()),
+        (Role::Assistant, turn.completion.text.as_str())
+    );
 }
 
 /// A model that writes a call even after the begun answer is cut off there; with nothing
@@ -600,8 +604,16 @@ fn a_model_cannot_forget_or_rewrite_a_note_unasked() {
         "memory_write",
         r#"{"type": "project_fact", "description": "the package version lives in Cargo.toml"}"#,
     );
-    let id = saved["result"].as_str().unwrap().split_whitespace().nth(2).unwrap().to_string();
-    let forget = format!(r#"<tool_call>{{"name": "memory_forget", "arguments": {{"id": "{id}"}}}}</tool_call>"#);
+    let id = saved["result"]
+        .as_str()
+        .unwrap()
+        .split_whitespace()
+        .nth(2)
+        .unwrap()
+        .to_string();
+    let forget = format!(
+        r#"<tool_call>{{"name": "memory_forget", "arguments": {{"id": "{id}"}}}}</tool_call>"#
+    );
     let update = format!(
         r#"<tool_call>{{"name": "memory_update", "arguments": {{"id": "{id}", "summary": "gone"}}}}</tool_call>"#
     );
@@ -615,5 +627,8 @@ fn a_model_cannot_forget_or_rewrite_a_note_unasked() {
     let read = tool("memory_read", &format!(r#"{{"id": "{id}"}}"#));
     assert_eq!(read["ok"], true, "{read}");
     let text = read["result"].as_str().unwrap();
-    assert!(text.contains("Cargo.toml") && !text.contains("gone"), "{text}");
+    assert!(
+        text.contains("Cargo.toml") && !text.contains("gone"),
+        "{text}"
+    );
 }
