@@ -9,6 +9,7 @@ pub mod commands;
 mod context;
 pub mod echo;
 mod files;
+mod idle;
 mod input;
 pub mod knowledge;
 mod memory;
@@ -88,7 +89,15 @@ pub fn run(
     let (events, inbox) = mpsc::channel::<Event>();
     let (control, requests) = mpsc::sync_channel::<Control>(0);
     let (answer, answers) = mpsc::channel::<String>();
-    spawn_reader(editor, history, events.clone(), requests, answer);
+    let idle = idle::Idle::new(app.abort.clone());
+    spawn_reader(
+        editor,
+        history,
+        events.clone(),
+        requests,
+        answer,
+        idle.clone(),
+    );
     wire_questions(app, control.clone(), answers);
     if let Some(mut signals) = signals {
         let abort = app.abort.clone();
@@ -100,6 +109,8 @@ pub fn run(
             }
         });
     }
+    // While the first prompt waits: the summaries earlier sessions left for later.
+    idle::summarize_pending(app, &idle, &mut out);
     let mut ended_by = None;
     let result = loop {
         match inbox.recv() {
@@ -130,6 +141,7 @@ fn spawn_reader(
     lines: mpsc::Sender<Event>,
     requests: mpsc::Receiver<Control>,
     answer: mpsc::Sender<String>,
+    idle: idle::Idle,
 ) {
     std::thread::spawn(move || loop {
         let event = match editor.readline("you> ") {
@@ -142,6 +154,8 @@ fn spawn_reader(
             Err(e) => Event::Failed(io::Error::other(e)),
         };
         let last = !matches!(event, Event::Line(_));
+        // The model may be summarizing an earlier session: the user comes first.
+        idle.interrupt();
         if lines.send(event).is_err() || last {
             break;
         }
@@ -222,13 +236,17 @@ fn onboard(
 /// The end-of-session sequence with its progress on `out` (errors writing are ignored:
 /// the terminal may be gone).
 pub fn close(app: &mut App, out: &mut impl Write) {
-    let report = app.close_session(&mut |line| {
+    let report = app.end_session(&mut |line| {
         let _ = writeln!(out, "[{line}]");
         let _ = out.flush();
     });
     if let Some(r) = report {
-        let skipped = if r.skipped { " (summary skipped)" } else { "" };
-        let _ = writeln!(out, "[session saved to {}{skipped}]", r.record.display());
+        let how = match (r.skipped, r.pending) {
+            (true, _) => " (summary skipped)",
+            (false, true) => "; the next session summarizes it",
+            (false, false) => "",
+        };
+        let _ = writeln!(out, "[session saved to {}{how}]", r.record.display());
     }
 }
 
@@ -488,6 +506,15 @@ fn chat(app: &mut App, text: &str, out: &mut impl Write) -> io::Result<()> {
                 )?;
             }
             writeln!(out, "[{}]", render::turn_line(&turn.completion.stats))?;
+            if app.recorder.has_unsaved() {
+                let problem = app
+                    .record_problem()
+                    .unwrap_or("the session record is behind");
+                writeln!(
+                    out,
+                    "[error: {problem}; the exchange is kept in memory and written once there is room]"
+                )?;
+            }
             compress(app, out)
         }
         Err(e) => {
