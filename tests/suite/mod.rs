@@ -27,6 +27,7 @@ mod recall;
 mod repl;
 mod retrieval;
 mod sessions;
+mod sessions_later;
 mod sessions_mining;
 mod sessions_summary;
 mod special_files;
