@@ -391,9 +391,13 @@ fn interactive(options: &AppOptions, resume: Option<Option<String>>) -> Result<E
         signal_hook::consts::SIGHUP,
     ])
     .context("cannot install the SIGTERM/SIGHUP handler")?;
-    let ended_by = repl::run(&mut app, Some(signals)).context("terminal error")?;
-    Ok(match ended_by {
-        Some(signal) => ExitCode::from(u8::try_from(128 + signal).unwrap_or(1)),
-        None => ExitCode::SUCCESS,
+    let ended = repl::run(&mut app, Some(signals)).context("terminal error")?;
+    Ok(match ended {
+        repl::Ended { saved: false, .. } => ExitCode::from(1),
+        repl::Ended {
+            signal: Some(signal),
+            ..
+        } => ExitCode::from(u8::try_from(128 + signal).unwrap_or(1)),
+        repl::Ended { signal: None, .. } => ExitCode::SUCCESS,
     })
 }

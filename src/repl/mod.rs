@@ -61,12 +61,8 @@ enum Event {
 
 /// Runs the REPL until `/exit`, Ctrl-D or a termination signal, then the end-of-session
 /// sequence. The line editor runs on its own thread and hands over one line at a time, so
-/// a signal reaches the loop even while the prompt waits for input. Returns the signal
-/// that ended the session, if one did.
-pub fn run(
-    app: &mut App,
-    signals: Option<signal_hook::iterator::Signals>,
-) -> io::Result<Option<i32>> {
+/// a signal reaches the loop even while the prompt waits for input.
+pub fn run(app: &mut App, signals: Option<signal_hook::iterator::Signals>) -> io::Result<Ended> {
     let history = app.agents_dir().join("history");
     let mut editor = editor()?;
     let mut out = io::stdout();
@@ -129,8 +125,20 @@ pub fn run(
             }
         }
     };
-    close(app, &mut out);
-    result.map(|()| ended_by)
+    let saved = close(app, &mut out);
+    result.map(|()| Ended {
+        signal: ended_by,
+        saved,
+    })
+}
+
+/// How the REPL ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ended {
+    /// The termination signal that ended it, if one did.
+    pub signal: Option<i32>,
+    /// Whether the session's record and index entry were written in full.
+    pub saved: bool,
 }
 
 /// The line editor's thread: sends each line (or the end) to the loop, then waits until
@@ -234,20 +242,31 @@ fn onboard(
 }
 
 /// The end-of-session sequence with its progress on `out` (errors writing are ignored:
-/// the terminal may be gone).
-pub fn close(app: &mut App, out: &mut impl Write) {
+/// the terminal may be gone). Returns whether everything was saved.
+pub fn close(app: &mut App, out: &mut impl Write) -> bool {
     let report = app.end_session(&mut |line| {
         let _ = writeln!(out, "[{line}]");
         let _ = out.flush();
     });
-    if let Some(r) = report {
-        let how = match (r.skipped, r.pending) {
-            (true, _) => " (summary skipped)",
-            (false, true) => "; the next session summarizes it",
-            (false, false) => "",
-        };
-        let _ = writeln!(out, "[session saved to {}{how}]", r.record.display());
+    let Some(r) = report else {
+        return true;
+    };
+    if !r.problems.is_empty() {
+        // Each problem was said as it happened; the session is not called saved.
+        let _ = writeln!(
+            out,
+            "[error: the session was not saved in full; free some space: {}]",
+            r.record.display()
+        );
+        return false;
     }
+    let how = match (r.skipped, r.pending) {
+        (true, _) => " (summary skipped)",
+        (false, true) => "; the next session summarizes it",
+        (false, false) => "",
+    };
+    let _ = writeln!(out, "[session saved to {}{how}]", r.record.display());
+    true
 }
 
 fn editor() -> io::Result<Editor<InputHelper, FileHistory>> {
