@@ -102,12 +102,16 @@ pub fn ensure_agents_gitignore(agents_dir: &Path) -> std::io::Result<bool> {
         let text = std::fs::read_to_string(&path)?;
         if text.starts_with("# Written by harvey") && !text.contains("*.vectors\n") {
             let sep = if text.ends_with('\n') { "" } else { "\n" };
-            std::fs::write(&path, format!("{text}{sep}{VECTOR_COPIES}"))?;
+            crate::memory::file::write_atomic(
+                &path,
+                format!("{text}{sep}{VECTOR_COPIES}").as_bytes(),
+            )?;
         }
         return Ok(false);
     }
     std::fs::create_dir_all(agents_dir)?;
-    std::fs::write(path, AGENTS_GITIGNORE)?;
+    // Whole or not at all: an empty file on a full disk would hide nothing from git.
+    crate::memory::file::write_atomic(&path, AGENTS_GITIGNORE.as_bytes())?;
     Ok(true)
 }
 

@@ -71,10 +71,15 @@ pub fn run(app: &mut App, signals: Option<signal_hook::iterator::Signals>) -> io
             "line history: {n} entries from the Go harvey's agents/harvey_history"
         ));
     }
-    if crate::project::ensure_agents_gitignore(&app.agents_dir())? {
-        app.notices.push(
+    match crate::project::ensure_agents_gitignore(&app.agents_dir()) {
+        Ok(true) => app.notices.push(
             "wrote agents/.gitignore (sessions, cache, databases and history stay private)".into(),
-        );
+        ),
+        Ok(false) => {}
+        // Not a reason to refuse the session (a full disk): said, and tried next time.
+        Err(e) => app
+            .notices
+            .push(format!("error: cannot write agents/.gitignore: {e}")),
     }
     banner(&mut out, app)?;
     // A missing history file is normal on the first run.
@@ -286,7 +291,15 @@ fn remember(editor: &mut Editor<InputHelper, FileHistory>, line: &str, path: &Pa
     }
     // History is a convenience: failing to save it must not stop the session.
     let _ = editor.add_history_entry(line);
-    let _ = editor.save_history(path);
+    // Saved beside and renamed over: a full disk keeps the old history, never an empty one.
+    let temp = path.with_extension(format!("tmp-{}", std::process::id()));
+    let saved = editor
+        .save_history(&temp)
+        .map_err(io::Error::other)
+        .and_then(|()| std::fs::rename(&temp, path));
+    if saved.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
 }
 
 fn banner(out: &mut impl Write, app: &App) -> io::Result<()> {

@@ -3,6 +3,7 @@ mod aside;
 mod cli;
 mod commands;
 mod config;
+mod disk_full;
 mod embedder;
 mod engine;
 mod faults;
