@@ -122,7 +122,7 @@ pub struct App {
     pub attachments: crate::chat::attachment::Attachments,
     /// The session's command settings (from `security:`, changed by `/safemode`).
     pub security: crate::command::Settings,
-    /// `agents/audit.jsonl`.
+    /// `agents/harvey-audit.jsonl` (the Go tool's `agents/audit.jsonl` is never written).
     pub audit: crate::command::AuditLog,
     /// The last turn's `<think>` block (`/think show`); never part of the conversation.
     pub last_thought: Option<String>,
