@@ -175,18 +175,23 @@ mod tests {
     }
 
     #[test]
-    fn an_older_harvey_gitignore_gains_the_vector_copies_once() {
+    fn an_older_harvey_gitignore_gains_the_later_lines_once() {
         let dir = tempfile::tempdir().unwrap();
         let agents = dir.path().join("agents");
-        assert!(AGENTS_GITIGNORE.contains(VECTOR_COPIES));
-        let older = AGENTS_GITIGNORE.replace(VECTOR_COPIES, "");
+        let mut older = AGENTS_GITIGNORE.to_string();
+        let mut added = String::new();
+        for (_, lines) in LATER_LINES {
+            assert!(older.contains(lines));
+            older = older.replace(lines, "");
+            added.push_str(lines);
+        }
         std::fs::create_dir_all(&agents).unwrap();
         std::fs::write(agents.join(".gitignore"), &older).unwrap();
         assert!(!ensure_agents_gitignore(&agents).unwrap());
         assert!(!ensure_agents_gitignore(&agents).unwrap());
         assert_eq!(
             std::fs::read_to_string(agents.join(".gitignore")).unwrap(),
-            format!("{older}{VECTOR_COPIES}")
+            format!("{older}{added}")
         );
     }
 }
