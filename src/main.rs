@@ -1,25 +1,22 @@
 //! `harvey`: command line -> config -> app -> REPL or one-shot run.
-//! Exit codes: 0 ok, 1 runtime error, 2 usage error, 130 `run` stopped by Ctrl-C (the
-//! session is closed first), 128+N the REPL ended by signal N.
+//! Exit codes: 0 ok, 1 runtime error (also: a session record that could not be written),
+//! 2 usage error, 128+N `run` or the REPL ended by signal N (130 for Ctrl-C; the session
+//! is closed first).
 
-use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 use harvey::app::{engine_params, App, AppOptions};
-use harvey::chat::agent::TurnEvent;
-use harvey::chat::stop_note;
-use harvey::engine::{AbortFlag, KvCacheType};
+use harvey::engine::KvCacheType;
 use harvey::repl;
 
 mod knowledge_cli;
 mod memory_cli;
 mod model_cli;
 mod model_pull_cli;
+mod run_cli;
 
 /// The workspace directory and its config, for the subcommands that load no model; the
 /// config's notices (keys of the Go tool's file) go to stderr, once.
@@ -69,7 +66,7 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Answer one prompt and exit (the prompt comes from the argument or from stdin).
-    Run(RunArgs),
+    Run(run_cli::RunArgs),
     /// Measure load time, prefill/decode speed against a raw llama.cpp loop, TTFT over
     /// the turns of a scripted chat (with and without KV prefix reuse), peak memory, both KV
     /// cache types, and prompt-lookup decoding (what verifying k drafts costs; decode speed
@@ -191,20 +188,6 @@ fn parse_kv_cache_type(text: &str) -> Result<KvCacheType, String> {
         .ok_or_else(|| format!("{text:?} is not a KV cache type: use f16 or q8_0"))
 }
 
-#[derive(Debug, Args)]
-struct RunArgs {
-    /// The prompt; read from stdin when omitted.
-    prompt: Option<String>,
-    /// Print {reply, prompt_tokens, evaluated_tokens, completion_tokens, prefill_tps,
-    /// decode_tps, ttft_ms, draft_tokens, accepted_tokens, stop} as JSON instead of the plain
-    /// reply (draft/accepted: prompt-lookup decoding, engine.lookup).
-    #[arg(long)]
-    json: bool,
-    /// Longest reply in tokens (default: sampling.max_tokens from the config).
-    #[arg(long, value_name = "N")]
-    max_tokens: Option<u32>,
-}
-
 fn main() -> ExitCode {
     harvey::platform::tune_allocator();
     let cli = Cli::parse();
@@ -246,7 +229,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
     };
     match cli.command {
         None => interactive(&options, resume),
-        Some(Command::Run(args)) => run_once(&options, args),
+        Some(Command::Run(args)) => run_cli::run_once(&options, args),
         Some(Command::Bench(args)) => bench(&options, &args),
         Some(Command::Tool(cmd)) => tool(&options, cmd),
         Some(Command::Memory(cmd)) => memory_cli::run(&options, cmd),
@@ -418,163 +401,13 @@ fn interactive(options: &AppOptions, resume: Option<Option<String>>) -> Result<E
         signal_hook::consts::SIGHUP,
     ])
     .context("cannot install the SIGTERM/SIGHUP handler")?;
-    let ended_by = repl::run(&mut app, Some(signals)).context("terminal error")?;
-    Ok(match ended_by {
-        Some(signal) => ExitCode::from(u8::try_from(128 + signal).unwrap_or(1)),
-        None => ExitCode::SUCCESS,
+    let ended = repl::run(&mut app, Some(signals)).context("terminal error")?;
+    Ok(match ended {
+        repl::Ended { saved: false, .. } => ExitCode::from(1),
+        repl::Ended {
+            signal: Some(signal),
+            ..
+        } => ExitCode::from(u8::try_from(128 + signal).unwrap_or(1)),
+        repl::Ended { signal: None, .. } => ExitCode::SUCCESS,
     })
-}
-
-/// Ctrl-C during `harvey run`: the first one stops the reply (or skips the summary when
-/// the session is already closing); the session is then closed as usual and the process
-/// exits 130. Installed before the model loads, when there is no abort flag to raise yet.
-#[derive(Default)]
-struct Interrupt {
-    hit: AtomicBool,
-    abort: OnceLock<AbortFlag>,
-}
-
-impl Interrupt {
-    fn install() -> Result<Arc<Self>> {
-        let interrupt = Arc::new(Self::default());
-        let hook = Arc::clone(&interrupt);
-        ctrlc::set_handler(move || {
-            hook.hit.store(true, Ordering::SeqCst);
-            if let Some(abort) = hook.abort.get() {
-                abort.raise();
-            }
-        })
-        .context("cannot install the Ctrl-C handler")?;
-        Ok(interrupt)
-    }
-
-    fn is_hit(&self) -> bool {
-        self.hit.load(Ordering::SeqCst)
-    }
-
-    /// Raises the abort flag again if Ctrl-C came: a turn and the close sequence clear
-    /// the flag when they start, which must not swallow a Ctrl-C that came before.
-    fn reassert(&self) {
-        if let (true, Some(abort)) = (self.is_hit(), self.abort.get()) {
-            abort.raise();
-        }
-    }
-}
-
-/// Exit status after Ctrl-C, as a shell reports a process ended by SIGINT.
-const INTERRUPTED: u8 = 130;
-
-fn run_once(options: &AppOptions, args: RunArgs) -> Result<ExitCode> {
-    let prompt = match args.prompt {
-        Some(p) => p,
-        None => read_stdin_prompt()?,
-    };
-    if prompt.trim().is_empty() {
-        eprintln!("error: empty prompt: pass PROMPT or pipe text on stdin (harvey run --help)");
-        return Ok(ExitCode::from(2));
-    }
-    let interrupt = Interrupt::install()?;
-    let mut app = App::open(options)?;
-    for notice in &app.config.notices {
-        eprintln!("warning: {notice}");
-    }
-    let _ = interrupt.abort.set(app.abort.clone());
-    if let Some(n) = args.max_tokens {
-        app.config.sampling.max_tokens = n.max(1);
-    }
-    let stable = app.stable_memory_context();
-    app.prepare_prefix(&stable);
-    if interrupt.is_hit() {
-        // Nothing was said yet: there is no session to close.
-        return Ok(ExitCode::from(INTERRUPTED));
-    }
-    let mut stdout = std::io::stdout();
-    let stream = !args.json;
-    // Keys typed on the terminal while the reply streams are not echoed into it.
-    let quiet = harvey::repl::echo::EchoOff::stdin();
-    let turn = app.agent_turn(&prompt, &mut |event| {
-        interrupt.reassert();
-        match event {
-            // A closed pipe only loses output; the run itself still completes.
-            TurnEvent::Text(piece) if stream => {
-                let _ = stdout
-                    .write_all(piece.as_bytes())
-                    .and_then(|()| stdout.flush());
-            }
-            TurnEvent::Text(_) => {}
-            other => {
-                let _ = harvey::repl::render::turn_event(&mut std::io::stderr(), &other);
-            }
-        }
-    });
-    drop(quiet);
-    let turn = turn?;
-    // The same close sequence as the REPL's, quietly: scripts read stdout and stderr.
-    // After Ctrl-C the summary is skipped: the first progress report comes after the
-    // sequence clears the abort flag and before it summarizes.
-    let closed = app.close_session(&mut |_| interrupt.reassert());
-    if args.json {
-        let value = run_json(&app, &turn, closed.as_ref());
-        println!("{value}");
-    } else {
-        println!();
-        if let Some(note) = stop_note(turn.completion.stop) {
-            eprintln!("{note}");
-        }
-    }
-    if interrupt.is_hit() {
-        if let Some(c) = &closed {
-            eprintln!("[session saved to {}]", c.record.display());
-        }
-        return Ok(ExitCode::from(INTERRUPTED));
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-/// `harvey run --json`: the reply, its counters, the memory block and the tool calls.
-fn run_json(
-    app: &App,
-    turn: &harvey::chat::agent::AgentTurn,
-    closed: Option<&harvey::app::CloseReport>,
-) -> serde_json::Value {
-    let completion = &turn.completion;
-    let s = &completion.stats;
-    serde_json::json!({
-        "reply": completion.text,
-        "prompt_tokens": s.prompt_tokens,
-        "evaluated_tokens": s.evaluated_tokens,
-        "completion_tokens": s.completion_tokens,
-        "prefill_tps": s.prefill_tps,
-        "decode_tps": s.decode_tps,
-        "ttft_ms": s.ttft_ms,
-        "draft_tokens": s.draft_tokens,
-        "accepted_tokens": s.accepted_tokens,
-        "stop": completion.stop,
-        "prefix": app.prefix.describe(),
-        "session": closed.map(|c| c.record.display().to_string()),
-        "memory": app.injection.as_ref().map(|i| serde_json::json!({
-            "items": i.items.iter().map(|p| &p.candidate.id).collect::<Vec<_>>(),
-            "tokens": i.tokens,
-            "budget": i.budget,
-            "text": i.text,
-        })),
-        "prefix_from_cache": matches!(app.prefix, harvey::chat::prefix_cache::PrefixOutcome::Restored { .. }),
-        "tool_calls": turn.calls.iter().map(|c| serde_json::json!({
-            "call": c.call.as_ref().map(|c| c.summary()),
-            "ok": c.result.is_ok(),
-            "reused": c.reused,
-        })).collect::<Vec<_>>(),
-    })
-}
-
-fn read_stdin_prompt() -> Result<String> {
-    let mut stdin = std::io::stdin();
-    if stdin.is_terminal() {
-        bail!("no prompt: pass PROMPT, or pipe text on stdin (harvey run --help)");
-    }
-    let mut text = String::new();
-    stdin
-        .read_to_string(&mut text)
-        .context("cannot read the prompt from stdin")?;
-    Ok(text)
 }

@@ -88,26 +88,37 @@ pub fn fit_tokens(text: &str, counter: &dyn TokenCounter, max_tokens: usize) -> 
 /// shareable on purpose (see the README).
 pub const AGENTS_GITIGNORE: &str = "# Written by harvey: private state stays out of git.\n\
 # Memory files (memories/<type>/*.spmd, MEMORY.md) are left shareable on purpose.\n\
-sessions/\ncache/\nrag/\nhistory\naudit.jsonl\n*.db\n*.db-wal\n*.db-shm\n*.vectors\n*.vectors.tmp.*\nmemories/archive/\n";
+sessions/\ncache/\nrag/\nhistory\naudit.jsonl\nharvey-audit.jsonl\n*.db\n*.db-wal\n*.db-shm\n*.vectors\n*.vectors.tmp.*\nmemories/archive/\n";
 
-/// The stores' vector scan copies (`vector::sidecar_path`) and their files while written
-/// (lines of [`AGENTS_GITIGNORE`] too).
-const VECTOR_COPIES: &str = "*.vectors\n*.vectors.tmp.*\n";
+/// Lines added to [`AGENTS_GITIGNORE`] after it was first written, each with the line
+/// that tells whether a file has it: the stores' vector scan copies
+/// (`vector::sidecar_path`) and harvey's own audit log.
+const LATER_LINES: &[(&str, &str)] = &[
+    ("*.vectors\n", "*.vectors\n*.vectors.tmp.*\n"),
+    ("harvey-audit.jsonl\n", "harvey-audit.jsonl\n"),
+];
 
 /// Writes `agents/.gitignore` if it does not exist yet. Returns whether it was written.
-/// One that harvey wrote before the vector copies existed gains their lines.
+/// One that harvey wrote before the vector copies or its own audit log existed gains
+/// their lines.
 pub fn ensure_agents_gitignore(agents_dir: &Path) -> std::io::Result<bool> {
     let path = agents_dir.join(".gitignore");
     if path.exists() {
         let text = std::fs::read_to_string(&path)?;
-        if text.starts_with("# Written by harvey") && !text.contains("*.vectors\n") {
+        let missing: String = LATER_LINES
+            .iter()
+            .filter(|(probe, _)| !text.contains(probe))
+            .map(|(_, lines)| *lines)
+            .collect();
+        if text.starts_with("# Written by harvey") && !missing.is_empty() {
             let sep = if text.ends_with('\n') { "" } else { "\n" };
-            std::fs::write(&path, format!("{text}{sep}{VECTOR_COPIES}"))?;
+            crate::memory::file::write_atomic(&path, format!("{text}{sep}{missing}").as_bytes())?;
         }
         return Ok(false);
     }
     std::fs::create_dir_all(agents_dir)?;
-    std::fs::write(path, AGENTS_GITIGNORE)?;
+    // Whole or not at all: an empty file on a full disk would hide nothing from git.
+    crate::memory::file::write_atomic(&path, AGENTS_GITIGNORE.as_bytes())?;
     Ok(true)
 }
 
@@ -164,18 +175,23 @@ mod tests {
     }
 
     #[test]
-    fn an_older_harvey_gitignore_gains_the_vector_copies_once() {
+    fn an_older_harvey_gitignore_gains_the_later_lines_once() {
         let dir = tempfile::tempdir().unwrap();
         let agents = dir.path().join("agents");
-        assert!(AGENTS_GITIGNORE.contains(VECTOR_COPIES));
-        let older = AGENTS_GITIGNORE.replace(VECTOR_COPIES, "");
+        let mut older = AGENTS_GITIGNORE.to_string();
+        let mut added = String::new();
+        for (_, lines) in LATER_LINES {
+            assert!(older.contains(lines));
+            older = older.replace(lines, "");
+            added.push_str(lines);
+        }
         std::fs::create_dir_all(&agents).unwrap();
         std::fs::write(agents.join(".gitignore"), &older).unwrap();
         assert!(!ensure_agents_gitignore(&agents).unwrap());
         assert!(!ensure_agents_gitignore(&agents).unwrap());
         assert_eq!(
             std::fs::read_to_string(agents.join(".gitignore")).unwrap(),
-            format!("{older}{VECTOR_COPIES}")
+            format!("{older}{added}")
         );
     }
 }

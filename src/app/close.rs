@@ -5,10 +5,22 @@
 use std::path::{Path, PathBuf};
 
 use super::{average_decode_rate, App, CloseReport, TagSource};
+use crate::config::SummaryAt;
 use crate::memory::guard::{find_secret, redact_secrets};
 use crate::session::{mining, SessionEntry, SessionStats};
 
 impl App {
+    /// Ends the session as `memory.summary_at` says: `later` closes the record at once
+    /// with its summary pending ([`Self::close_session_later`]); `close` summarizes and
+    /// mines first ([`Self::close_session`]). `/exit`, end of input, signals and
+    /// `harvey run` all end here.
+    pub fn end_session(&mut self, progress: &mut dyn FnMut(&str)) -> Option<CloseReport> {
+        match self.config.memory.summary_at {
+            SummaryAt::Later => self.close_session_later(progress),
+            SummaryAt::Close => self.close_session(progress),
+        }
+    }
+
     /// The end-of-session sequence, run once whichever way the session ends: summary and
     /// tags from the model (skipped when the abort flag is raised, e.g. a second Ctrl-C),
     /// the closing notes and `THE END.` in the record, the sessions index entry and the
@@ -24,28 +36,109 @@ impl App {
         self.abort.clear();
         tracing::info!(turns = self.transcript.len(), "closing the session");
         progress("summarizing session… (Ctrl-C to skip)");
-        let (summary, tags, tag_source, skipped) = self.summarize_session();
-        let duration = (chrono::Local::now() - self.recorder.started()).num_seconds();
-        let tps = average_decode_rate(&self.turns);
+        let transcript = self.transcript.clone();
+        let (summary, tags, tag_source, skipped) = self.summarize_transcript(&transcript);
         let mut notes = vec![format!("Summary: {summary}")];
         if !tags.is_empty() {
             notes.push(format!("Tags: {}", tags.join(", ")));
         }
         if !skipped {
-            if let Some(line) = self.mine_session(progress) {
+            let source = self.record_name();
+            if let Some(line) = self.mine_transcript(&transcript, source, progress) {
                 notes.push(line);
             }
         }
+        let (record, problems) = self.finish_record(notes, &summary, &tags, progress);
+        Some(CloseReport {
+            record,
+            summary,
+            tags,
+            tag_source,
+            skipped,
+            pending: false,
+            problems,
+        })
+    }
+
+    /// Closes the record at once: the closing notes say its summary is pending, and the
+    /// next interactive session writes it ([`Self::summarize_pending`]) and mines it. The
+    /// index lists the session (without a summary until then).
+    pub fn close_session_later(&mut self, progress: &mut dyn FnMut(&str)) -> Option<CloseReport> {
+        if self.closed {
+            return None;
+        }
+        self.closed = true;
+        if self.transcript.is_empty() {
+            return None;
+        }
+        tracing::info!(
+            turns = self.transcript.len(),
+            "closing the session, summary later"
+        );
+        let notes = vec![crate::session::pending::PENDING_NOTE.to_string()];
+        let (record, problems) = self.finish_record(notes, "", &[], progress);
+        Some(CloseReport {
+            record,
+            summary: String::new(),
+            tags: Vec::new(),
+            tag_source: TagSource::Fallback,
+            skipped: false,
+            pending: true,
+            problems,
+        })
+    }
+
+    /// A note for the record's close (the closing notes, before the stats line).
+    pub fn note_at_close(&mut self, note: String) {
+        self.end_notes.push(note);
+    }
+
+    /// The first failure to write this session's record, if one happened.
+    pub fn record_problem(&self) -> Option<&str> {
+        self.record_problem.as_deref()
+    }
+
+    /// The record's file name, once it exists.
+    fn record_name(&self) -> Option<String> {
+        self.recorder
+            .path()
+            .and_then(|p| p.file_name())
+            .map(|n| n.to_string_lossy().into_owned())
+    }
+
+    /// Appends `notes`, the stats line and `THE END.` to the record, then writes the
+    /// sessions index entry and the stats row. Returns the record's path (where it would
+    /// be, when it was not written) and what went wrong, each said once through `progress` too.
+    fn finish_record(
+        &mut self,
+        mut notes: Vec<String>,
+        summary: &str,
+        tags: &[String],
+        progress: &mut dyn FnMut(&str),
+    ) -> (PathBuf, Vec<String>) {
+        let duration = (chrono::Local::now() - self.recorder.started()).num_seconds();
+        let tps = average_decode_rate(&self.turns);
+        notes.append(&mut self.end_notes);
         notes.push(format!(
             "Session stats: {} turns, {duration} s, {tps:.1} tok/s, {} compressions",
             self.transcript.len(),
             self.compressions.len()
         ));
+        // The close writes first what an earlier failed write kept back: when it
+        // succeeds, every exchange is on disk.
+        let mut problems = Vec::new();
         if let Err(e) = self.recorder.close(&notes) {
-            progress(&format!("cannot finish the session record: {e}"));
+            problems.push(format!(
+                "cannot write the session record {}: {e}",
+                self.recorder.planned_path().display()
+            ));
         }
-        let record = self.recorder.path()?.to_path_buf();
-        let file = record.file_name()?.to_string_lossy().into_owned();
+        let Some(file) = self.record_name() else {
+            for p in &problems {
+                progress(p);
+            }
+            return (self.recorder.planned_path(), problems);
+        };
         if let Some(index) = &self.sessions {
             let entry = SessionEntry {
                 file: file.clone(),
@@ -56,8 +149,8 @@ impl App {
                     .to_string(),
                 duration_s: duration,
                 turns: self.transcript.len() as i64,
-                summary: summary.clone(),
-                tags: tags.clone(),
+                summary: summary.to_string(),
+                tags: tags.to_vec(),
                 name: self.session_name.clone(),
             };
             let stats = SessionStats {
@@ -69,16 +162,13 @@ impl App {
                 recorded_at: crate::memory::store::now_rfc3339(),
             };
             if let Err(e) = index.put(&entry).and_then(|()| index.record_stats(&stats)) {
-                progress(&format!("cannot update the sessions index: {e}"));
+                problems.push(format!("cannot update the sessions index: {e}"));
             }
         }
-        Some(CloseReport {
-            record,
-            summary,
-            tags,
-            tag_source,
-            skipped,
-        })
+        for p in &problems {
+            progress(p);
+        }
+        (self.recorder.planned_path(), problems)
     }
 
     /// A session record by file name (under `agents/sessions/`) or path inside it;
@@ -145,9 +235,16 @@ impl App {
             }
     }
 
-    /// Mines the session for memory proposals and saves the ones that pass the screen,
-    /// with confidence 0.5 and this session as their source. Returns the record's note.
-    fn mine_session(&mut self, progress: &mut dyn FnMut(&str)) -> Option<String> {
+    /// Mines a session's exchanges for memory proposals and saves the ones that pass the
+    /// screen, with confidence 0.5 and the session's record (`source`) as their source.
+    /// Returns the record's note; `None` also when the abort flag stopped the mining (the
+    /// session stays unmined: `/memory mine` can do it).
+    pub(super) fn mine_transcript(
+        &mut self,
+        transcript: &[(String, String)],
+        source: Option<String>,
+        progress: &mut dyn FnMut(&str),
+    ) -> Option<String> {
         if !self.mining_enabled() {
             if self.config.memory.mining.on_exit == crate::config::MineOnExit::Auto {
                 progress(&format!(
@@ -158,18 +255,11 @@ impl App {
             return None;
         }
         progress("mining memories from this session… (Ctrl-C to skip)");
-        let source = self
-            .recorder
-            .path()
-            .and_then(|p| p.file_name())
-            .map(|n| n.to_string_lossy().into_owned());
-        let workspace = mining::workspace_texts(&self.workspace, &self.transcript);
-        let mined = mining::mine_report(
-            self.engine.as_mut(),
-            &self.transcript,
-            &workspace,
-            &self.abort,
-        );
+        let workspace = mining::workspace_texts(&self.workspace, transcript);
+        let mined = mining::mine_report(self.engine.as_mut(), transcript, &workspace, &self.abort);
+        if self.abort.is_raised() {
+            return None;
+        }
         let mut mined = match mined {
             Ok(m) => m,
             Err(e) => {
@@ -211,9 +301,11 @@ impl App {
     /// A paragraph and 3–5 tags for the whole session (chunked when it does not fit).
     /// Both go through the secret screen memories get: the summary is injected into
     /// later sessions as `[recent sessions]`.
-    fn summarize_session(&mut self) -> (String, Vec<String>, TagSource, bool) {
-        let messages: Vec<crate::engine::Message> = self
-            .transcript
+    pub(super) fn summarize_transcript(
+        &mut self,
+        transcript: &[(String, String)],
+    ) -> (String, Vec<String>, TagSource, bool) {
+        let messages: Vec<crate::engine::Message> = transcript
             .iter()
             .flat_map(|(u, r)| {
                 [
@@ -222,7 +314,7 @@ impl App {
                 ]
             })
             .collect();
-        let fallback_tags = keyword_tags(&self.transcript);
+        let fallback_tags = keyword_tags(transcript);
         let summary = crate::chat::rolling::summarize_map_reduce(
             self.engine.as_mut(),
             &messages,
@@ -232,8 +324,9 @@ impl App {
         let summary = match summary {
             Ok(s) if !skipped => s.split_whitespace().collect::<Vec<_>>().join(" "),
             _ => {
-                let first = self.transcript[0]
-                    .0
+                let first = transcript
+                    .first()
+                    .map_or("", |(u, _)| u.as_str())
                     .split_whitespace()
                     .take(20)
                     .collect::<Vec<_>>();

@@ -6,11 +6,13 @@
 mod close;
 mod commands;
 pub mod context;
+mod later;
 mod open;
 mod recall;
 mod switch;
 mod tools;
 
+pub use later::PendingReport;
 pub use open::{embedder_path, open_embedder};
 use open::{open_stores, Stores};
 pub use switch::SwitchReport;
@@ -120,10 +122,15 @@ pub struct App {
     pub attachments: crate::chat::attachment::Attachments,
     /// The session's command settings (from `security:`, changed by `/safemode`).
     pub security: crate::command::Settings,
-    /// `agents/audit.jsonl`.
+    /// `agents/harvey-audit.jsonl` (the Go tool's `agents/audit.jsonl` is never written).
     pub audit: crate::command::AuditLog,
     /// The last turn's `<think>` block (`/think show`); never part of the conversation.
     pub last_thought: Option<String>,
+    /// The first failure to write the session record: the close reports it (an exchange
+    /// that did not reach the disk must not pass unsaid).
+    record_problem: Option<String>,
+    /// Notes for the record's close (e.g. the signal that ended a run).
+    end_notes: Vec<String>,
     closed: bool,
 }
 
@@ -140,6 +147,11 @@ pub struct CloseReport {
     pub tag_source: TagSource,
     /// The optional model work (summary, tags) was skipped by a Ctrl-C.
     pub skipped: bool,
+    /// The summary and mining are left to the next interactive session
+    /// (`memory.summary_at: later`).
+    pub pending: bool,
+    /// What could not be written (the record, the index): empty when all is on disk.
+    pub problems: Vec<String>,
 }
 
 impl App {
@@ -220,6 +232,8 @@ impl App {
             security: commands::settings(&config.security),
             audit: crate::command::AuditLog::new(&agents),
             last_thought: None,
+            record_problem: None,
+            end_notes: Vec::new(),
             confirm_writes: None,
             ask_file_writes: false,
             ask: None,
@@ -405,6 +419,9 @@ impl App {
                 s.thinking_tokens
             ));
         }
+        if let Some(cut) = cut_note(turn.completion.stop) {
+            notes.push(cut);
+        }
         notes.push(format!(
             "stats: {} prompt tokens ({} evaluated), {} generated at {:.1} tok/s, ttft {:.0} ms",
             s.prompt_tokens, s.evaluated_tokens, s.completion_tokens, s.decode_tps, s.ttft_ms
@@ -412,9 +429,10 @@ impl App {
         self.transcript
             .push((text.to_string(), turn.completion.text.clone()));
         if let Err(e) = self.recorder.exchange(text, &turn.completion.text, notes) {
-            if self.transcript.len() == 1 {
-                self.notices
-                    .push(format!("cannot write the session record: {e}"));
+            if self.record_problem.is_none() {
+                let problem = format!("cannot write the session record: {e}");
+                self.notices.push(problem.clone());
+                self.record_problem = Some(problem);
             }
         }
     }
@@ -491,6 +509,19 @@ impl App {
     pub fn agents_dir(&self) -> PathBuf {
         self.workspace.join("agents")
     }
+}
+
+/// The record's note for a reply that did not end by itself: what the reply holds is
+/// all the model said before it was stopped.
+fn cut_note(stop: crate::engine::StopReason) -> Option<String> {
+    use crate::engine::StopReason;
+    let why = match stop {
+        StopReason::EndOfGeneration | StopReason::StopString => return None,
+        StopReason::Aborted => "stopped by Ctrl-C or a termination signal",
+        StopReason::MaxTokens => "sampling.max_tokens reached",
+        StopReason::ContextFull => "the context window was full",
+    };
+    Some(format!("reply cut ({}): {why}", stop.as_str()))
 }
 
 /// Decode tok/s over the whole session (tokens / decode time), not a mean of turn rates.

@@ -202,8 +202,25 @@ fn save(
     // The sidecar goes last: a state without a matching key is never loaded.
     let _ = std::fs::remove_file(sidecar);
     let tmp = state.with_extension("state.tmp");
-    engine.save_state(&tmp).map_err(|e| e.to_string())?;
-    std::fs::rename(&tmp, state).map_err(|e| e.to_string())?;
+    let written = write_state(engine, key, &tmp, state, sidecar);
+    if written.is_err() {
+        // A full disk leaves no cut state, temporary file or empty key behind.
+        for path in [&tmp, sidecar, state] {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+    written
+}
+
+fn write_state(
+    engine: &dyn Engine,
+    key: &PrefixKey,
+    tmp: &Path,
+    state: &Path,
+    sidecar: &Path,
+) -> Result<(), String> {
+    engine.save_state(tmp).map_err(|e| e.to_string())?;
+    std::fs::rename(tmp, state).map_err(|e| e.to_string())?;
     let (state_bytes, state_sha256) = file_identity(state).map_err(|e| e.to_string())?;
     let sidecar_value = Sidecar {
         key: key.clone(),
@@ -211,7 +228,8 @@ fn save(
         state_sha256,
     };
     let json = serde_json::to_string_pretty(&sidecar_value).map_err(|e| e.to_string())?;
-    std::fs::write(sidecar, json).map_err(|e| format!("cannot write {}: {e}", sidecar.display()))
+    crate::memory::file::write_atomic(sidecar, json.as_bytes())
+        .map_err(|e| format!("cannot write {}: {e}", sidecar.display()))
 }
 
 /// Deletes `model`'s saved prefixes in `dir` beyond the newest `keep` (`just_saved`

@@ -1,7 +1,12 @@
-//! `agents/audit.jsonl`: one JSON line per command harvey ran or refused — when, who
-//! asked (the user or the model), the program and arguments, where, the decision, and
+//! `agents/harvey-audit.jsonl`: one JSON line per command harvey ran or refused — when,
+//! who asked (the user or the model), the program and arguments, where, the decision, and
 //! for a run its exit, duration and bytes of output. Append-only; `/audit N` reads the
 //! last lines back.
+//!
+//! The Go harvey appends `{ts, action, details, status}` lines to `agents/audit.jsonl`
+//! (its `audit.go`). Those four fields cannot hold who asked, the arguments, the exit or
+//! the duration, and mixed schemas in one file would break both readers, so harvey keeps
+//! its own file and never writes the Go tool's.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -9,7 +14,10 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 /// The file, relative to `agents/`.
-pub const AUDIT_FILE: &str = "audit.jsonl";
+pub const AUDIT_FILE: &str = "harvey-audit.jsonl";
+
+/// The Go harvey's audit log, relative to `agents/`: never written.
+pub const GO_AUDIT_FILE: &str = "audit.jsonl";
 
 /// Who asked for a command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -173,6 +181,26 @@ impl AuditLog {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_go_tools_audit_log_is_left_as_it_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let agents = dir.path().join("agents");
+        std::fs::create_dir_all(&agents).unwrap();
+        let go_line = "{\"ts\":\"2026-05-25T12:00:00Z\",\"action\":\"command\",\"details\":\"ls\",\"status\":\"allowed\"}\n";
+        std::fs::write(agents.join(GO_AUDIT_FILE), go_line).unwrap();
+        let log = AuditLog::new(&agents);
+        let words = vec!["git".to_string(), "status".to_string()];
+        let entry = Entry::new(Who::Model, &words, dir.path(), Decision::ReadOnly, None);
+        log.append(&entry).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(agents.join(GO_AUDIT_FILE)).unwrap(),
+            go_line,
+            "the Go tool's file is untouched"
+        );
+        assert_eq!(log.path(), agents.join("harvey-audit.jsonl"));
+        assert_eq!(log.last(5).unwrap(), (vec![entry], 0));
+    }
 
     #[test]
     fn entries_round_trip_and_last_n_is_oldest_first() {

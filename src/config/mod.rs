@@ -134,11 +134,22 @@ pub struct MemoryConfig {
     pub factual_share: f64,
     pub top_k: usize,
     pub recent_sessions: usize,
+    /// `memory.summary_at`: when a session's summary and mining run.
+    pub summary_at: SummaryAt,
     pub embedder: Embedder,
     pub rolling_summary: RollingSummaryConfig,
     pub mining: MiningConfig,
     pub rag: RagConfig,
     pub knowledge_base: KnowledgeBaseConfig,
+}
+
+/// `memory.summary_at`: `later` (the default) closes a session at once and leaves its
+/// summary and mining to the next interactive session, which does them while it waits
+/// for input; `close` does them before the process ends, as a session closes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SummaryAt {
+    Later,
+    Close,
 }
 
 /// `memory.embedder`: `auto`, `none` or a path to an embedding GGUF.

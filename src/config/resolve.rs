@@ -187,6 +187,11 @@ fn check_memory(m: &RawMemory) -> Check {
         "must be in (0, 1]",
     )?;
     require(
+        matches!(m.summary_at.trim(), "later" | "close"),
+        "memory.summary_at",
+        "must be later or close",
+    )?;
+    require(
         matches!(
             m.mining.on_exit.trim(),
             "auto" | "on" | "off" | "true" | "false"
@@ -265,6 +270,10 @@ fn memory(m: RawMemory) -> MemoryConfig {
         factual_share: m.factual_share,
         top_k: m.top_k,
         recent_sessions: m.recent_sessions,
+        summary_at: match m.summary_at.trim() {
+            "close" => SummaryAt::Close,
+            _ => SummaryAt::Later,
+        },
         embedder,
         rolling_summary: RollingSummaryConfig {
             enabled: m.rolling_summary.enabled,

@@ -171,7 +171,7 @@ pub const COMMANDS: &[CommandSpec] = &[
         name: "audit",
         aliases: &[],
         usage: "/audit [N]",
-        help: "the last N commands run or refused (agents/audit.jsonl)",
+        help: "the last N commands run or refused (agents/harvey-audit.jsonl)",
     },
     CommandSpec {
         kind: CommandKind::Write,

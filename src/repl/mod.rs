@@ -9,6 +9,7 @@ pub mod commands;
 mod context;
 pub mod echo;
 mod files;
+mod idle;
 mod input;
 pub mod knowledge;
 mod memory;
@@ -60,12 +61,8 @@ enum Event {
 
 /// Runs the REPL until `/exit`, Ctrl-D or a termination signal, then the end-of-session
 /// sequence. The line editor runs on its own thread and hands over one line at a time, so
-/// a signal reaches the loop even while the prompt waits for input. Returns the signal
-/// that ended the session, if one did.
-pub fn run(
-    app: &mut App,
-    signals: Option<signal_hook::iterator::Signals>,
-) -> io::Result<Option<i32>> {
+/// a signal reaches the loop even while the prompt waits for input.
+pub fn run(app: &mut App, signals: Option<signal_hook::iterator::Signals>) -> io::Result<Ended> {
     let history = app.agents_dir().join("history");
     let mut editor = editor()?;
     let mut out = io::stdout();
@@ -74,10 +71,15 @@ pub fn run(
             "line history: {n} entries from the Go harvey's agents/harvey_history"
         ));
     }
-    if crate::project::ensure_agents_gitignore(&app.agents_dir())? {
-        app.notices.push(
+    match crate::project::ensure_agents_gitignore(&app.agents_dir()) {
+        Ok(true) => app.notices.push(
             "wrote agents/.gitignore (sessions, cache, databases and history stay private)".into(),
-        );
+        ),
+        Ok(false) => {}
+        // Not a reason to refuse the session (a full disk): said, and tried next time.
+        Err(e) => app
+            .notices
+            .push(format!("error: cannot write agents/.gitignore: {e}")),
     }
     banner(&mut out, app)?;
     // A missing history file is normal on the first run.
@@ -88,7 +90,15 @@ pub fn run(
     let (events, inbox) = mpsc::channel::<Event>();
     let (control, requests) = mpsc::sync_channel::<Control>(0);
     let (answer, answers) = mpsc::channel::<String>();
-    spawn_reader(editor, history, events.clone(), requests, answer);
+    let idle = idle::Idle::new(app.abort.clone());
+    spawn_reader(
+        editor,
+        history,
+        events.clone(),
+        requests,
+        answer,
+        idle.clone(),
+    );
     wire_questions(app, control.clone(), answers);
     if let Some(mut signals) = signals {
         let abort = app.abort.clone();
@@ -100,6 +110,8 @@ pub fn run(
             }
         });
     }
+    // While the first prompt waits: the summaries earlier sessions left for later.
+    idle::summarize_pending(app, &idle, &mut out);
     let mut ended_by = None;
     let result = loop {
         match inbox.recv() {
@@ -118,8 +130,20 @@ pub fn run(
             }
         }
     };
-    close(app, &mut out);
-    result.map(|()| ended_by)
+    let saved = close(app, &mut out);
+    result.map(|()| Ended {
+        signal: ended_by,
+        saved,
+    })
+}
+
+/// How the REPL ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ended {
+    /// The termination signal that ended it, if one did.
+    pub signal: Option<i32>,
+    /// Whether the session's record and index entry were written in full.
+    pub saved: bool,
 }
 
 /// The line editor's thread: sends each line (or the end) to the loop, then waits until
@@ -130,6 +154,7 @@ fn spawn_reader(
     lines: mpsc::Sender<Event>,
     requests: mpsc::Receiver<Control>,
     answer: mpsc::Sender<String>,
+    idle: idle::Idle,
 ) {
     std::thread::spawn(move || loop {
         let event = match editor.readline("you> ") {
@@ -142,6 +167,8 @@ fn spawn_reader(
             Err(e) => Event::Failed(io::Error::other(e)),
         };
         let last = !matches!(event, Event::Line(_));
+        // The model may be summarizing an earlier session: the user comes first.
+        idle.interrupt();
         if lines.send(event).is_err() || last {
             break;
         }
@@ -220,16 +247,31 @@ fn onboard(
 }
 
 /// The end-of-session sequence with its progress on `out` (errors writing are ignored:
-/// the terminal may be gone).
-pub fn close(app: &mut App, out: &mut impl Write) {
-    let report = app.close_session(&mut |line| {
+/// the terminal may be gone). Returns whether everything was saved.
+pub fn close(app: &mut App, out: &mut impl Write) -> bool {
+    let report = app.end_session(&mut |line| {
         let _ = writeln!(out, "[{line}]");
         let _ = out.flush();
     });
-    if let Some(r) = report {
-        let skipped = if r.skipped { " (summary skipped)" } else { "" };
-        let _ = writeln!(out, "[session saved to {}{skipped}]", r.record.display());
+    let Some(r) = report else {
+        return true;
+    };
+    if !r.problems.is_empty() {
+        // Each problem was said as it happened; the session is not called saved.
+        let _ = writeln!(
+            out,
+            "[error: the session was not saved in full; free some space: {}]",
+            r.record.display()
+        );
+        return false;
     }
+    let how = match (r.skipped, r.pending) {
+        (true, _) => " (summary skipped)",
+        (false, true) => "; the next session summarizes it",
+        (false, false) => "",
+    };
+    let _ = writeln!(out, "[session saved to {}{how}]", r.record.display());
+    true
 }
 
 fn editor() -> io::Result<Editor<InputHelper, FileHistory>> {
@@ -249,7 +291,15 @@ fn remember(editor: &mut Editor<InputHelper, FileHistory>, line: &str, path: &Pa
     }
     // History is a convenience: failing to save it must not stop the session.
     let _ = editor.add_history_entry(line);
-    let _ = editor.save_history(path);
+    // Saved beside and renamed over: a full disk keeps the old history, never an empty one.
+    let temp = path.with_extension(format!("tmp-{}", std::process::id()));
+    let saved = editor
+        .save_history(&temp)
+        .map_err(io::Error::other)
+        .and_then(|()| std::fs::rename(&temp, path));
+    if saved.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
 }
 
 fn banner(out: &mut impl Write, app: &App) -> io::Result<()> {
@@ -488,6 +538,15 @@ fn chat(app: &mut App, text: &str, out: &mut impl Write) -> io::Result<()> {
                 )?;
             }
             writeln!(out, "[{}]", render::turn_line(&turn.completion.stats))?;
+            if app.recorder.has_unsaved() {
+                let problem = app
+                    .record_problem()
+                    .unwrap_or("the session record is behind");
+                writeln!(
+                    out,
+                    "[error: {problem}; the exchange is kept in memory and written once there is room]"
+                )?;
+            }
             compress(app, out)
         }
         Err(e) => {

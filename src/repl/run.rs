@@ -39,7 +39,7 @@ pub fn git(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()> {
     screen.finish(ran)
 }
 
-/// `/audit [N]`: the last N lines of `agents/audit.jsonl` (default 10).
+/// `/audit [N]`: the last N lines of `agents/harvey-audit.jsonl` (default 10).
 pub fn audit(app: &App, args: &str, out: &mut impl Write) -> io::Result<()> {
     let n = match args.trim() {
         "" => 10,

@@ -233,10 +233,12 @@ fn move_closing_notes(record: &mut Record) {
 /// Notes written by the close sequence, not by an exchange.
 pub const CLOSING_PREFIXES: &[&str] = &[
     "Summary: ",
+    "Summary pending: ",
     "Tags: ",
     "Mined: ",
     "Mining failed: ",
     "Session stats: ",
+    "Ended by ",
 ];
 
 /// The user's character name and the time of a scene heading (after `INT. HARVEY AND `).

@@ -1,5 +1,6 @@
 //! Sessions: the Fountain record written as the session happens, the sessions index and
-//! per-session stats, and the budget advice drawn from them.
+//! per-session stats, records whose summary is pending, and the budget advice drawn
+//! from them.
 
 pub mod advice;
 pub mod fountain;
@@ -8,6 +9,7 @@ mod go_record;
 pub mod grounding;
 pub mod index;
 pub mod mining;
+pub mod pending;
 pub mod recorder;
 
 pub use index::{SessionEntry, SessionIndex, SessionSilo, SessionStats};

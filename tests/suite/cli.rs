@@ -346,12 +346,20 @@ fn ctrl_c_during_run_stops_the_reply_closes_the_session_and_exits_130() {
     assert!(record.ended, "THE END. written");
     assert_eq!(record.exchanges.len(), 1);
     assert_eq!(record.exchanges[0].user, prompt);
+    // The summary is left to the next session (memory.summary_at: later).
+    let pending = harvey::session::pending::PENDING_NOTE;
     assert!(
-        record
-            .closing_notes
-            .iter()
-            .any(|n| n.starts_with("Summary: ")),
+        record.closing_notes.iter().any(|n| n == pending)
+            && record.closing_notes.iter().any(|n| n == "Ended by Ctrl-C"),
         "{:?}",
         record.closing_notes
+    );
+    assert!(
+        record.exchanges[0]
+            .notes
+            .iter()
+            .any(|n| n.starts_with("reply cut (aborted)")),
+        "{:?}",
+        record.exchanges[0].notes
     );
 }

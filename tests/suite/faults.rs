@@ -294,6 +294,13 @@ fn check_records(ws: &Path, prompt: &str) -> usize {
 fn kill_during_a_session_close_keeps_the_exchange() {
     let model = model_path();
     let ws = workspace();
+    // The close under test is the one that summarizes (with `later` it only appends the
+    // closing notes, too short to land a kill in).
+    std::fs::write(
+        ws.path().join("agents/harvey.yaml"),
+        "memory:\n  embedder: none\n  summary_at: close\n",
+    )
+    .unwrap();
     let mut rng = Rng::new("session close");
     let prompt = "Name one colour.";
     // The close logs "closing the session" as it starts (summary, mining, record, index):

@@ -16,7 +16,8 @@ fn workspace() -> tempfile::TempDir {
     std::fs::create_dir_all(dir.path().join("agents")).unwrap();
     std::fs::write(
         dir.path().join("agents/harvey.yaml"),
-        "sampling:\n  max_tokens: 12\n  temperature: 0\nengine:\n  n_ctx: 1024\n",
+        // The close that summarizes (`later` is tested in sessions_later.rs).
+        "sampling:\n  max_tokens: 12\n  temperature: 0\nengine:\n  n_ctx: 1024\nmemory:\n  summary_at: close\n",
     )
     .unwrap();
     dir

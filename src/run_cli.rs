@@ -1,0 +1,246 @@
+//! `harvey run`: one prompt, one reply, then the session closes and the process ends.
+//!
+//! With `memory.summary_at: later` (the default) the close only finishes the record, so
+//! the process ends with its answer; the next interactive session writes the summary.
+//! Ctrl-C, SIGTERM and SIGHUP stop the reply where it is: what was said is recorded
+//! (marked as cut), the session closes, and the process exits 128 + the signal (130 for
+//! Ctrl-C). A record or index that could not be written is an error (exit 1), never a
+//! silent success.
+
+use std::io::{IsTerminal, Read, Write};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use harvey::app::{App, AppOptions};
+use harvey::chat::agent::TurnEvent;
+use harvey::chat::stop_note;
+use harvey::engine::AbortFlag;
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The prompt; read from stdin when omitted.
+    prompt: Option<String>,
+    /// Print {reply, prompt_tokens, evaluated_tokens, completion_tokens, prefill_tps,
+    /// decode_tps, ttft_ms, draft_tokens, accepted_tokens, stop} as JSON instead of the plain
+    /// reply (draft/accepted: prompt-lookup decoding, engine.lookup).
+    #[arg(long)]
+    json: bool,
+    /// Longest reply in tokens (default: sampling.max_tokens from the config).
+    #[arg(long, value_name = "N")]
+    max_tokens: Option<u32>,
+}
+
+/// Ctrl-C, SIGTERM or SIGHUP during `harvey run`: the first one stops the reply (or skips
+/// the summary when the session is already closing); the session is then closed as usual.
+/// Installed before the model loads, when there is no abort flag to raise yet.
+#[derive(Default)]
+struct Interrupt {
+    /// The first signal that came (0: none).
+    signal: AtomicI32,
+    abort: OnceLock<AbortFlag>,
+}
+
+impl Interrupt {
+    fn install() -> Result<Arc<Self>> {
+        let interrupt = Arc::new(Self::default());
+        let hook = Arc::clone(&interrupt);
+        ctrlc::set_handler(move || hook.hit(signal_hook::consts::SIGINT))
+            .context("cannot install the Ctrl-C handler")?;
+        let mut signals = signal_hook::iterator::Signals::new([
+            signal_hook::consts::SIGTERM,
+            signal_hook::consts::SIGHUP,
+        ])
+        .context("cannot install the SIGTERM/SIGHUP handler")?;
+        let hook = Arc::clone(&interrupt);
+        std::thread::spawn(move || {
+            for signal in signals.forever() {
+                hook.hit(signal);
+            }
+        });
+        Ok(interrupt)
+    }
+
+    fn hit(&self, signal: i32) {
+        let _ = self
+            .signal
+            .compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst);
+        if let Some(abort) = self.abort.get() {
+            abort.raise();
+        }
+    }
+
+    /// The signal that came, if one did.
+    fn signal(&self) -> Option<i32> {
+        Some(self.signal.load(Ordering::SeqCst)).filter(|s| *s != 0)
+    }
+
+    /// Raises the abort flag again if a signal came: a turn and the close sequence clear
+    /// the flag when they start, which must not swallow a signal that came before.
+    fn reassert(&self) {
+        if let (Some(_), Some(abort)) = (self.signal(), self.abort.get()) {
+            abort.raise();
+        }
+    }
+
+    /// The exit status a shell reports for a process ended by the signal.
+    fn exit_code(signal: i32) -> ExitCode {
+        ExitCode::from(u8::try_from(128 + signal).unwrap_or(1))
+    }
+}
+
+/// The name of a signal `harvey run` handles, for its messages and the record.
+fn signal_name(signal: i32) -> &'static str {
+    match signal {
+        signal_hook::consts::SIGINT => "Ctrl-C",
+        signal_hook::consts::SIGTERM => "SIGTERM",
+        signal_hook::consts::SIGHUP => "SIGHUP",
+        _ => "a signal",
+    }
+}
+
+pub fn run_once(options: &AppOptions, args: RunArgs) -> Result<ExitCode> {
+    let prompt = match args.prompt {
+        Some(p) => p,
+        None => read_stdin_prompt()?,
+    };
+    if prompt.trim().is_empty() {
+        eprintln!("error: empty prompt: pass PROMPT or pipe text on stdin (harvey run --help)");
+        return Ok(ExitCode::from(2));
+    }
+    let interrupt = Interrupt::install()?;
+    let mut app = App::open(options)?;
+    for notice in &app.config.notices {
+        eprintln!("warning: {notice}");
+    }
+    let _ = interrupt.abort.set(app.abort.clone());
+    if let Some(n) = args.max_tokens {
+        app.config.sampling.max_tokens = n.max(1);
+    }
+    let stable = app.stable_memory_context();
+    app.prepare_prefix(&stable);
+    if let Some(signal) = interrupt.signal() {
+        // Nothing was said yet: there is no session to close.
+        return Ok(Interrupt::exit_code(signal));
+    }
+    let turn = stream_turn(&mut app, &prompt, &interrupt, !args.json);
+    let turn = turn?;
+    if let Some(signal) = interrupt.signal() {
+        app.note_at_close(format!("Ended by {}", signal_name(signal)));
+    }
+    // The same close sequence as the REPL's, quietly: scripts read stdout and stderr.
+    // After a signal the summary is skipped: the first progress report comes after the
+    // sequence clears the abort flag and before it summarizes.
+    let closed = app.end_session(&mut |_| interrupt.reassert());
+    if args.json {
+        let value = run_json(&app, &turn, closed.as_ref());
+        println!("{value}");
+    } else {
+        println!();
+        if let Some(note) = stop_note(turn.completion.stop) {
+            eprintln!("{note}");
+        }
+    }
+    finish(closed.as_ref(), interrupt.signal())
+}
+
+/// The reply, streamed to stdout (unless `--json`); tool events go to stderr.
+fn stream_turn(
+    app: &mut App,
+    prompt: &str,
+    interrupt: &Interrupt,
+    stream: bool,
+) -> Result<harvey::chat::agent::AgentTurn, harvey::chat::TurnError> {
+    let mut stdout = std::io::stdout();
+    // Keys typed on the terminal while the reply streams are not echoed into it.
+    let quiet = harvey::repl::echo::EchoOff::stdin();
+    let turn = app.agent_turn(prompt, &mut |event| {
+        interrupt.reassert();
+        match event {
+            // A closed pipe only loses output; the run itself still completes.
+            TurnEvent::Text(piece) if stream => {
+                let _ = stdout
+                    .write_all(piece.as_bytes())
+                    .and_then(|()| stdout.flush());
+            }
+            TurnEvent::Text(_) => {}
+            other => {
+                let _ = harvey::repl::render::turn_event(&mut std::io::stderr(), &other);
+            }
+        }
+    });
+    drop(quiet);
+    turn
+}
+
+/// The exit status once the session is closed: 1 when something was not saved (said on
+/// stderr), 128 + N after signal N, else 0.
+fn finish(closed: Option<&harvey::app::CloseReport>, signal: Option<i32>) -> Result<ExitCode> {
+    if let Some(c) = closed.filter(|c| !c.problems.is_empty()) {
+        for problem in &c.problems {
+            eprintln!("error: {problem}");
+        }
+        eprintln!("error: this exchange is not saved (free some space and ask again)");
+        return Ok(ExitCode::from(1));
+    }
+    match signal {
+        Some(signal) => {
+            if let Some(c) = closed {
+                eprintln!("[session saved to {}]", c.record.display());
+            }
+            Ok(Interrupt::exit_code(signal))
+        }
+        None => Ok(ExitCode::SUCCESS),
+    }
+}
+
+/// `harvey run --json`: the reply, its counters, the memory block and the tool calls.
+fn run_json(
+    app: &App,
+    turn: &harvey::chat::agent::AgentTurn,
+    closed: Option<&harvey::app::CloseReport>,
+) -> serde_json::Value {
+    let completion = &turn.completion;
+    let s = &completion.stats;
+    serde_json::json!({
+        "reply": completion.text,
+        "prompt_tokens": s.prompt_tokens,
+        "evaluated_tokens": s.evaluated_tokens,
+        "completion_tokens": s.completion_tokens,
+        "prefill_tps": s.prefill_tps,
+        "decode_tps": s.decode_tps,
+        "ttft_ms": s.ttft_ms,
+        "draft_tokens": s.draft_tokens,
+        "accepted_tokens": s.accepted_tokens,
+        "stop": completion.stop,
+        "prefix": app.prefix.describe(),
+        "session": closed.map(|c| c.record.display().to_string()),
+        "summary_pending": closed.is_some_and(|c| c.pending),
+        "memory": app.injection.as_ref().map(|i| serde_json::json!({
+            "items": i.items.iter().map(|p| &p.candidate.id).collect::<Vec<_>>(),
+            "tokens": i.tokens,
+            "budget": i.budget,
+            "text": i.text,
+        })),
+        "prefix_from_cache": matches!(app.prefix, harvey::chat::prefix_cache::PrefixOutcome::Restored { .. }),
+        "tool_calls": turn.calls.iter().map(|c| serde_json::json!({
+            "call": c.call.as_ref().map(|c| c.summary()),
+            "ok": c.result.is_ok(),
+            "reused": c.reused,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+fn read_stdin_prompt() -> Result<String> {
+    let mut stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        bail!("no prompt: pass PROMPT, or pipe text on stdin (harvey run --help)");
+    }
+    let mut text = String::new();
+    stdin
+        .read_to_string(&mut text)
+        .context("cannot read the prompt from stdin")?;
+    Ok(text)
+}
