@@ -461,11 +461,24 @@ fn memory_tools_across_processes_and_their_refusals() {
             .contains("confidence: 0.40"),
         "{read}"
     );
-    let updated = call(
-        "memory_update",
-        &format!(r#"{{"id": "{id}", "summary": "tag first"}}"#),
-    );
-    assert_eq!(updated["ok"], true, "{updated}");
+    // Rewriting and archiving need a person's yes: `harvey tool call` cannot ask.
+    for (name, args) in [
+        (
+            "memory_update",
+            format!(r#"{{"id": "{id}", "summary": "tag first"}}"#),
+        ),
+        ("memory_forget", format!(r#"{{"id": "{id}"}}"#)),
+    ] {
+        let refused = call(name, &args);
+        assert_eq!(refused["ok"], false, "{refused}");
+        assert!(
+            refused["error"]
+                .as_str()
+                .unwrap()
+                .contains("needs the user's yes"),
+            "{refused}"
+        );
+    }
     for (name, args, want) in [
         (
             "memory_read",
@@ -487,11 +500,6 @@ fn memory_tools_across_processes_and_their_refusals() {
             r#"{"type": "diary", "description": "x"}"#,
             "bad arguments",
         ),
-        (
-            "memory_update",
-            &format!(r#"{{"id": "{id}"}}"#),
-            "nothing to change",
-        ),
     ] {
         let v = call(name, args);
         assert_eq!(v["ok"], false, "{name} {args}: {v}");
@@ -500,8 +508,13 @@ fn memory_tools_across_processes_and_their_refusals() {
             "{name} {args}: {v}"
         );
     }
-    let forgot = call("memory_forget", &format!(r#"{{"id": "{id}"}}"#));
-    assert_eq!(forgot["ok"], true, "{forgot}");
+    let forgot = Command::new(env!("CARGO_BIN_EXE_harvey"))
+        .arg("--workdir")
+        .arg(dir.path())
+        .args(["memory", "forget", &id])
+        .output()
+        .unwrap();
+    assert!(forgot.status.success(), "{forgot:?}");
     let gone = call("memory_search", r#"{"query": "deploy"}"#);
     assert!(
         gone["result"]
