@@ -17,6 +17,9 @@ use crate::tools::sandbox;
 
 /// Checks every argument after the subcommand; the error says which one and why.
 pub fn check(workspace: &Path, args: &[String]) -> Result<(), String> {
+    // A `.git` here: the workspace is the repository's top, where git's tree paths and
+    // the workspace's paths agree. Otherwise it is a folder inside a larger repository.
+    let at_top = workspace.join(".git").exists();
     let mut only_paths = false;
     for arg in args {
         if !only_paths && arg == "--" {
@@ -31,6 +34,7 @@ pub fn check(workspace: &Path, args: &[String]) -> Result<(), String> {
         check_names(arg)?;
         if !only_paths {
             check_rev_path(arg)?;
+            check_tree_path(arg, at_top)?;
         }
     }
     Ok(())
@@ -90,6 +94,29 @@ fn check_rev_path(word: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// The `PATH` of a `REV:PATH` word is read from the repository's tree, from its top
+/// unless it starts with `./`: it may not climb with `..`, and in a workspace that is a
+/// folder inside a larger repository it must start with `./` (git then reads it below
+/// the workspace), so `HEAD:other/secret` cannot reach a sibling folder's history.
+fn check_tree_path(word: &str, at_top: bool) -> Result<(), String> {
+    let Some((_, path)) = word.rsplit_once(':') else {
+        return Ok(());
+    };
+    if Path::new(path)
+        .components()
+        .any(|c| c == Component::ParentDir)
+    {
+        return Err(format!("{word}: a tree path may not climb out with '..'"));
+    }
+    if !at_top && !path.starts_with("./") {
+        return Err(format!(
+            "{word}: this workspace is a folder inside a larger repository, where a tree path \
+             is read from the repository's top; write it as REV:./PATH (below the workspace)"
+        ));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -104,6 +131,7 @@ mod tests {
         let ws = outer.path().join("ws");
         std::fs::create_dir_all(ws.join("src")).unwrap();
         std::fs::create_dir_all(ws.join("agents")).unwrap();
+        std::fs::create_dir_all(ws.join(".git")).unwrap();
         std::fs::write(ws.join("src/a.rs"), "a").unwrap();
         std::fs::write(ws.join(".env"), "SECRET=1").unwrap();
         std::fs::write(outer.path().join("x.txt"), "x").unwrap();
@@ -124,6 +152,8 @@ mod tests {
             "--ignore-revs-file=.env",
             "-S /etc/passwd",
             "-- agents",
+            "HEAD:./../x.txt",
+            "HEAD:src/../../x.txt",
         ] {
             assert!(check(&ws, &words(line)).is_err(), "{line}");
         }
@@ -138,6 +168,33 @@ mod tests {
             "main...feature",
             ".",
             "-- src",
+        ] {
+            assert!(check(&ws, &words(line)).is_ok(), "{line}");
+        }
+    }
+
+    /// A workspace inside a larger repository: tree paths count from the repository's
+    /// top, so only `REV:./PATH` (below the workspace) is let through.
+    #[test]
+    fn a_subfolder_workspace_reads_only_its_own_tree_paths() {
+        let repo = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(repo.path().join(".git")).unwrap();
+        let ws = repo.path().join("app");
+        std::fs::create_dir_all(ws.join("src")).unwrap();
+        std::fs::write(ws.join("src/a.rs"), "a").unwrap();
+        for line in [
+            "HEAD:ops/deploy-key.txt",
+            "HEAD~1:app/src/a.rs",
+            "HEAD:./../ops/x",
+        ] {
+            let err = check(&ws, &words(line)).unwrap_err();
+            assert!(err.contains("tree path"), "{line}: {err}");
+        }
+        for line in [
+            "HEAD:./src/a.rs",
+            "--format=%h:%s",
+            "-n 3",
+            "HEAD -- src/a.rs",
         ] {
             assert!(check(&ws, &words(line)).is_ok(), "{line}");
         }
