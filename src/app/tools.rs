@@ -111,7 +111,7 @@ before is answered from a tool result: call the tool first, then answer from wha
 returned. Never guess file contents, versions, names or commit messages. Questions that need \
 no workspace (arithmetic, general knowledge, writing) are answered directly, without a tool.\n\n\
 Example. User: What is in the docs folder?\nAssistant: {call}\n\
-Example. User: What is 12 plus 30?\nAssistant: 42."
+Example. User: Who wrote Hamlet?\nAssistant: William Shakespeare wrote Hamlet."
     )
 }
 
@@ -201,7 +201,7 @@ mod tests {
         let tools = workspace_tools(Path::new(".")).list();
         let hint = native_tools_hint(CallFamily::Hermes);
         let answer = hint.rsplit("Assistant: ").next().expect("two examples");
-        assert_eq!(answer, "42.");
+        assert_eq!(answer, "William Shakespeare wrote Hamlet.");
         assert!(find_call(answer, &tools).is_none());
     }
 }

@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use crate::engine::{Completion, Engine, GenerateOptions, StopReason};
+use crate::engine::{Completion, Engine, GenerateOptions, Role, StopReason};
 use crate::tools::{formats, parse_call, Approval, Registry, ToolCall, ToolContext, ToolError};
 
 use super::call_watch::{self, JsonHead};
@@ -233,6 +233,7 @@ fn rounds(
                     on_event,
                 );
                 calls.push(record);
+                fit_last_result(engine, conversation, opts)?;
                 limit_rounds(conversation, set, calls.len());
                 continue;
             }
@@ -261,8 +262,47 @@ fn rounds(
             on_event,
         )?;
         calls.push(record);
+        fit_last_result(engine, conversation, opts)?;
         limit_rounds(conversation, set, calls.len());
     }
+}
+
+/// Room kept for the reply after a tool result, in tokens (at most a quarter of the
+/// context).
+const REPLY_ROOM: usize = 256;
+
+/// Cuts the newest tool result until the prompt leaves room for a reply: a result that
+/// would overflow the context otherwise ends the whole turn with "prompt too long".
+/// The cut keeps the result's start and says so. Runs before the round cap's short
+/// note is added, so it is always the result that is cut.
+fn fit_last_result(
+    engine: &mut dyn Engine,
+    conversation: &mut Conversation,
+    opts: &GenerateOptions,
+) -> Result<(), crate::engine::EngineError> {
+    let n_ctx = engine.info().n_ctx as usize;
+    let reserve = opts
+        .max_tokens
+        .unwrap_or(REPLY_ROOM)
+        .min(REPLY_ROOM)
+        .min(n_ctx / 4);
+    let limit = n_ctx.saturating_sub(reserve);
+    for _ in 0..4 {
+        let used = engine.count_prompt(&conversation.messages())?;
+        let Some(last) = conversation.turns().last().filter(|m| m.role == Role::Tool) else {
+            return Ok(());
+        };
+        if used <= limit {
+            return Ok(());
+        }
+        let chars = last.content.chars().count();
+        let over = used - limit;
+        let tokens = engine.count_tokens(&last.content).max(1);
+        let keep = chars.saturating_sub(chars * (over + 16) / tokens + 1);
+        let cut: String = last.content.chars().take(keep).collect();
+        conversation.replace_last_tool(&format!("{cut}… [result cut to fit the context]"));
+    }
+    Ok(())
 }
 
 /// The reply started with [`ANSWER_LEAD`] so the model continues a sentence instead of

@@ -171,6 +171,13 @@ impl Conversation {
         self.messages.push(Message::new(Role::Tool, text));
     }
 
+    /// Replaces the text of the newest message when it is a tool result (cut to fit).
+    pub fn replace_last_tool(&mut self, text: &str) {
+        if let Some(m) = self.messages.last_mut().filter(|m| m.role == Role::Tool) {
+            m.content = text.to_string();
+        }
+    }
+
     /// Drops turn messages after the first `len` (undoing a failed turn).
     pub fn truncate(&mut self, len: usize) {
         self.messages.truncate(len);

@@ -645,3 +645,44 @@ fn a_model_cannot_forget_or_rewrite_a_note_unasked() {
         "{text}"
     );
 }
+
+/// A tool result larger than the room left in the context is cut to fit (and says so)
+/// instead of ending the turn with "prompt too long".
+#[test]
+fn a_result_too_big_for_the_context_is_cut_to_fit() {
+    use harvey::engine::Engine;
+    let dir = workspace();
+    let words: Vec<String> = (0..3000).map(|i| format!("w{i}")).collect();
+    std::fs::write(dir.path().join("big.txt"), words.join(" ")).unwrap();
+    let call = r#"<tool_call>{"name": "read_file", "arguments": {"path": "big.txt"}}</tool_call>"#;
+    let mut config = Config::default();
+    config.sampling.max_tokens = 64;
+    let n_ctx = 1024;
+    let mut app = App::with_engine(
+        dir.path().to_path_buf(),
+        config,
+        Box::new(ScriptedEngine::new(n_ctx, [call, "It is a list of words."])),
+    );
+    let (turn, _) = run(&mut app, "What is in big.txt?");
+    assert_eq!(turn.completion.text, "It is a list of words.");
+    let result = app
+        .conversation
+        .turns()
+        .iter()
+        .find(|m| m.role == Role::Tool)
+        .unwrap();
+    assert!(
+        result.content.ends_with("[result cut to fit the context]"),
+        "{}",
+        &result.content[result.content.len() - 80..]
+    );
+    assert!(result.content.contains("w0"));
+    let used = app
+        .engine
+        .count_prompt(&app.conversation.messages())
+        .unwrap();
+    assert!(
+        used <= n_ctx as usize,
+        "{used} tokens in a {n_ctx}-token context"
+    );
+}
