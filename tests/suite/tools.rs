@@ -650,7 +650,6 @@ fn a_model_cannot_forget_or_rewrite_a_note_unasked() {
 /// instead of ending the turn with "prompt too long".
 #[test]
 fn a_result_too_big_for_the_context_is_cut_to_fit() {
-    use harvey::engine::Engine;
     let dir = workspace();
     let words: Vec<String> = (0..3000).map(|i| format!("w{i}")).collect();
     std::fs::write(dir.path().join("big.txt"), words.join(" ")).unwrap();
