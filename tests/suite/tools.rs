@@ -421,18 +421,21 @@ fn seed_scenario_a_note_written_in_one_session_is_found_in_the_next() {
     assert!(context.contains("deploy.sh"), "{context}");
 }
 
+/// `harvey tool call NAME ARGS --json` in `dir`, its JSON answer.
+fn tool_cli(dir: &std::path::Path, name: &str, args: &str) -> serde_json::Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_harvey"))
+        .arg("--workdir")
+        .arg(dir)
+        .args(["tool", "call", name, args, "--json"])
+        .output()
+        .unwrap();
+    serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+}
+
 #[test]
 fn memory_tools_across_processes_and_their_refusals() {
     let dir = tempfile::tempdir().unwrap();
-    let call = |name: &str, args: &str| {
-        let out = Command::new(env!("CARGO_BIN_EXE_harvey"))
-            .arg("--workdir")
-            .arg(dir.path())
-            .args(["tool", "call", name, args, "--json"])
-            .output()
-            .unwrap();
-        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
-    };
+    let call = |name: &str, args: &str| tool_cli(dir.path(), name, args);
     let saved = call(
         "memory_write",
         r#"{"type": "workflow", "description": "we deploy with ./deploy.sh, which refuses a dirty tree"}"#,
@@ -604,15 +607,7 @@ fn confirm_memory_writes_asks_first() {
 #[test]
 fn a_model_cannot_forget_or_rewrite_a_note_unasked() {
     let dir = workspace();
-    let tool = |name: &str, args: &str| {
-        let out = Command::new(env!("CARGO_BIN_EXE_harvey"))
-            .arg("--workdir")
-            .arg(dir.path())
-            .args(["tool", "call", name, args, "--json"])
-            .output()
-            .unwrap();
-        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
-    };
+    let tool = |name: &str, args: &str| tool_cli(dir.path(), name, args);
     let saved = tool(
         "memory_write",
         r#"{"type": "project_fact", "description": "the package version lives in Cargo.toml"}"#,
