@@ -178,6 +178,11 @@ struct BenchArgs {
     /// With --agent: longest reply per generation, in tokens.
     #[arg(long, value_name = "N", default_value_t = harvey::bench::agent::DEFAULT_REPLY_TOKENS)]
     agent_tokens: u32,
+    /// With --agent: who picks each task's first step — `auto`/`on`/`off` set
+    /// `tools.route` for the run; `only` runs just the router on every task (seconds per
+    /// task, no turn) and scores its choice as the first tool.
+    #[arg(long, value_name = "MODE", requires = "agent", value_parser = ["auto", "on", "off", "only"])]
+    route: Option<String>,
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
@@ -352,6 +357,7 @@ fn bench_agent(params: harvey::engine::EngineParams, args: &BenchArgs) -> Result
         params,
         tasks: args.tasks,
         reply_tokens: args.agent_tokens.max(1),
+        route: args.route.clone(),
     })?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);

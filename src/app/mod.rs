@@ -290,6 +290,7 @@ impl App {
             stop: Vec::new(),
             assistant_prefix: None,
             stop_finder: None,
+            banned: Vec::new(),
         }
     }
 
@@ -347,6 +348,7 @@ impl App {
                 .then_some(&ask_model_command as &crate::chat::agent::Confirm),
             ask_files: (self.ask.is_some() && self.ask_file_writes)
                 .then_some(&ask_file_write as &crate::chat::agent::Confirm),
+            route: self.routes().then_some(text),
         };
         let tools = (self.tools_enabled && !self.tools.is_empty()).then_some(&tool_set);
         // Per-turn context rides on this user message only (the cached prefix stays).
@@ -380,6 +382,16 @@ impl App {
         }
         self.record(text, &turn);
         Ok(turn)
+    }
+
+    /// Whether a router picks each turn's first step (`tools.route`; `auto`: when the
+    /// model's template lists tools itself, the instruction-tuned families).
+    fn routes(&self) -> bool {
+        match self.config.tools.route {
+            crate::config::RouteMode::On => true,
+            crate::config::RouteMode::Off => false,
+            crate::config::RouteMode::Auto => self.engine.info().template_tools,
+        }
     }
 
     /// Appends the exchange to the session record. A failing disk loses the record, not

@@ -137,11 +137,19 @@ pub fn call_forms(tools: &Registry, template: &str) -> CallForms {
         CallFamily::Llama3 => CallForm::PythonTag,
         CallFamily::Mistral => CallForm::MistralList,
     };
+    // A chosen call is opened the way the family's template teaches it (Llama 3 writes
+    // custom tools as a bare object, not after `<|python_tag|>`).
+    let chosen = match family {
+        CallFamily::Hermes => ("<tool_call>\n".to_string(), CallForm::Tagged),
+        CallFamily::Llama3 => (String::new(), CallForm::BareJson),
+        CallFamily::Mistral => ("[TOOL_CALLS]".to_string(), CallForm::MistralList),
+    };
     CallForms {
         openers: family.openers().iter().map(|o| o.to_string()).collect(),
         native: call_grammar_for(&list, native),
         fenced: call_grammar_for(&list, CallForm::FencedJson),
         bare: call_grammar_for(&list, CallForm::BareJson),
+        chosen,
     }
 }
 

@@ -21,7 +21,9 @@ use serde::Serialize;
 
 use crate::app::App;
 use crate::chat::agent::AgentTurn;
+use crate::chat::route::{self, Route};
 use crate::config::ConfigError;
+use crate::config::RouteMode;
 use crate::engine::{EngineError, EngineParams, LlamaEngine, StopReason};
 use crate::memory::StoreError;
 
@@ -40,6 +42,9 @@ pub struct AgentOptions {
     pub tasks: Option<usize>,
     /// `sampling.max_tokens` of every reply.
     pub reply_tokens: u32,
+    /// `auto`/`on`/`off`: `tools.route` for the run (`None`: the config's); `only`: the
+    /// router alone on every task.
+    pub route: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -86,6 +91,9 @@ pub struct TaskResult {
     pub expected: Vec<String>,
     pub first_tool: Option<String>,
     pub first_tool_ok: bool,
+    /// The router's choice (`tools.route`): a tool name, `none`, or `None` when no router
+    /// ran or it could not choose.
+    pub route: Option<String>,
     /// Whether the first call's arguments validate (`None`: no call).
     pub args_valid: Option<bool>,
     pub calls: Vec<CallOutcome>,
@@ -137,6 +145,13 @@ pub fn run(opts: &AgentOptions) -> Result<AgentReport, AgentBenchError> {
     let engine = LlamaEngine::load(&opts.params)?;
     let load_secs = started.elapsed().as_secs_f64();
     let mut app = open_app(&fixture, engine, opts.reply_tokens)?;
+    let route_only = opts.route.as_deref() == Some("only");
+    app.config.tools.route = match opts.route.as_deref() {
+        Some("on" | "only") => RouteMode::On,
+        Some("off") => RouteMode::Off,
+        Some(_) => RouteMode::Auto,
+        None => app.config.tools.route,
+    };
     let stable = app.stable_memory_context();
     app.prepare_prefix(&stable);
     let mut notes = app.notices.clone();
@@ -147,7 +162,11 @@ pub fn run(opts: &AgentOptions) -> Result<AgentReport, AgentBenchError> {
             continue;
         }
         fresh_session(&mut app);
-        results.push(run_task(&mut app, task));
+        results.push(if route_only {
+            route_task(&mut app, task)
+        } else {
+            run_task(&mut app, task)
+        });
     }
     let info = app.engine.info();
     Ok(AgentReport {
@@ -215,6 +234,41 @@ fn run_task(app: &mut App, task: &Task) -> TaskResult {
     }
 }
 
+/// Only the router on `task`: its choice scored as the first tool.
+fn route_task(app: &mut App, task: &Task) -> TaskResult {
+    let started = Instant::now();
+    let abort = app.abort.clone();
+    let choice = route::choose(app.engine.as_mut(), &app.tools, task.prompt, &abort);
+    let secs = started.elapsed().as_secs_f64();
+    match choice {
+        Ok(choice) => {
+            let route = choice.as_ref().map(route_name);
+            let first_tool = match &choice {
+                Some(Route::Tool(name)) => Some(name.clone()),
+                _ => None,
+            };
+            TaskResult {
+                first_tool_ok: choice.is_some()
+                    && score::first_tool_ok(task.expected, first_tool.as_deref()),
+                first_tool,
+                route,
+                ..empty_result(task, secs)
+            }
+        }
+        Err(e) => TaskResult {
+            error: Some(e.to_string()),
+            ..empty_result(task, secs)
+        },
+    }
+}
+
+fn route_name(route: &Route) -> String {
+    match route {
+        Route::Tool(name) => name.clone(),
+        Route::Answer => "none".to_string(),
+    }
+}
+
 fn score_turn(
     app: &App,
     task: &Task,
@@ -244,6 +298,7 @@ fn score_turn(
     TaskResult {
         first_tool_ok: score::first_tool_ok(task.expected, first_tool.as_deref()),
         first_tool,
+        route: turn.route.as_ref().map(route_name),
         args_valid: calls.first().map(|c| c.valid),
         calls,
         answer_ok: score::answer_ok(task.check, reply),
@@ -272,6 +327,7 @@ fn empty_result(task: &Task, secs: f64) -> TaskResult {
         expected,
         first_tool: None,
         first_tool_ok: false,
+        route: None,
         args_valid: None,
         calls: Vec::new(),
         answer_ok: None,

@@ -12,6 +12,7 @@ use crate::engine::{Completion, Engine, GenerateOptions, Role, StopReason};
 use crate::tools::{formats, parse_call, Approval, Registry, ToolCall, ToolContext, ToolError};
 
 use super::call_watch::{self, JsonHead};
+use super::route::{self, Route};
 
 use super::think::{self, Part, ThinkStream};
 use super::{prepare_turn, rolling::Compression, Conversation, TurnError, TurnLimits};
@@ -64,6 +65,9 @@ pub struct ToolSet<'a> {
     /// `None` = nobody can answer here (no terminal), and such writes are refused unless
     /// `tools.allow_writes` lets the tool go ahead.
     pub ask_files: Option<&'a Confirm>,
+    /// The user's own words when a router picks the turn's first step (see
+    /// [`super::route`]); `None` = the model chooses in its reply.
+    pub route: Option<&'a str>,
 }
 
 /// How calls open and what grammar each opening continues under.
@@ -77,6 +81,9 @@ pub struct CallForms {
     /// JSON object that starts a line.
     pub fenced: String,
     pub bare: String,
+    /// How a call the router chose is opened for the model (`<tool_call>\n` for Hermes)
+    /// and the form the chosen tool's grammar continues in.
+    pub chosen: (String, crate::tools::formats::CallForm),
 }
 
 /// How one call began.
@@ -106,6 +113,9 @@ pub struct AgentTurn {
     pub thought: Option<String>,
     pub calls: Vec<CallRecord>,
     pub compression: Option<Compression>,
+    /// What the router chose for the first step (`None` when no router ran or it could
+    /// not choose).
+    pub route: Option<Route>,
 }
 
 /// Runs a turn; without tools it is a plain fitted turn.
@@ -121,7 +131,14 @@ pub fn run_agent_turn(
     let before = conversation.turns().len();
     let compression = prepare_turn(engine, conversation, user_text, limits, &opts.abort)?;
     let start = conversation.turns().len() - 1;
-    let result = rounds(engine, conversation, opts, tools, on_event);
+    let route = match first_step(engine, tools, opts) {
+        Ok(r) => r,
+        Err(e) => {
+            conversation.truncate(start);
+            return Err(e.into());
+        }
+    };
+    let result = rounds(engine, conversation, opts, tools, route.clone(), on_event);
     match result {
         Ok(((completion, thought), calls))
             if !(completion.stop == StopReason::Aborted
@@ -133,6 +150,7 @@ pub fn run_agent_turn(
                 thought,
                 calls,
                 compression,
+                route,
             })
         }
         Ok(((completion, thought), calls)) => {
@@ -142,6 +160,7 @@ pub fn run_agent_turn(
                 thought,
                 calls,
                 compression,
+                route,
             })
         }
         Err(e) => {
@@ -191,6 +210,7 @@ fn rounds(
     conversation: &mut Conversation,
     opts: &GenerateOptions,
     tools: Option<&ToolSet<'_>>,
+    mut first: Option<Route>,
     on_event: &mut dyn FnMut(TurnEvent),
 ) -> Result<Rounds, crate::engine::EngineError> {
     let mut calls: Vec<CallRecord> = Vec::new();
@@ -198,11 +218,24 @@ fn rounds(
     let mut thoughts: Vec<String> = Vec::new();
     let mut thinking_tokens = 0;
     loop {
+        if let (Some(set), Some(Route::Tool(name))) = (tools, &first) {
+            let record = chosen_call(engine, conversation, opts, set, name, &mut seen, on_event)?;
+            first = None;
+            calls.push(record);
+            fit_last_result(engine, conversation, opts)?;
+            limit_rounds(conversation, set, calls.len());
+            continue;
+        }
         // A call repeated word for word is answered from the first result, and then the
         // model must answer: small models otherwise repeat it until the round cap.
         let repeated = calls.last().is_some_and(|c: &CallRecord| c.reused);
         let may_call = tools.is_some_and(|t| calls.len() < t.max_rounds) && !repeated;
         let mut o = opts.clone();
+        if let (Some(set), Some(Route::Answer)) = (tools, first.take()) {
+            // The router found no tool needed: the family's own opener is held back, so
+            // the model answers (a call it still writes as JSON is read as usual).
+            o.banned = set.forms.openers.clone();
+        }
         let found = Arc::new(Mutex::new(None));
         if let Some(set) = tools {
             o.stop = set.forms.openers.clone();
@@ -265,6 +298,45 @@ fn rounds(
         fit_last_result(engine, conversation, opts)?;
         limit_rounds(conversation, set, calls.len());
     }
+}
+
+/// The router's choice for the turn's first step, when the tool set asks for one. A
+/// router that could not choose leaves the step to the model.
+fn first_step(
+    engine: &mut dyn Engine,
+    tools: Option<&ToolSet<'_>>,
+    opts: &GenerateOptions,
+) -> Result<Option<Route>, crate::engine::EngineError> {
+    match tools.and_then(|t| t.route.map(|request| (t, request))) {
+        Some((set, request)) => route::choose(engine, set.registry, request, &opts.abort),
+        None => Ok(None),
+    }
+}
+
+/// Opens the call the router chose (`name`) for the model, which writes its arguments
+/// under that tool's grammar; then runs it.
+fn chosen_call(
+    engine: &mut dyn Engine,
+    conversation: &mut Conversation,
+    opts: &GenerateOptions,
+    set: &ToolSet<'_>,
+    name: &str,
+    seen: &mut HashMap<String, Result<String, ToolError>>,
+    on_event: &mut dyn FnMut(TurnEvent),
+) -> Result<CallRecord, crate::engine::EngineError> {
+    let (opener, form) = &set.forms.chosen;
+    let tool: Vec<_> = set
+        .registry
+        .list()
+        .into_iter()
+        .filter(|t| t.name == name)
+        .collect();
+    let opening = Opening {
+        before: String::new(),
+        opener: opener.clone(),
+        grammar: crate::tools::grammar::call_grammar_for(&tool, *form),
+    };
+    one_call(engine, conversation, opts, set, opening, seen, on_event)
 }
 
 /// Room kept for the reply after a tool result, in tokens (at most a quarter of the

@@ -10,6 +10,7 @@ pub mod call_watch;
 mod conversation;
 pub mod prefix_cache;
 pub mod rolling;
+pub mod route;
 pub mod think;
 
 pub use conversation::{Conversation, Pin, CONTEXT_CLOSER, CONTEXT_PREFACE, PINNED_HEADER};

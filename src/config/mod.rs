@@ -72,6 +72,18 @@ pub struct ToolsConfig {
     /// Let `write_file` / `edit_file` write where nobody can confirm them (`harvey run`,
     /// input that is not a terminal). Off: such writes are refused.
     pub allow_writes: bool,
+    /// `tools.route`: who picks a turn's first step (see [`RouteMode`]).
+    pub route: RouteMode,
+}
+
+/// `tools.route`: `auto` (the default) asks the model in an aside call which tool a
+/// request needs first, or none, when the model's template has a tools section (the
+/// instruction-tuned families); `on` always; `off` leaves the choice to the reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RouteMode {
+    Auto,
+    On,
+    Off,
 }
 
 /// `security:` — running programs (`!prog`, `/run`, the `run_command` tool).

@@ -77,6 +77,11 @@ fn tools(t: RawTools) -> ToolsConfig {
         max_rounds_per_turn: t.max_rounds_per_turn,
         confirm_memory_writes: t.confirm_memory_writes,
         allow_writes: t.allow_writes,
+        route: match t.route.trim() {
+            "on" => RouteMode::On,
+            "off" => RouteMode::Off,
+            _ => RouteMode::Auto,
+        },
     }
 }
 
@@ -216,6 +221,11 @@ fn check_tools(t: &RawTools) -> Check {
         (1..=50).contains(&t.max_rounds_per_turn),
         "tools.max_rounds_per_turn",
         "must be between 1 and 50",
+    )?;
+    require(
+        matches!(t.route.trim(), "auto" | "on" | "off"),
+        "tools.route",
+        "must be auto, on or off",
     )
 }
 

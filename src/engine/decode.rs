@@ -146,8 +146,9 @@ impl Run<'_> {
         on_text: &mut dyn FnMut(&str),
         stats: &mut TurnStats,
     ) -> Result<(String, StopReason), EngineError> {
+        let banned = single_tokens(self.model, &opts.banned);
         let mut sampler =
-            super::sampler::build(self.model, &opts.sampling, opts.grammar.as_deref())?;
+            super::sampler::build(self.model, &opts.sampling, opts.grammar.as_deref(), &banned)?;
         let stops = self.stops(opts);
         let mut out = Output {
             model: self.model,
@@ -249,4 +250,16 @@ impl Run<'_> {
             seq: self.seq,
         })
     }
+}
+
+/// The texts of `banned` that are one token each in `model`'s vocabulary (special tokens
+/// parsed), as those tokens.
+fn single_tokens(model: &LlamaModel, banned: &[String]) -> Vec<LlamaToken> {
+    banned
+        .iter()
+        .filter_map(|text| {
+            let ids = model.vocab().tokenize(text.as_bytes(), false, true);
+            (ids.len() == 1).then(|| ids[0])
+        })
+        .collect()
 }

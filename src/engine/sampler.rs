@@ -2,18 +2,28 @@
 
 use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::sampling::LlamaSampler;
+use llama_cpp_2::token::logit_bias::LlamaLogitBias;
+use llama_cpp_2::token::LlamaToken;
 
 use super::{EngineError, SamplingParams};
 
-/// [grammar →] penalties → top-k → top-p → min-p → temperature → seeded draw; or greedy
-/// at temperature 0 (penalties still apply, so a greedy small model loops less). The
-/// grammar goes first so every later step only sees tokens the grammar allows.
+/// [grammar →] [banned tokens →] penalties → top-k → top-p → min-p → temperature → seeded
+/// draw; or greedy at temperature 0 (penalties still apply, so a greedy small model loops
+/// less). The grammar goes first so every later step only sees tokens the grammar allows.
 pub fn build(
     model: &LlamaModel,
     p: &SamplingParams,
     grammar: Option<&str>,
+    banned: &[LlamaToken],
 ) -> Result<LlamaSampler, EngineError> {
-    let mut chain = Vec::with_capacity(7);
+    let mut chain = Vec::with_capacity(8);
+    if !banned.is_empty() {
+        let biases: Vec<LlamaLogitBias> = banned
+            .iter()
+            .map(|&t| LlamaLogitBias::new(t, f32::NEG_INFINITY))
+            .collect();
+        chain.push(LlamaSampler::logit_bias(model.n_vocab(), &biases));
+    }
     if let Some(gbnf) = grammar {
         let sampler = LlamaSampler::grammar(model, gbnf, "root")
             .map_err(|e| EngineError::Grammar(e.to_string()))?;

@@ -194,6 +194,10 @@ pub struct GenerateOptions {
     /// A stop found by looking at the text (a tool call in JSON that starts a line);
     /// reported as [`StopReason::StopString`], like `stop`.
     pub stop_finder: Option<super::stops::StopFinder>,
+    /// Texts the reply may not contain as one token each (e.g. a family's `<tool_call>`
+    /// opener while the turn answers without tools); a text that is no single token of
+    /// the vocabulary is ignored.
+    pub banned: Vec<String>,
 }
 
 impl GenerateOptions {
@@ -207,6 +211,7 @@ impl GenerateOptions {
             stop: Vec::new(),
             assistant_prefix: None,
             stop_finder: None,
+            banned: Vec::new(),
         }
     }
 }

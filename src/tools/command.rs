@@ -92,6 +92,9 @@ impl Tool for RunCommand {
     fn name(&self) -> &'static str {
         "run_command"
     }
+    fn route(&self) -> Option<&'static str> {
+        Some("run a program: a build, the tests, a script")
+    }
     fn description(&self) -> &'static str {
         "Run a program in the workspace (no shell; the user approves every run) and read its output."
     }
@@ -143,6 +146,9 @@ pub struct Git(pub CommandPlace);
 impl Tool for Git {
     fn name(&self) -> &'static str {
         "git"
+    }
+    fn route(&self) -> Option<&'static str> {
+        Some("the git history: commits, their messages and authors, what a commit changed, uncommitted changes")
     }
     fn description(&self) -> &'static str {
         "Read the repository with git status, diff, log, show or blame (read-only)."

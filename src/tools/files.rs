@@ -324,10 +324,13 @@ pub fn replace_once(text: &str, old: &str, new: &str, shown: &str) -> Result<Str
 }
 
 macro_rules! file_tool {
-    ($tool:ident, $name:literal, $description:literal, $params:ident) => {
+    ($tool:ident, $name:literal, $description:literal, $route:literal, $params:ident) => {
         impl Tool for $tool {
             fn name(&self) -> &'static str {
                 $name
+            }
+            fn route(&self) -> Option<&'static str> {
+                Some($route)
             }
             fn description(&self) -> &'static str {
                 $description
@@ -365,12 +368,14 @@ file_tool!(
     WriteFile,
     "write_file",
     "Create or replace a workspace file with the given content (the user sees the diff and approves).",
+    "create a new file, or write a file's whole text",
     WRITE_PARAMS
 );
 file_tool!(
     EditFile,
     "edit_file",
     "Replace one exact, unique piece of text in a workspace file (the user sees the diff and approves).",
+    "change some text in a file that exists",
     EDIT_PARAMS
 );
 

@@ -110,6 +110,9 @@ impl Tool for MemorySearch {
     fn name(&self) -> &'static str {
         "memory_search"
     }
+    fn route(&self) -> Option<&'static str> {
+        Some("recall what the user said or decided in earlier sessions")
+    }
     fn description(&self) -> &'static str {
         "Search your notes, past sessions and documents (ids, sources, scores)."
     }
@@ -242,6 +245,9 @@ impl Tool for MemoryRead {
 impl Tool for MemoryWrite {
     fn name(&self) -> &'static str {
         "memory_write"
+    }
+    fn route(&self) -> Option<&'static str> {
+        Some("save something the user asks you to remember")
     }
     fn description(&self) -> &'static str {
         "Save a short note for future sessions (same description updates it)."

@@ -86,6 +86,11 @@ pub trait Tool {
     /// One line, shown to the model in the system prompt and by `/tools`.
     fn description(&self) -> &'static str;
     fn params(&self) -> &'static [Param];
+    /// When this tool is the right first step for a request, in a few words for the
+    /// router (`chat::route`); `None` = never a first step (it needs an id a search gives).
+    fn route(&self) -> Option<&'static str> {
+        None
+    }
     /// Whether calling it changes anything (memory writes).
     fn writes(&self) -> bool;
     /// Whether every call needs the user's yes, whatever the settings (`run_command`).
@@ -202,6 +207,14 @@ impl Registry {
                 writes: t.writes(),
                 params: t.params().to_vec(),
             })
+            .collect()
+    }
+
+    /// The tools that can be a request's first step, with when to pick each.
+    pub fn routes(&self) -> Vec<(&'static str, &'static str)> {
+        self.tools
+            .iter()
+            .filter_map(|t| t.route().map(|when| (t.name(), when)))
             .collect()
     }
 

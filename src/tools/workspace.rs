@@ -30,6 +30,9 @@ impl Tool for ReadFile {
     fn name(&self) -> &'static str {
         "read_file"
     }
+    fn route(&self) -> Option<&'static str> {
+        Some("read what a file says: a README, Cargo.toml or package.json (the version, the license), source code")
+    }
     fn description(&self) -> &'static str {
         "Read a text file in the workspace (optionally a line range)."
     }
@@ -171,6 +174,9 @@ impl Tool for ListFiles {
     fn name(&self) -> &'static str {
         "list_files"
     }
+    fn route(&self) -> Option<&'static str> {
+        Some("list the files and folders in a folder")
+    }
     fn description(&self) -> &'static str {
         "List the files and directories in a workspace directory."
     }
@@ -254,6 +260,9 @@ pub struct SearchFiles {
 impl Tool for SearchFiles {
     fn name(&self) -> &'static str {
         "search_files"
+    }
+    fn route(&self) -> Option<&'static str> {
+        Some("find which file contains a word or name: where a function is defined, TODO comments")
     }
     fn description(&self) -> &'static str {
         "Find lines matching a regular expression (case-insensitive) in workspace files."

@@ -27,6 +27,7 @@ mod qwen;
 mod recall;
 mod repl;
 mod retrieval;
+mod route;
 mod sessions;
 mod sessions_later;
 mod sessions_mining;

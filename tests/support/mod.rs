@@ -101,6 +101,7 @@ pub fn greedy(max_tokens: usize) -> GenerateOptions {
         grammar: None,
         stop: Vec::new(),
         stop_finder: None,
+        banned: Vec::new(),
         assistant_prefix: None,
     }
 }

@@ -1,0 +1,144 @@
+//! The router (`tools.route`): the first step of a turn chosen in an aside call, the
+//! chosen call opened for the model, "none" holding the family's opener back; and with a
+//! real instruction-tuned model, that every choice is one of the offered names.
+
+use harvey::app::{call_forms, workspace_tools};
+use harvey::chat::agent::{run_agent_turn, AgentTurn, ToolSet};
+use harvey::chat::route::{self, Route};
+use harvey::chat::{Conversation, TurnLimits};
+use harvey::engine::scripted::ScriptedEngine;
+use harvey::engine::Role;
+use harvey::tools::Registry;
+
+use crate::support::greedy;
+
+const HERMES: &str = "{% if tools %}<tool_call>{% endif %}";
+
+fn workspace() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "deploy with ./deploy.sh\n").unwrap();
+    dir
+}
+
+/// One turn on `request` with the router on, the scripted `replies` answering (the
+/// router's first).
+fn routed_turn(
+    registry: &Registry,
+    replies: &[&str],
+    request: &str,
+) -> (AgentTurn, ScriptedEngine, Conversation) {
+    let mut engine = ScriptedEngine::new(8192, replies.iter().copied());
+    let mut conversation = Conversation::new("system");
+    let forms = call_forms(registry, HERMES);
+    let set = ToolSet {
+        registry,
+        forms: &forms,
+        max_call_tokens: 256,
+        max_rounds: 3,
+        confirm: None,
+        ask: None,
+        ask_files: None,
+        route: Some(request),
+    };
+    let limits = TurnLimits {
+        reply_reserve: 256,
+        keep_turns: None,
+    };
+    let turn = run_agent_turn(
+        &mut engine,
+        &mut conversation,
+        request,
+        &greedy(64),
+        limits,
+        Some(&set),
+        &mut |_| {},
+    )
+    .unwrap();
+    (turn, engine, conversation)
+}
+
+#[test]
+fn a_chosen_tool_is_opened_for_the_model_which_writes_only_its_arguments() {
+    let dir = workspace();
+    let registry = workspace_tools(dir.path());
+    let (turn, engine, conversation) = routed_turn(
+        &registry,
+        &[
+            "read_file",
+            r#"{"name": "read_file", "arguments": {"path": "notes.txt"}}</tool_call>"#,
+            "You deploy with ./deploy.sh.",
+        ],
+        "How do I deploy?",
+    );
+    assert_eq!(turn.route, Some(Route::Tool("read_file".into())));
+    assert_eq!(engine.aside_calls, 1, "the router runs aside, once");
+    let router_prompt = &engine.prompts[0];
+    assert!(router_prompt[0].content.contains("- read_file: "));
+    assert_eq!(router_prompt[1].content, "How do I deploy?");
+    assert_eq!(turn.calls.len(), 1);
+    assert!(turn.calls[0].result.as_ref().unwrap().contains("deploy.sh"));
+    assert_eq!(turn.completion.text, "You deploy with ./deploy.sh.");
+    let call = conversation
+        .turns()
+        .iter()
+        .find(|m| m.role == Role::Assistant)
+        .unwrap();
+    assert!(
+        call.content
+            .starts_with("<tool_call>\n{\"name\": \"read_file\""),
+        "the family's opener is written for the model: {}",
+        call.content
+    );
+}
+
+#[test]
+fn none_lets_the_model_answer_with_the_native_opener_held_back() {
+    let dir = workspace();
+    let registry = workspace_tools(dir.path());
+    let (turn, engine, _) = routed_turn(&registry, &["none", "51."], "What is 17 times 3?");
+    assert_eq!(turn.route, Some(Route::Answer));
+    assert!(turn.calls.is_empty());
+    assert_eq!(turn.completion.text, "51.");
+    assert_eq!(engine.aside_calls, 1);
+}
+
+#[test]
+fn a_reply_that_names_no_offered_step_leaves_the_choice_to_the_model() {
+    let dir = workspace();
+    let registry = workspace_tools(dir.path());
+    let (turn, _, _) = routed_turn(
+        &registry,
+        &[
+            "calculator",
+            r#"<tool_call>{"name": "list_files", "arguments": {"path": "."}}</tool_call>"#,
+            "There is notes.txt.",
+        ],
+        "What is here?",
+    );
+    assert_eq!(turn.route, None);
+    assert_eq!(turn.calls.len(), 1, "the model's own call still runs");
+    assert_eq!(turn.completion.text, "There is notes.txt.");
+}
+
+/// With Qwen2.5-Coder-0.5B (its own template, greedy, under the router's grammar): every
+/// choice is one of the offered names, for requests of every kind. Which name is the
+/// model's business; the agent benchmark measures that.
+#[test]
+fn qwen_routes_every_request_to_an_offered_name() {
+    let mut engine = crate::support::load(crate::support::qwen_path(), 2048, 256);
+    let dir = workspace();
+    let (registry, _) = harvey::app::default_tools(dir.path(), &harvey::config::Config::default());
+    let requests = [
+        "What version is this package?",
+        "What is 17 times 3?",
+        "Remember that I prefer tabs over spaces.",
+        "Who made the last commit?",
+        "",
+    ];
+    for request in requests {
+        let choice = route::choose(&mut engine, &registry, request, &Default::default())
+            .unwrap_or_else(|e| panic!("{request:?}: {e}"));
+        assert!(choice.is_some(), "{request:?}: no offered name");
+    }
+    assert_eq!(engine.cached_tokens(), 0, "the chat's cache is left alone");
+}
