@@ -433,6 +433,7 @@ mod tests {
             expected: expected.iter().map(|s| s.to_string()).collect(),
             first_tool: got.map(str::to_string),
             first_tool_ok: true,
+            route: None,
             args_valid: got.map(|_| true),
             calls: Vec::new(),
             answer_ok: None,

@@ -217,10 +217,14 @@ fn rounds(
     let mut seen: HashMap<String, Result<String, ToolError>> = HashMap::new();
     let mut thoughts: Vec<String> = Vec::new();
     let mut thinking_tokens = 0;
+    // After the call the router chose returned, the model answers from its result: small
+    // models otherwise call the same tool again and again.
+    let mut answer_next = false;
     loop {
         if let (Some(set), Some(Route::Tool(name))) = (tools, &first) {
             let record = chosen_call(engine, conversation, opts, set, name, &mut seen, on_event)?;
             first = None;
+            answer_next = record.result.is_ok();
             calls.push(record);
             fit_last_result(engine, conversation, opts)?;
             limit_rounds(conversation, set, calls.len());
@@ -231,9 +235,11 @@ fn rounds(
         let repeated = calls.last().is_some_and(|c: &CallRecord| c.reused);
         let may_call = tools.is_some_and(|t| calls.len() < t.max_rounds) && !repeated;
         let mut o = opts.clone();
-        if let (Some(set), Some(Route::Answer)) = (tools, first.take()) {
-            // The router found no tool needed: the family's own opener is held back, so
-            // the model answers (a call it still writes as JSON is read as usual).
+        let answer_now = std::mem::take(&mut answer_next);
+        if let Some(set) = tools.filter(|_| first.take() == Some(Route::Answer) || answer_now) {
+            // No tool needed, or the chosen one has answered: the family's own opener is
+            // held back, so the model answers (a call it still writes as JSON is read as
+            // usual).
             o.banned = set.forms.openers.clone();
         }
         let found = Arc::new(Mutex::new(None));

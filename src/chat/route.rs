@@ -21,29 +21,36 @@ pub enum Route {
     Answer,
 }
 
-/// The router's name for "no tool".
-const NONE: &str = "none";
+/// The router's name for "no tool": answer from what the model knows.
+const NONE: &str = "answer";
 
-/// When "no tool" is right, in the router's list.
-const NONE_WHEN: &str = "no tool: a general question or task answered from what you know \
-(arithmetic, facts, explaining a concept, translating, writing new code)";
+/// When answering directly is right, in the router's list.
+const NONE_WHEN: &str = "reply from what you know, no tool: general knowledge, arithmetic, \
+explaining a concept, translating, writing example code in the reply";
 
 /// The request is cut to this many characters for the router (attachments add nothing to
 /// the choice and would cost prefill).
 const MAX_REQUEST_CHARS: usize = 600;
 
-/// The router's prompt: the choices, then the request.
+/// The router's prompt: the choices with a few examples (none from the agent benchmark),
+/// then the request.
 pub fn messages(registry: &Registry, request: &str) -> Vec<Message> {
-    let mut list = String::new();
+    let mut list = format!("- {NONE}: {NONE_WHEN}\n");
     for (name, when) in registry.routes() {
         list.push_str(&format!("- {name}: {when}\n"));
     }
-    list.push_str(&format!("- {NONE}: {NONE_WHEN}\n"));
+    let offered: Vec<&str> = registry.routes().iter().map(|(n, _)| *n).collect();
+    let examples: String = EXAMPLES
+        .iter()
+        .filter(|(_, choice)| *choice == NONE || offered.contains(choice))
+        .map(|(request, choice)| format!("{request} -> {choice}\n"))
+        .collect();
     let system = format!(
-        "You pick the first step for a request to a coding assistant that works inside the \
-user's software project and can use these tools. Questions about this project (its files, \
-code, version, license, git history) need a tool; so do requests to remember, create, \
-change or run something.\n\n{list}\nReply with one name from the list and nothing else."
+        "You decide how a coding assistant handles a request. The assistant works inside the \
+user's software project. Use a tool only when the request is about this project (its files, \
+code, version, license, git history), the user's earlier sessions, or asks to create, change, \
+run or remember something; otherwise answer.\n\nOptions:\n{list}\nExamples:\n{examples}\n\
+Reply with one option name only."
     );
     let request: String = request.chars().take(MAX_REQUEST_CHARS).collect();
     vec![
@@ -51,6 +58,20 @@ change or run something.\n\n{list}\nReply with one name from the list and nothin
         Message::new(Role::User, request),
     ]
 }
+
+/// Requests unlike the benchmark's, one per kind of step.
+const EXAMPLES: &[(&str, &str)] = &[
+    ("How many days are in a leap year?", NONE),
+    ("Show me the Makefile.", "read_file"),
+    ("Write a Python function that checks for primes.", NONE),
+    ("Where is the class UserSession defined?", "search_files"),
+    ("Summarise the last three commits.", "git"),
+    ("What is in the tests folder?", "list_files"),
+    (
+        "Note that the staging server is called kestrel.",
+        "memory_write",
+    ),
+];
 
 /// A grammar that admits exactly one of the router's names.
 pub fn grammar(registry: &Registry) -> String {
@@ -111,7 +132,7 @@ mod tests {
     #[test]
     fn the_grammar_admits_each_first_step_and_none() {
         let g = grammar(&registry());
-        assert_eq!(g, "root ::= \"read_file\" | \"list_files\" | \"none\"");
+        assert_eq!(g, "root ::= \"read_file\" | \"list_files\" | \"answer\"");
     }
 
     #[test]
@@ -121,7 +142,7 @@ mod tests {
             parse(&r, "list_files"),
             Some(Route::Tool("list_files".into()))
         );
-        assert_eq!(parse(&r, " none\n"), Some(Route::Answer));
+        assert_eq!(parse(&r, " answer\n"), Some(Route::Answer));
         assert_eq!(parse(&r, "git"), None);
         assert_eq!(parse(&r, ""), None);
     }
@@ -132,7 +153,12 @@ mod tests {
         assert_eq!(m.len(), 2);
         assert!(m[0].content.contains("- read_file: read what a file says"));
         assert!(m[0].content.contains("- list_files: "));
-        assert!(m[0].content.contains("- none: no tool"));
+        assert!(m[0].content.contains("- answer: reply from what you know"));
+        assert!(m[0].content.contains("Show me the Makefile. -> read_file"));
+        assert!(
+            !m[0].content.contains("-> git"),
+            "examples only name offered steps"
+        );
         assert_eq!(m[1].content, "What is in src?");
     }
 

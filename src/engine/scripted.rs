@@ -19,6 +19,8 @@ pub struct ScriptedEngine {
     pub prompts: Vec<Vec<Message>>,
     /// How many of those went through `generate_aside`.
     pub aside_calls: usize,
+    /// `GenerateOptions::banned` of every chat generation, in order.
+    pub banned: Vec<Vec<String>>,
 }
 
 impl ScriptedEngine {
@@ -51,6 +53,7 @@ impl ScriptedEngine {
             cached: Vec::new(),
             prompts: Vec::new(),
             aside_calls: 0,
+            banned: Vec::new(),
         }
     }
 
@@ -174,6 +177,7 @@ impl Engine for ScriptedEngine {
         let prompt = self.ids(messages);
         self.check_fits(&prompt)?;
         self.prompts.push(messages.to_vec());
+        self.banned.push(opts.banned.clone());
         let keep = reusable_prefix(&self.cached, &prompt);
         let (text, stop) = self.reply(prompt.len(), opts, on_text);
         self.cached = prompt.clone();

@@ -368,7 +368,7 @@ file_tool!(
     WriteFile,
     "write_file",
     "Create or replace a workspace file with the given content (the user sees the diff and approves).",
-    "create a new file, or write a file's whole text",
+    "create a new file in the project, or write a file's whole text",
     WRITE_PARAMS
 );
 file_tool!(

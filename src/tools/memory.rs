@@ -111,7 +111,7 @@ impl Tool for MemorySearch {
         "memory_search"
     }
     fn route(&self) -> Option<&'static str> {
-        Some("recall what the user said or decided in earlier sessions")
+        Some("recall what the user said, asked or decided in earlier sessions ('what did I say about…')")
     }
     fn description(&self) -> &'static str {
         "Search your notes, past sessions and documents (ids, sources, scores)."
@@ -247,7 +247,7 @@ impl Tool for MemoryWrite {
         "memory_write"
     }
     fn route(&self) -> Option<&'static str> {
-        Some("save something the user asks you to remember")
+        Some("remember a fact or preference the user states, for later sessions ('remember that…')")
     }
     fn description(&self) -> &'static str {
         "Save a short note for future sessions (same description updates it)."

@@ -262,7 +262,7 @@ impl Tool for SearchFiles {
         "search_files"
     }
     fn route(&self) -> Option<&'static str> {
-        Some("find which file contains a word or name: where a function is defined, TODO comments")
+        Some("find where a function, word or name appears in the project's files (a definition, TODO comments)")
     }
     fn description(&self) -> &'static str {
         "Find lines matching a regular expression (case-insensitive) in workspace files."

@@ -1,5 +1,5 @@
 //! The router (`tools.route`): the first step of a turn chosen in an aside call, the
-//! chosen call opened for the model, "none" holding the family's opener back; and with a
+//! chosen call opened for the model, "answer" holding the family's opener back; and with a
 //! real instruction-tuned model, that every choice is one of the offered names.
 
 use harvey::app::{call_forms, workspace_tools};
@@ -89,17 +89,42 @@ fn a_chosen_tool_is_opened_for_the_model_which_writes_only_its_arguments() {
         "the family's opener is written for the model: {}",
         call.content
     );
+    // The call's arguments are decoded under the grammar (nothing banned); the reply
+    // after its result is written with the native opener held back.
+    assert_eq!(engine.banned, vec![vec![], vec!["<tool_call>".to_string()]]);
+}
+
+#[test]
+fn after_a_failed_chosen_call_the_model_may_call_again() {
+    let dir = workspace();
+    let registry = workspace_tools(dir.path());
+    let (turn, engine, _) = routed_turn(
+        &registry,
+        &[
+            "read_file",
+            r#"{"name": "read_file", "arguments": {"path": "nope.txt"}}</tool_call>"#,
+            r#"<tool_call>{"name": "read_file", "arguments": {"path": "notes.txt"}}</tool_call>"#,
+            "You deploy with ./deploy.sh.",
+        ],
+        "How do I deploy?",
+    );
+    assert_eq!(turn.calls.len(), 2);
+    assert!(turn.calls[0].result.is_err());
+    assert!(turn.calls[1].result.is_ok());
+    assert_eq!(turn.completion.text, "You deploy with ./deploy.sh.");
+    assert!(engine.banned[1].is_empty(), "{:?}", engine.banned);
 }
 
 #[test]
 fn none_lets_the_model_answer_with_the_native_opener_held_back() {
     let dir = workspace();
     let registry = workspace_tools(dir.path());
-    let (turn, engine, _) = routed_turn(&registry, &["none", "51."], "What is 17 times 3?");
+    let (turn, engine, _) = routed_turn(&registry, &["answer", "51."], "What is 17 times 3?");
     assert_eq!(turn.route, Some(Route::Answer));
     assert!(turn.calls.is_empty());
     assert_eq!(turn.completion.text, "51.");
     assert_eq!(engine.aside_calls, 1);
+    assert_eq!(engine.banned, vec![vec!["<tool_call>".to_string()]]);
 }
 
 #[test]
