@@ -34,11 +34,13 @@ impl MemoryStore {
         } else {
             Vec::new()
         };
+        tracing::debug!("phase: full text (first pass)");
         let nearest = if ranking.uses_vectors() {
             ranking.keep_similar(self.nearest(query, types, now, pool)?)
         } else {
             Vec::new()
         };
+        tracing::debug!("phase: vectors");
         let mut scored = self.fused(&ranking, lexical, &nearest, now)?;
         if ranking.uses_lexical() && ranking.feedback.is_on() && !scored.is_empty() {
             let mut texts = Vec::new();
@@ -54,6 +56,7 @@ impl MemoryStore {
                 .map_err(|e| self.index_error(e))?;
             scored = self.fused(&ranking, lexical, &nearest, now)?;
         }
+        tracing::debug!("phase: feedback pass");
         scored.truncate(k);
         let mut hits = Vec::with_capacity(scored.len());
         for (id, score) in scored {
@@ -116,6 +119,7 @@ impl MemoryStore {
         let Some(q) = crate::tokens::embed_query(embedder.as_ref(), query, "recall") else {
             return Ok(Vec::new());
         };
+        tracing::debug!("phase: query embedded");
         self.index()
             .vector_search(&q, embedder.model_id(), types, now, k)
             .map_err(|e| self.index_error(e))

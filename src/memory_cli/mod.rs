@@ -125,14 +125,18 @@ pub struct RecallArgs {
 }
 
 pub fn run(options: &AppOptions, cmd: MemoryCommand) -> Result<ExitCode> {
+    tracing::debug!("phase: start");
     let (workspace, config) = crate::open_workspace(options)?;
+    tracing::debug!("phase: config loaded");
     let (mut store, report) = MemoryStore::open(&workspace.join("agents"), &workspace)?;
+    tracing::debug!("phase: memory store open (reconciled)");
     if !matches!(cmd, MemoryCommand::Rebuild) {
         for w in &report.warnings {
             eprintln!("warning: {w}");
         }
     }
     let (embedder, note) = harvey::app::open_embedder(&config, &workspace);
+    tracing::debug!("phase: embedder loaded");
     if let Some(note) = note {
         eprintln!("note: {note}");
     }
@@ -141,7 +145,9 @@ pub fn run(options: &AppOptions, cmd: MemoryCommand) -> Result<ExitCode> {
             eprintln!("warning: {e}");
         }
     }
+    tracing::debug!("phase: missing vectors checked");
     let extra = open_extra(&workspace, &config, embedder);
+    tracing::debug!("phase: other sources open");
     match cmd {
         MemoryCommand::Add(args) => add(&mut store, args),
         MemoryCommand::Import { file, json } => transfer::import(&mut store, &file, json),
@@ -326,6 +332,7 @@ fn recall(
         "recall reports exact token costs, so it needs the model's tokenizer (pass --model or run scripts/fetch-models.sh)",
     )?;
     let vocab = Vocabulary::load(&model)?;
+    tracing::debug!("phase: vocabulary loaded");
     let default_k = config.memory.top_k;
     if args.batch {
         let stdin = std::io::stdin();
@@ -417,6 +424,7 @@ fn answer(
     let injection = extra
         .sources(&config.memory, store)
         .recall(&q.query, limits, vocab)?;
+    tracing::debug!("phase: recalled and packed");
     let results: Vec<_> = injection
         .items
         .iter()
