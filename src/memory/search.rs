@@ -220,6 +220,28 @@ mod tests {
     }
 
     #[test]
+    fn the_missing_vector_scan_is_skipped_only_while_nothing_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let agents = dir.path().join("agents");
+        let embedder: std::sync::Arc<dyn crate::tokens::Embedder> =
+            std::sync::Arc::new(crate::tokens::HashEmbedder::default());
+        let model = embedder.model_id().to_string();
+        let (mut store, _) = MemoryStore::open(&agents, dir.path()).unwrap();
+        store.write(&draft("The pump needs priming")).unwrap();
+        assert_eq!(store.set_embedder(embedder.clone()).unwrap(), 1);
+        assert!(store.index().vectors_complete(&model).unwrap());
+        // Another process writes without an embedder: the record no longer holds.
+        let mut other = MemoryStore::open(&agents, dir.path()).unwrap().0;
+        other.write(&draft("The valve sticks when cold")).unwrap();
+        assert!(!store.index().vectors_complete(&model).unwrap());
+        let (mut next, _) = MemoryStore::open(&agents, dir.path()).unwrap();
+        assert_eq!(next.set_embedder(embedder.clone()).unwrap(), 1, "embedded");
+        assert_eq!(next.index().vector_coverage(&model).unwrap(), (2, 0));
+        let (mut last, _) = MemoryStore::open(&agents, dir.path()).unwrap();
+        assert_eq!(last.set_embedder(embedder).unwrap(), 0);
+    }
+
+    #[test]
     fn feedback_finds_a_memory_that_shares_words_only_with_the_best_hit() {
         let dir = tempfile::tempdir().unwrap();
         let (mut store, _) = MemoryStore::open(&dir.path().join("agents"), dir.path()).unwrap();
