@@ -128,35 +128,8 @@ pub fn run(options: &AppOptions, cmd: MemoryCommand) -> Result<ExitCode> {
     tracing::debug!("phase: start");
     let (workspace, config) = crate::open_workspace(options)?;
     tracing::debug!("phase: config loaded");
-    // The embedder loads (≈ 30 ms) while the store opens and reconciles with the files
-    // (≈ 35 ms at 10k memories): neither needs the other.
-    let loading = {
-        let (config, workspace) = (config.clone(), workspace.clone());
-        std::thread::spawn(move || harvey::app::open_embedder(&config, &workspace))
-    };
-    let opened = MemoryStore::open(&workspace.join("agents"), &workspace);
-    tracing::debug!("phase: memory store open (reconciled)");
-    let (embedder, note) = loading.join().unwrap_or_else(|_| {
-        (
-            None,
-            Some("the embedder failed to load; recall uses full-text search only".into()),
-        )
-    });
-    tracing::debug!("phase: embedder loaded");
-    let (mut store, report) = opened?;
-    if !matches!(cmd, MemoryCommand::Rebuild) {
-        for w in &report.warnings {
-            eprintln!("warning: {w}");
-        }
-    }
-    if let Some(note) = note {
-        eprintln!("note: {note}");
-    }
-    if let Some(e) = embedder.clone() {
-        if let Err(e) = store.set_embedder(e) {
-            eprintln!("warning: {e}");
-        }
-    }
+    let (mut store, embedder) =
+        open_store(&workspace, &config, !matches!(cmd, MemoryCommand::Rebuild))?;
     tracing::debug!("phase: missing vectors checked");
     let extra = open_extra(&workspace, &config, embedder);
     tracing::debug!("phase: other sources open");
@@ -317,6 +290,46 @@ struct Query {
     k: Option<usize>,
     #[serde(default)]
     budget: Option<usize>,
+}
+
+/// The memory store, reconciled, with the embedder (if any) set. The embedder loads
+/// (≈ 30 ms) in a second thread while the store opens and reconciles with the files
+/// (≈ 35 ms at 10k memories): neither needs the other. Warnings are printed (a
+/// rebuild's only with `warn`: it reads every file again anyway).
+fn open_store(
+    workspace: &std::path::Path,
+    config: &Config,
+    warn: bool,
+) -> Result<(
+    MemoryStore,
+    Option<std::sync::Arc<dyn harvey::tokens::Embedder>>,
+)> {
+    let loading = {
+        let (config, workspace) = (config.clone(), workspace.to_path_buf());
+        std::thread::spawn(move || harvey::app::open_embedder(&config, &workspace))
+    };
+    let opened = MemoryStore::open(&workspace.join("agents"), workspace);
+    tracing::debug!("phase: memory store open (reconciled)");
+    let (embedder, note) = loading.join().unwrap_or_else(|_| {
+        let why = "the embedder failed to load; recall uses full-text search only";
+        (None, Some(why.into()))
+    });
+    tracing::debug!("phase: embedder loaded");
+    let (mut store, report) = opened?;
+    if warn {
+        for w in &report.warnings {
+            eprintln!("warning: {w}");
+        }
+    }
+    if let Some(note) = note {
+        eprintln!("note: {note}");
+    }
+    if let Some(e) = embedder.clone() {
+        if let Err(e) = store.set_embedder(e) {
+            eprintln!("warning: {e}");
+        }
+    }
+    Ok((store, embedder))
 }
 
 /// The other sources recall draws from (the memory store is opened by [`run`]), opened
