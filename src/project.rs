@@ -88,13 +88,15 @@ pub fn fit_tokens(text: &str, counter: &dyn TokenCounter, max_tokens: usize) -> 
 /// shareable on purpose (see the README).
 pub const AGENTS_GITIGNORE: &str = "# Written by harvey: private state stays out of git.\n\
 # Memory files (memories/<type>/*.spmd, MEMORY.md) are left shareable on purpose.\n\
-sessions/\ncache/\nrag/\nhistory\naudit.jsonl\nharvey-audit.jsonl\n*.db\n*.db-wal\n*.db-shm\n*.vectors\n*.vectors.tmp.*\nmemories/archive/\n";
+sessions/\ncache/\nrag/\nhistory\naudit.jsonl\nharvey-audit.jsonl\n*.db\n*.db-wal\n*.db-shm\n*.vectors\n*.vectors.tmp.*\n*.postings\n*.postings.tmp.*\nmemories/archive/\n";
 
 /// Lines added to [`AGENTS_GITIGNORE`] after it was first written, each with the line
 /// that tells whether a file has it: the stores' vector scan copies
-/// (`vector::sidecar_path`) and harvey's own audit log.
+/// (`vector::sidecar_path`), harvey's own audit log and the memory index's saved
+/// full-text postings (`harvey-index.db.postings`).
 const LATER_LINES: &[(&str, &str)] = &[
     ("*.vectors\n", "*.vectors\n*.vectors.tmp.*\n"),
+    ("*.postings\n", "*.postings\n*.postings.tmp.*\n"),
     ("harvey-audit.jsonl\n", "harvey-audit.jsonl\n"),
 ];
 

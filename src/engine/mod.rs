@@ -36,6 +36,7 @@ mod vocab;
 pub use embed::LlamaEmbedder;
 pub use error::EngineError;
 pub use llama::LlamaEngine;
+pub use load::fingerprint as model_fingerprint;
 pub use lookup::LookupMode;
 pub use template::{
     fallback as template_fallback, fallback_tokens as template_fallback_tokens,
@@ -47,7 +48,7 @@ pub use types::{
     Role, SamplingParams, StopReason, TurnStats,
 };
 pub use unloaded::Unloaded;
-pub use vocab::Vocabulary;
+pub use vocab::{LazyVocabulary, Vocabulary};
 
 use crate::tokens::TokenCounter;
 

@@ -105,8 +105,10 @@ pub struct Index {
     conn: Connection,
     /// (id, type, expires) of active memories with their vectors, for exact scans.
     vectors: crate::vector::VectorCache<(String, String, Option<i64>)>,
-    /// Full-text postings of the active memories, with the generation they were built at.
-    lexical: std::cell::RefCell<Option<(i64, LexicalIndex)>>,
+    /// Full-text postings of the active memories (they carry the stamp they were built for).
+    lexical: std::cell::RefCell<Option<LexicalIndex>>,
+    /// Where the postings are saved for the next process (none for an in-memory index).
+    lexical_file: Option<std::path::PathBuf>,
 }
 
 const COLUMNS: &str = "m.id, m.type, m.kind, m.archived, m.description, m.summary, m.tags, \
@@ -120,6 +122,7 @@ impl Index {
             conn,
             vectors: crate::vector::VectorCache::with_file(crate::vector::sidecar_path(path)),
             lexical: Default::default(),
+            lexical_file: Some(fulltext::postings_path(path)),
         };
         index.migrate()?;
         Ok(index)
@@ -131,6 +134,7 @@ impl Index {
             conn: Connection::open_in_memory()?,
             vectors: Default::default(),
             lexical: Default::default(),
+            lexical_file: None,
         };
         index.migrate()?;
         Ok(index)
@@ -411,6 +415,35 @@ impl Index {
         rows.collect()
     }
 
+    /// Whether every active memory had a vector from `model` at the memories' current
+    /// generation (as [`Self::mark_vectors_complete`] recorded): then nothing is missing
+    /// and the scan for it, which reads every row, can be skipped.
+    pub fn vectors_complete(&self, model: &str) -> rusqlite::Result<bool> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?1")?;
+        let at: Option<i64> = stmt
+            .query_row([complete_key(model)], |r| r.get(0))
+            .optional()?;
+        Ok(at.is_some() && at == Some(self.generation()?))
+    }
+
+    /// Records that no active memory lacks a vector from `model` at the current
+    /// generation, checked under the write lock (so no write slips in between).
+    pub fn mark_vectors_complete(&self, model: &str) -> rusqlite::Result<()> {
+        self.atomic(|| {
+            if !self.missing_vectors(model, 1)?.is_empty() {
+                return Ok(());
+            }
+            self.conn.execute(
+                "INSERT INTO meta(key, value) VALUES (?1, ?2) \
+                 ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                params![complete_key(model), self.generation()?.to_string()],
+            )?;
+            Ok(())
+        })
+    }
+
     /// Stores vectors in one transaction.
     pub fn put_vectors(&self, model: &str, items: &[(String, Vec<f32>)]) -> rusqlite::Result<()> {
         self.atomic(|| crate::vector::put(&self.conn, model, items))
@@ -478,6 +511,11 @@ impl Index {
         }
         Ok(out)
     }
+}
+
+/// The `meta` key under which [`Index::mark_vectors_complete`] records a generation.
+fn complete_key(model: &str) -> String {
+    format!("vectors_complete:{model}")
 }
 
 /// The text a memory's vector is made from.

@@ -5,11 +5,14 @@
 //! Why not FTS5's `bm25()`: when the words of a workspace's memories overlap heavily (a
 //! small project vocabulary), nearly every row matches every query and SQLite scores and
 //! sorts all of them through the virtual-table interface, ~30 ms per query at 10k
-//! memories. Postings in RAM score the same rows in well under a millisecond. The index
-//! is built from the SQLite rows on first use and again only when the memory rows change
-//! (the index's generation counter, see `index::Index::generation`); it holds no text,
-//! only term statistics and the few row fields the priors need, so callers fetch the
-//! rows of the final list by id.
+//! memories. These postings score the same rows in well under a millisecond. The index
+//! is built from the SQLite rows when the memory rows change (the index's generation
+//! counter, see `index::Index::generation`) and kept as bytes in the layout of
+//! [`layout`], which is also a file beside the index database: the next process maps
+//! that file instead of building (`index::fulltext`), so the session start searches
+//! without work that grows with the store. It holds no text but the ids, only term
+//! statistics and the few row fields the priors need, so callers fetch the rows of the
+//! final list by id.
 //!
 //! Scoring (BM25F, Robertson & Zaragoza): per query term, the field-weighted,
 //! length-normalized term frequency `tf~ = Σ w_f · tf_f / (1 − b + b · len_f / avg_f)`,
@@ -17,12 +20,17 @@
 //! every indexed stem it is a prefix of ("deploy" finds "deployments"); the expansions
 //! count as one term, as FTS5's prefix queries do.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::Path;
 
 use rust_stemmers::{Algorithm, Stemmer};
 
 use super::query::{is_topic, MAX_TERMS};
 use super::types::MemoryType;
+use crate::vector::Stamp;
+
+mod layout;
+use layout::{Bytes, Header, View};
 
 /// The indexed fields, in this order everywhere.
 pub const FIELDS: usize = 5;
@@ -107,29 +115,39 @@ pub struct DocMeta {
     pub updated: i64,
 }
 
+/// An indexed memory as the index holds it (borrowed; what filters see).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DocRef<'a> {
+    pub id: &'a str,
+    pub mtype: MemoryType,
+    pub expires: Option<i64>,
+    pub confidence: f64,
+    pub updated: i64,
+}
+
+impl DocRef<'_> {
+    pub fn to_meta(&self) -> DocMeta {
+        DocMeta {
+            id: self.id.to_string(),
+            mtype: self.mtype,
+            expires: self.expires,
+            confidence: self.confidence,
+            updated: self.updated,
+        }
+    }
+}
+
 /// One active memory's text, as read from the index.
 pub struct DocText<'a> {
     pub meta: DocMeta,
     pub fields: [&'a str; FIELDS],
 }
 
-#[derive(Debug, Clone, Copy)]
-struct Posting {
-    doc: u32,
-    tf: [u16; FIELDS],
-}
-
-/// The inverted index over one set of memories.
-#[derive(Default)]
+/// The inverted index over one set of memories, as bytes (built or mapped).
 pub struct LexicalIndex {
     analyzer: Analyzer,
-    params: Bm25,
-    docs: Vec<DocMeta>,
-    by_id: HashMap<String, u32>,
-    lengths: Vec<[u16; FIELDS]>,
-    avg_len: [f32; FIELDS],
-    /// Sorted, so the stems that start with a query term are one range.
-    postings: BTreeMap<String, Vec<Posting>>,
+    header: Header,
+    bytes: Bytes,
 }
 
 impl LexicalIndex {
@@ -140,60 +158,130 @@ impl LexicalIndex {
 
     /// Indexes `docs` (each id once).
     pub fn build_with<'a>(params: Bm25, docs: impl IntoIterator<Item = DocText<'a>>) -> Self {
-        let mut index = Self {
-            params,
-            ..Self::default()
+        let unstamped = Stamp {
+            store: 0,
+            generation: 0,
         };
-        let mut totals = [0u64; FIELDS];
-        for doc in docs {
-            index.add(doc, &mut totals);
-        }
-        let n = index.docs.len().max(1) as f32;
-        for (avg, total) in index.avg_len.iter_mut().zip(totals) {
-            *avg = (total as f32 / n).max(1.0);
-        }
-        index
+        Self::build_stamped(unstamped, params, docs)
     }
 
-    fn add(&mut self, doc: DocText<'_>, totals: &mut [u64; FIELDS]) {
-        let Ok(at) = u32::try_from(self.docs.len()) else {
-            return;
-        };
-        if self.by_id.contains_key(&doc.meta.id) {
-            return;
+    /// Indexes `docs` (each id once) for the store state `stamp` (written in the bytes,
+    /// so a saved copy can be checked against the store later).
+    pub fn build_stamped<'a>(
+        stamp: Stamp,
+        params: Bm25,
+        docs: impl IntoIterator<Item = DocText<'a>>,
+    ) -> Self {
+        let analyzer = Analyzer::default();
+        let mut metas: Vec<DocMeta> = Vec::new();
+        let mut lengths: Vec<[u16; FIELDS]> = Vec::new();
+        let mut seen: HashSet<String> = HashSet::new();
+        let mut postings: BTreeMap<String, layout::Postings> = BTreeMap::new();
+        let mut totals = [0u64; FIELDS];
+        for doc in docs {
+            let Ok(at) = u32::try_from(metas.len()) else {
+                break;
+            };
+            if !seen.insert(doc.meta.id.clone()) {
+                continue;
+            }
+            let mut counts: BTreeMap<String, [u16; FIELDS]> = BTreeMap::new();
+            let mut len = [0u16; FIELDS];
+            for (f, text) in doc.fields.iter().enumerate() {
+                analyzer.each_term(text, |term| {
+                    let tf = counts.entry(term).or_insert([0; FIELDS]);
+                    tf[f] = tf[f].saturating_add(1);
+                    len[f] = len[f].saturating_add(1);
+                });
+                totals[f] += u64::from(len[f]);
+            }
+            for (term, tf) in counts {
+                postings.entry(term).or_default().push((at, tf));
+            }
+            metas.push(doc.meta);
+            lengths.push(len);
         }
-        let mut counts: BTreeMap<String, [u16; FIELDS]> = BTreeMap::new();
-        let mut lengths = [0u16; FIELDS];
-        for (f, text) in doc.fields.iter().enumerate() {
-            self.analyzer.each_term(text, |term| {
-                let tf = counts.entry(term).or_insert([0; FIELDS]);
-                tf[f] = tf[f].saturating_add(1);
-                lengths[f] = lengths[f].saturating_add(1);
-            });
-            totals[f] += u64::from(lengths[f]);
+        let n = metas.len().max(1) as f32;
+        let avg_len = totals.map(|total| (total as f32 / n).max(1.0));
+        let encoded = layout::encode(stamp, params, &metas, &lengths, avg_len, &postings)
+            .or_else(|| {
+                tracing::warn!("the full-text index is too large for its layout; searching none");
+                layout::encode(stamp, params, &[], &[], avg_len, &BTreeMap::new())
+            })
+            .unwrap_or_default();
+        Self::from_bytes(Bytes::Owned(encoded)).unwrap_or_else(|| Self::empty(stamp, params))
+    }
+
+    fn empty(stamp: Stamp, params: Bm25) -> Self {
+        Self {
+            analyzer: Analyzer::default(),
+            header: Header {
+                stamp,
+                params,
+                docs: 0,
+                terms: 0,
+                postings: 0,
+                avg_len: [1.0; FIELDS],
+                strings: 0,
+            },
+            bytes: Bytes::Owned(Vec::new()),
         }
-        for (term, tf) in counts {
-            self.postings
-                .entry(term)
-                .or_default()
-                .push(Posting { doc: at, tf });
+    }
+
+    fn from_bytes(bytes: Bytes) -> Option<Self> {
+        let header = Header::parse(bytes.as_slice())?;
+        Some(Self {
+            analyzer: Analyzer::default(),
+            header,
+            bytes,
+        })
+    }
+
+    /// The saved index at `path`, mapped, if it was built for `stamp` with `params`.
+    /// Only the header is read: opening costs the same whatever the store holds.
+    pub fn open(path: &Path, stamp: Stamp, params: Bm25) -> Option<Self> {
+        let file = std::fs::File::open(path).ok()?;
+        // SAFETY: these files are replaced by rename, never truncated or written in
+        // place, so the mapped bytes do not change under the mapping.
+        let map = unsafe { memmap2::Mmap::map(&file) }.ok()?;
+        let index = Self::from_bytes(Bytes::Mapped(map))?;
+        (index.header.stamp == stamp && index.header.params == params).then_some(index)
+    }
+
+    /// Saves the index at `path`: written under a temporary name, synced, renamed.
+    pub fn save(&self, path: &Path) -> std::io::Result<()> {
+        layout::save(path, self.bytes.as_slice())
+    }
+
+    /// The store state the index was built for.
+    pub fn stamp(&self) -> Stamp {
+        self.header.stamp
+    }
+
+    /// Whether the bytes are a mapped file (not built by this process).
+    pub fn is_mapped(&self) -> bool {
+        matches!(self.bytes, Bytes::Mapped(_))
+    }
+
+    fn view(&self) -> View<'_> {
+        View {
+            header: &self.header,
+            bytes: self.bytes.as_slice(),
         }
-        self.by_id.insert(doc.meta.id.clone(), at);
-        self.docs.push(doc.meta);
-        self.lengths.push(lengths);
     }
 
     /// The indexed document `id`.
-    pub fn meta(&self, id: &str) -> Option<&DocMeta> {
-        self.by_id.get(id).map(|&i| &self.docs[i as usize])
+    pub fn meta(&self, id: &str) -> Option<DocMeta> {
+        let view = self.view();
+        view.find(id).map(|d| view.doc(d).to_meta())
     }
 
     pub fn len(&self) -> usize {
-        self.docs.len()
+        self.header.docs
     }
 
     pub fn is_empty(&self) -> bool {
-        self.docs.is_empty()
+        self.header.docs == 0
     }
 
     /// The `k` best documents for `query` among those `keep` accepts, with their BM25F
@@ -202,8 +290,8 @@ impl LexicalIndex {
         &self,
         query: &str,
         k: usize,
-        keep: impl Fn(&DocMeta) -> bool,
-    ) -> Vec<(&DocMeta, f64)> {
+        keep: impl Fn(&DocRef<'_>) -> bool,
+    ) -> Vec<(DocMeta, f64)> {
         let terms: Vec<(String, f32)> = self
             .analyzer
             .query_terms(query)
@@ -218,27 +306,29 @@ impl LexicalIndex {
         &self,
         terms: &[(String, f32)],
         k: usize,
-        keep: impl Fn(&DocMeta) -> bool,
-    ) -> Vec<(&DocMeta, f64)> {
+        keep: impl Fn(&DocRef<'_>) -> bool,
+    ) -> Vec<(DocMeta, f64)> {
         if terms.is_empty() || k == 0 {
             return Vec::new();
         }
-        let mut scores = vec![0f32; self.docs.len()];
-        let mut weighted = vec![0f32; self.docs.len()];
+        let view = self.view();
+        let n = self.header.docs;
+        let mut scores = vec![0f32; n];
+        let mut weighted = vec![0f32; n];
         let mut touched: Vec<u32> = Vec::new();
         for (term, weight) in terms {
             self.score_term(term, *weight, &mut weighted, &mut touched, &mut scores);
         }
-        let mut ranked: Vec<(u32, f32)> = scores
+        let mut ranked: Vec<(u32, f32, DocRef<'_>)> = scores
             .iter()
             .enumerate()
             .filter(|(_, s)| **s > 0.0)
             .filter_map(|(i, s)| Some((u32::try_from(i).ok()?, *s)))
-            .filter(|(i, _)| keep(&self.docs[*i as usize]))
+            .map(|(i, s)| (i, s, view.doc(i)))
+            .filter(|(_, _, d)| keep(d))
             .collect();
-        let by_score = |a: &(u32, f32), b: &(u32, f32)| {
-            b.1.total_cmp(&a.1)
-                .then_with(|| self.docs[a.0 as usize].id.cmp(&self.docs[b.0 as usize].id))
+        let by_score = |a: &(u32, f32, DocRef<'_>), b: &(u32, f32, DocRef<'_>)| {
+            b.1.total_cmp(&a.1).then_with(|| a.2.id.cmp(b.2.id))
         };
         if ranked.len() > k {
             ranked.select_nth_unstable_by(k - 1, by_score);
@@ -247,7 +337,7 @@ impl LexicalIndex {
         ranked.sort_by(by_score);
         ranked
             .into_iter()
-            .map(|(i, s)| (&self.docs[i as usize], f64::from(s)))
+            .map(|(_, s, d)| (d.to_meta(), f64::from(s)))
             .collect()
     }
 
@@ -255,7 +345,8 @@ impl LexicalIndex {
     /// pass) that best describe them, by Σ tf · idf, not already in `query`; weights
     /// scaled so the strongest is 1.
     pub fn feedback_terms(&self, query: &[String], texts: &[&str], n: usize) -> Vec<(String, f32)> {
-        let docs = self.docs.len() as f32;
+        let docs = self.header.docs as f32;
+        let view = self.view();
         let mut weight: HashMap<String, f32> = HashMap::new();
         for text in texts {
             self.analyzer
@@ -265,7 +356,7 @@ impl LexicalIndex {
             .into_iter()
             .filter(|(t, _)| !query.contains(t))
             .filter_map(|(t, tf)| {
-                let df = self.postings.get(&t)?.len() as f32;
+                let df = view.df(&t) as f32;
                 (df >= 2.0).then(|| {
                     let idf = (1.0 + (docs - df + 0.5) / (df + 0.5)).ln();
                     (t, tf * idf)
@@ -287,15 +378,15 @@ impl LexicalIndex {
     /// that occur (each term's part tends to its idf as its frequency grows). A best
     /// hit far below it matched only the query's weak words.
     pub fn ceiling(&self, query: &str) -> f64 {
-        let n = self.docs.len() as f64;
+        let view = self.view();
+        let n = self.header.docs as f64;
         let mut docs: Vec<u32> = Vec::new();
         let mut total = 0.0;
         for term in self.analyzer.query_terms(query) {
             docs.clear();
-            docs.extend(
-                self.matches(&term)
-                    .flat_map(|(_, list)| list.iter().map(|p| p.doc)),
-            );
+            for t in self.matches(&term) {
+                docs.extend(view.postings(t).map(|(d, _)| d));
+            }
             docs.sort_unstable();
             docs.dedup();
             if !docs.is_empty() {
@@ -316,49 +407,48 @@ impl LexicalIndex {
         touched: &mut Vec<u32>,
         scores: &mut [f32],
     ) {
+        let view = self.view();
         touched.clear();
-        for (_, list) in self.matches(term) {
-            for p in list {
-                let slot = &mut weighted[p.doc as usize];
+        for t in self.matches(term) {
+            for (doc, tf) in view.postings(t) {
+                let Some(slot) = weighted.get_mut(doc as usize) else {
+                    continue;
+                };
                 if *slot == 0.0 {
-                    touched.push(p.doc);
+                    touched.push(doc);
                 }
-                *slot += self.field_tf(p);
+                *slot += self.field_tf(&view, doc, &tf);
             }
         }
         if touched.is_empty() {
             return;
         }
-        let n = self.docs.len() as f32;
+        let n = self.header.docs as f32;
         let df = touched.len() as f32;
         let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+        let k1 = self.header.params.k1;
         for &doc in touched.iter() {
             let tf = std::mem::take(&mut weighted[doc as usize]);
-            scores[doc as usize] += weight * idf * tf / (self.params.k1 + tf);
+            scores[doc as usize] += weight * idf * tf / (k1 + tf);
         }
     }
 
-    /// The posting lists a query term reaches: its own, and for a long enough term every
-    /// stem that starts with it.
-    fn matches<'s>(
-        &'s self,
-        term: &'s str,
-    ) -> impl Iterator<Item = (&'s String, &'s Vec<Posting>)> {
-        let prefix = term.chars().count() >= self.params.prefix_min;
-        self.postings
-            .range::<str, _>((std::ops::Bound::Included(term), std::ops::Bound::Unbounded))
-            .take_while(move |(t, _)| t.as_str() == term || (prefix && t.starts_with(term)))
+    /// The terms a query term reaches: itself, and for a long enough term every stem
+    /// that starts with it.
+    fn matches(&self, term: &str) -> std::ops::Range<usize> {
+        let prefix = term.chars().count() >= self.header.params.prefix_min;
+        self.view().terms_from(term, prefix)
     }
 
     /// The length-normalized, field-weighted frequency of a posting.
-    fn field_tf(&self, p: &Posting) -> f32 {
-        let lengths = &self.lengths[p.doc as usize];
+    fn field_tf(&self, view: &View<'_>, doc: u32, tf: &[u16; FIELDS]) -> f32 {
+        let lengths = view.lengths(doc);
+        let p = &self.header.params;
         (0..FIELDS)
-            .filter(|&f| p.tf[f] > 0)
+            .filter(|&f| tf[f] > 0)
             .map(|f| {
-                let b = self.params.b;
-                let norm = 1.0 - b + b * f32::from(lengths[f]) / self.avg_len[f];
-                self.params.weights[f] * f32::from(p.tf[f]) / norm
+                let norm = 1.0 - p.b + p.b * f32::from(lengths[f]) / self.header.avg_len[f];
+                p.weights[f] * f32::from(tf[f]) / norm
             })
             .sum()
     }
@@ -385,7 +475,7 @@ mod tests {
         index
             .search(query, 10, |_| true)
             .into_iter()
-            .map(|(d, _)| d.id.clone())
+            .map(|(d, _)| d.id)
             .collect()
     }
 
@@ -434,9 +524,9 @@ mod tests {
         let docs: Vec<String> = (0..20).map(|i| format!("m{i:02}")).collect();
         let index = LexicalIndex::build(docs.iter().map(|id| doc(id, "same words here", "")));
         let found: Vec<String> = index
-            .search("same words", 3, |d| d.id.as_str() >= "m05")
+            .search("same words", 3, |d| d.id >= "m05")
             .into_iter()
-            .map(|(d, _)| d.id.clone())
+            .map(|(d, _)| d.id)
             .collect();
         assert_eq!(found, ["m05", "m06", "m07"]);
     }

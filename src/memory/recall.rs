@@ -103,6 +103,11 @@ impl<'a, C: TokenCounter + ?Sized> CostCache<'a, C> {
             .collect()
     }
 
+    /// The counter behind the cache.
+    pub fn counter(&self) -> &'a C {
+        self.counter
+    }
+
     /// Writes the counts computed since the last save.
     pub fn save(&self) {
         let fresh = std::mem::take(&mut *self.fresh.borrow_mut());

@@ -34,11 +34,13 @@ impl MemoryStore {
         } else {
             Vec::new()
         };
+        tracing::debug!("phase: full text (first pass)");
         let nearest = if ranking.uses_vectors() {
             ranking.keep_similar(self.nearest(query, types, now, pool)?)
         } else {
             Vec::new()
         };
+        tracing::debug!("phase: vectors");
         let mut scored = self.fused(&ranking, lexical, &nearest, now)?;
         if ranking.uses_lexical() && ranking.feedback.is_on() && !scored.is_empty() {
             let mut texts = Vec::new();
@@ -54,6 +56,7 @@ impl MemoryStore {
                 .map_err(|e| self.index_error(e))?;
             scored = self.fused(&ranking, lexical, &nearest, now)?;
         }
+        tracing::debug!("phase: feedback pass");
         scored.truncate(k);
         let mut hits = Vec::with_capacity(scored.len());
         for (id, score) in scored {
@@ -116,6 +119,7 @@ impl MemoryStore {
         let Some(q) = crate::tokens::embed_query(embedder.as_ref(), query, "recall") else {
             return Ok(Vec::new());
         };
+        tracing::debug!("phase: query embedded");
         self.index()
             .vector_search(&q, embedder.model_id(), types, now, k)
             .map_err(|e| self.index_error(e))
@@ -213,6 +217,28 @@ mod tests {
         store.write(&draft("The heater hums at night")).unwrap();
         assert_eq!(ids(&store, "heater hums")[0], "The heater hums at night");
         assert_ne!(inode(), built, "a write does");
+    }
+
+    #[test]
+    fn the_missing_vector_scan_is_skipped_only_while_nothing_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let agents = dir.path().join("agents");
+        let embedder: std::sync::Arc<dyn crate::tokens::Embedder> =
+            std::sync::Arc::new(crate::tokens::HashEmbedder::default());
+        let model = embedder.model_id().to_string();
+        let (mut store, _) = MemoryStore::open(&agents, dir.path()).unwrap();
+        store.write(&draft("The pump needs priming")).unwrap();
+        assert_eq!(store.set_embedder(embedder.clone()).unwrap(), 1);
+        assert!(store.index().vectors_complete(&model).unwrap());
+        // Another process writes without an embedder: the record no longer holds.
+        let mut other = MemoryStore::open(&agents, dir.path()).unwrap().0;
+        other.write(&draft("The valve sticks when cold")).unwrap();
+        assert!(!store.index().vectors_complete(&model).unwrap());
+        let (mut next, _) = MemoryStore::open(&agents, dir.path()).unwrap();
+        assert_eq!(next.set_embedder(embedder.clone()).unwrap(), 1, "embedded");
+        assert_eq!(next.index().vector_coverage(&model).unwrap(), (2, 0));
+        let (mut last, _) = MemoryStore::open(&agents, dir.path()).unwrap();
+        assert_eq!(last.set_embedder(embedder).unwrap(), 0);
     }
 
     #[test]

@@ -191,6 +191,15 @@ impl MemoryStore {
             return Ok(0);
         };
         let model = embedder.model_id();
+        // Nothing changed since every memory had its vector: skip the scan (it reads
+        // every row: 12 ms at 10k memories, 190 ms at 100k, at every start).
+        if self
+            .index
+            .vectors_complete(model)
+            .map_err(|e| self.db_err(e))?
+        {
+            return Ok(0);
+        }
         let mut done = 0;
         loop {
             let missing = self
@@ -198,6 +207,9 @@ impl MemoryStore {
                 .missing_vectors(model, 256)
                 .map_err(|e| self.db_err(e))?;
             if missing.is_empty() {
+                self.index
+                    .mark_vectors_complete(model)
+                    .map_err(|e| self.db_err(e))?;
                 return Ok(done);
             }
             let texts: Vec<&str> = missing.iter().map(|(_, t)| t.as_str()).collect();

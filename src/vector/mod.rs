@@ -18,7 +18,7 @@ mod tests;
 
 pub use cache::VectorCache;
 pub use key::Key;
-pub use sidecar::{path_for as sidecar_path, Stamp};
+pub use sidecar::{path_for as sidecar_path, remove_orphans as remove_orphan_temps, Stamp};
 
 use rusqlite::{params, Connection};
 use sha2::{Digest, Sha256};

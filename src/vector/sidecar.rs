@@ -242,7 +242,7 @@ fn temp_sink(path: &Path) -> std::io::Result<Sink> {
 /// one (killed, or the machine went down). Where `/proc` shows which processes live, a
 /// file is an orphan when its process is gone; elsewhere, when it is a day old. Files of
 /// this process and of live ones may be in flight and are left alone.
-fn remove_orphans(path: &Path) {
+pub fn remove_orphans(path: &Path) {
     let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
         return;
     };

@@ -1,0 +1,225 @@
+//! `cargo bench --bench session_start`: the cold session-start recall as a user meets
+//! it, a new `harvey memory recall "…" --budget 1024` process over a workspace of 1k,
+//! 10k and 100k memories (files on disk, their index and vectors current, as a returning
+//! session finds them), median wall time of 5 runs after one warm-up (warm page cache).
+//!
+//! The workspaces are built once into `HARVEY_FIXTURE_DIR` (kept, reused by later runs
+//! and usable by hand: `harvey -w DIR/ws-10000 memory recall "…" --budget 1024`), or a
+//! temporary directory. Memory texts are the Zipf-distributed synthetic words of
+//! `memory_recall`; vectors are random unit vectors stored under the real embedder's
+//! model id (an exact scan costs the same whatever they hold), so no memory is embedded.
+//! `HARVEY_BENCH_SIZES=1000,10000` chooses the sizes; `HARVEY_BENCH_BIN` the binary
+//! (default: target/release/harvey, so run `cargo build --release` first).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use harvey::engine::LlamaEmbedder;
+use harvey::memory::{Memory, MemoryStore, MemoryType};
+use harvey::tokens::Embedder;
+
+const QUERIES: &[&str] = &[
+    "How do I fix git?",
+    "cargo build fails with no space left on device",
+    "which port does the server listen on?",
+];
+
+const RUNS: usize = 5;
+
+fn main() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let embedder = LlamaEmbedder::load(&root.join("models/all-MiniLM-L6-v2.gguf"), 2)
+        .unwrap_or_else(|e| {
+            eprintln!("{e}: run scripts/fetch-embedder.sh");
+            std::process::exit(1);
+        });
+    let bin = std::env::var_os("HARVEY_BENCH_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target/release/harvey"));
+    let sizes: Vec<usize> = std::env::var("HARVEY_BENCH_SIZES")
+        .ok()
+        .map(|s| s.split(',').filter_map(|n| n.trim().parse().ok()).collect())
+        .unwrap_or_else(|| vec![1_000, 10_000, 100_000]);
+    let temp = tempfile::tempdir().expect("a temporary directory");
+    let base = std::env::var_os("HARVEY_FIXTURE_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| temp.path().to_path_buf());
+    println!(
+        "{:>8}  {:>14}  {:>10}",
+        "memories", "cold recall ms", "(min–max)"
+    );
+    for n in sizes {
+        let ws = base.join(format!("ws-{n}"));
+        if !ws.join("agents/memories").exists() {
+            let t = Instant::now();
+            fixture(&ws, n, &embedder);
+            eprintln!(
+                "built {} in {:.1} s",
+                ws.display(),
+                t.elapsed().as_secs_f64()
+            );
+        }
+        let mut ms: Vec<f64> = (0..=RUNS)
+            .map(|i| cold_recall(&bin, &ws, QUERIES[i % QUERIES.len()]))
+            .collect();
+        ms.remove(0);
+        ms.sort_by(f64::total_cmp);
+        println!(
+            "{n:>8}  {:>14.1}  {:>4.1}–{:.1}",
+            ms[RUNS / 2],
+            ms[0],
+            ms[RUNS - 1]
+        );
+    }
+}
+
+/// One new process answering one query under a 1024-token budget, in ms.
+fn cold_recall(bin: &Path, ws: &Path, query: &str) -> f64 {
+    let t = Instant::now();
+    let out = Command::new(bin)
+        .arg("-w")
+        .arg(ws)
+        .args(["memory", "recall", query, "--budget", "1024"])
+        .output()
+        .expect("harvey runs");
+    let ms = t.elapsed().as_secs_f64() * 1000.0;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    ms
+}
+
+/// A workspace with `n` memory files, reconciled into the index, with a vector each.
+fn fixture(ws: &Path, n: usize, embedder: &dyn Embedder) {
+    let dir = ws.join("agents/memories");
+    for m in synthetic(n) {
+        let path = dir.join(m.mtype.as_str()).join(format!("{}.spmd", m.id));
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("type dir");
+        std::fs::write(&path, harvey::memory::file::render(&m)).expect("memory file");
+    }
+    let (store, report) = MemoryStore::open(&ws.join("agents"), ws).expect("store opens");
+    assert_eq!(report.indexed, n, "{:?}", report.warnings);
+    random_vectors(&store, embedder);
+}
+
+fn random_vectors(store: &MemoryStore, embedder: &dyn Embedder) {
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let dim = embedder.dim();
+    loop {
+        let missing = store
+            .index()
+            .missing_vectors(embedder.model_id(), 5_000)
+            .expect("missing vectors");
+        if missing.is_empty() {
+            return;
+        }
+        let items: Vec<(String, Vec<f32>)> = missing
+            .into_iter()
+            .map(|(hash, _)| {
+                let mut v: Vec<f32> = (0..dim)
+                    .map(|_| {
+                        seed ^= seed << 13;
+                        seed ^= seed >> 7;
+                        seed ^= seed << 17;
+                        (seed % 2000) as f32 / 1000.0 - 1.0
+                    })
+                    .collect();
+                harvey::vector::normalize(&mut v);
+                (hash, v)
+            })
+            .collect();
+        store
+            .index()
+            .put_vectors(embedder.model_id(), &items)
+            .expect("put vectors");
+    }
+}
+
+/// Memories whose words follow a Zipf law over 20k words, with topic words among them
+/// (as `memory_recall`'s).
+fn synthetic(n: usize) -> Vec<Memory> {
+    const TOPICS: &[&str] = &[
+        "git",
+        "cargo",
+        "build",
+        "error",
+        "linker",
+        "memory",
+        "deploy",
+        "server",
+        "port",
+        "postgres",
+        "connection",
+        "refused",
+        "commit",
+        "message",
+        "docker",
+        "permission",
+        "space",
+        "device",
+        "release",
+        "nginx",
+        "reload",
+        "ssh",
+        "python",
+        "pi",
+        "crash",
+        "debug",
+        "backup",
+        "database",
+        "config",
+        "fix",
+        "killed",
+        "service",
+    ];
+    const VOCAB: usize = 20_000;
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let weights: Vec<f64> = (0..VOCAB)
+        .scan(0.0, |acc, r| {
+            *acc += 1.0 / (r as f64 + 1.0);
+            Some(*acc)
+        })
+        .collect();
+    let total = weights[VOCAB - 1];
+    let word = |r: u64| -> String {
+        let x = (r % 1_000_000) as f64 / 1_000_000.0 * total;
+        let rank = weights.partition_point(|w| *w < x);
+        if rank >= 100 && (rank - 100) % 30 == 0 && (rank - 100) / 30 < TOPICS.len() {
+            TOPICS[(rank - 100) / 30].to_string()
+        } else {
+            format!("w{rank}")
+        }
+    };
+    (0..n)
+        .map(|i| {
+            let mut words = |k: usize| (0..k).map(|_| word(next())).collect::<Vec<_>>().join(" ");
+            let mtype = MemoryType::ALL[i % 10 % 5];
+            Memory {
+                id: format!("{}_{i:06x}", mtype.as_str()),
+                mtype,
+                kind: None,
+                created_at: "2026-10-01T12:00:00Z".into(),
+                updated_at: "2026-10-01T12:00:00Z".into(),
+                supersedes: Vec::new(),
+                tags: vec![words(1), words(1)],
+                description: words(8),
+                summary: words(16),
+                action: None,
+                confidence: 0.5,
+                source_session: None,
+                expires_at: None,
+                body: words(30),
+                extra: Default::default(),
+            }
+        })
+        .collect()
+}
