@@ -5,14 +5,17 @@
 //! Identical repeated calls are answered from the first result; a tool error goes back to
 //! the model as the result; over the round cap the model is told to answer now.
 
+mod answer;
+
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use crate::engine::{Completion, Engine, GenerateOptions, Role, StopReason};
+use crate::engine::{Completion, Engine, GenerateOptions, StopReason};
 use crate::tools::{formats, parse_call, Approval, Registry, ToolCall, ToolContext, ToolError};
 
 use super::call_watch::{self, JsonHead};
 use super::route::{self, Route};
+use answer::{answer_begun, answer_lead, fit_last_result, limit_rounds};
 
 use super::think::{self, Part, ThinkStream};
 use super::{prepare_turn, rolling::Compression, Conversation, TurnError, TurnLimits};
@@ -236,11 +239,14 @@ fn rounds(
         let may_call = tools.is_some_and(|t| calls.len() < t.max_rounds) && !repeated;
         let mut o = opts.clone();
         let answer_now = std::mem::take(&mut answer_next);
+        let mut lead = String::new();
         if let Some(set) = tools.filter(|_| first.take() == Some(Route::Answer) || answer_now) {
             // No tool needed, or the chosen one has answered: the family's own opener is
-            // held back, so the model answers (a call it still writes as JSON is read as
-            // usual).
+            // held back and the reply may not open with JSON, so the model answers (a
+            // call it still writes after some text is read as usual).
             o.banned = set.forms.openers.clone();
+            lead = answer_lead(engine, conversation, &o, on_event)?;
+            o.assistant_prefix = (!lead.is_empty()).then(|| lead.clone());
         }
         let found = Arc::new(Mutex::new(None));
         if let Some(set) = tools {
@@ -254,6 +260,7 @@ fn rounds(
             o.stop_finder = Some(call_watch::finder(names, found.clone()));
         }
         let mut c = generate_sorted(engine, conversation, &o, on_event)?;
+        c.text.insert_str(0, &lead);
         take_thought(engine, &mut c, &mut thoughts);
         thinking_tokens += c.stats.thinking_tokens;
         let head = found.lock().ok().and_then(|mut h| h.take());
@@ -343,83 +350,6 @@ fn chosen_call(
         grammar: crate::tools::grammar::call_grammar_for(&tool, *form),
     };
     one_call(engine, conversation, opts, set, opening, seen, on_event)
-}
-
-/// Room kept for the reply after a tool result, in tokens (at most a quarter of the
-/// context).
-const REPLY_ROOM: usize = 256;
-
-/// Cuts the newest tool result until the prompt leaves room for a reply: a result that
-/// would overflow the context otherwise ends the whole turn with "prompt too long".
-/// The cut keeps the result's start and says so. Runs before the round cap's short
-/// note is added, so it is always the result that is cut.
-fn fit_last_result(
-    engine: &mut dyn Engine,
-    conversation: &mut Conversation,
-    opts: &GenerateOptions,
-) -> Result<(), crate::engine::EngineError> {
-    let n_ctx = engine.info().n_ctx as usize;
-    let reserve = opts
-        .max_tokens
-        .unwrap_or(REPLY_ROOM)
-        .min(REPLY_ROOM)
-        .min(n_ctx / 4);
-    let limit = n_ctx.saturating_sub(reserve);
-    for _ in 0..4 {
-        let used = engine.count_prompt(&conversation.messages())?;
-        let Some(last) = conversation.turns().last().filter(|m| m.role == Role::Tool) else {
-            return Ok(());
-        };
-        if used <= limit {
-            return Ok(());
-        }
-        let chars = last.content.chars().count();
-        let over = used - limit;
-        let tokens = engine.count_tokens(&last.content).max(1);
-        let keep = chars.saturating_sub(chars * (over + 16) / tokens + 1);
-        let cut: String = last.content.chars().take(keep).collect();
-        conversation.replace_last_tool(&format!("{cut}… [result cut to fit the context]"));
-    }
-    Ok(())
-}
-
-/// The reply started with [`ANSWER_LEAD`] so the model continues a sentence instead of
-/// opening another call; a call it writes anyway is cut off, and [`NO_ANSWER`] stands
-/// when nothing else is left.
-fn answer_begun(
-    engine: &mut dyn Engine,
-    conversation: &Conversation,
-    opts: &GenerateOptions,
-    set: &ToolSet<'_>,
-    on_event: &mut dyn FnMut(TurnEvent),
-) -> Result<Completion, crate::engine::EngineError> {
-    let mut o = opts.clone();
-    o.assistant_prefix = Some(ANSWER_LEAD.to_string());
-    // Held back, not streamed: an empty continuation must not leave the lead on screen.
-    let mut c = engine.generate(&conversation.messages(), &o, &mut |_| {})?;
-    let text = match formats::find_call(&c.text, &set.registry.list()) {
-        Some(found) => found.before,
-        None => c.text.clone(),
-    };
-    c.text = if text.trim().is_empty() {
-        NO_ANSWER.to_string()
-    } else {
-        format!("{ANSWER_LEAD}{}", text.trim_start())
-    };
-    on_event(TurnEvent::Text(c.text.clone()));
-    Ok(c)
-}
-
-/// How an answer is begun for a model that keeps calling past the cap.
-const ANSWER_LEAD: &str = "From the tool results above: ";
-
-/// Over the round cap, the model is told to answer now.
-fn limit_rounds(conversation: &mut Conversation, set: &ToolSet<'_>, calls: usize) {
-    if calls >= set.max_rounds {
-        conversation.push_tool(
-            "(tool limit for this turn reached: answer the user now, without calling tools)",
-        );
-    }
 }
 
 /// The call that stopped a generation: a JSON head the watcher found, else the family's

@@ -66,7 +66,9 @@ fn a_chosen_tool_is_opened_for_the_model_which_writes_only_its_arguments() {
         &[
             "read_file",
             r#"{"name": "read_file", "arguments": {"path": "notes.txt"}}</tool_call>"#,
-            "You deploy with ./deploy.sh.",
+            // The answer's first token (under the answer-start grammar), then the rest.
+            "You ",
+            "deploy with ./deploy.sh.",
         ],
         "How do I deploy?",
     );
@@ -90,8 +92,9 @@ fn a_chosen_tool_is_opened_for_the_model_which_writes_only_its_arguments() {
         call.content
     );
     // The call's arguments are decoded under the grammar (nothing banned); the reply
-    // after its result is written with the native opener held back.
-    assert_eq!(engine.banned, vec![vec![], vec!["<tool_call>".to_string()]]);
+    // after its result (its first token, then the rest) with the native opener held back.
+    let held = vec!["<tool_call>".to_string()];
+    assert_eq!(engine.banned, vec![vec![], held.clone(), held]);
 }
 
 #[test]
@@ -119,12 +122,13 @@ fn after_a_failed_chosen_call_the_model_may_call_again() {
 fn none_lets_the_model_answer_with_the_native_opener_held_back() {
     let dir = workspace();
     let registry = workspace_tools(dir.path());
-    let (turn, engine, _) = routed_turn(&registry, &["answer", "51."], "What is 17 times 3?");
+    let (turn, engine, _) = routed_turn(&registry, &["answer", "51.", ""], "What is 17 times 3?");
     assert_eq!(turn.route, Some(Route::Answer));
     assert!(turn.calls.is_empty());
     assert_eq!(turn.completion.text, "51.");
     assert_eq!(engine.aside_calls, 1);
-    assert_eq!(engine.banned, vec![vec!["<tool_call>".to_string()]]);
+    let held = vec!["<tool_call>".to_string()];
+    assert_eq!(engine.banned, vec![held.clone(), held]);
 }
 
 #[test]
