@@ -15,6 +15,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
+#[path = "support/fixtures.rs"]
+mod fixtures;
+
 use harvey::engine::Vocabulary;
 use harvey::memory::query::fts_query;
 use harvey::memory::rank::{Feedback, Mode, Ranking};
@@ -65,7 +68,9 @@ fn main() {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let (mut store, _) = MemoryStore::open(dir.path(), dir.path()).expect("store opens");
         let started = Instant::now();
-        store.index_only(&synthetic(n)).expect("bulk index");
+        store
+            .index_only(&fixtures::synthetic(n, TOPICS))
+            .expect("bulk index");
         let load_s = started.elapsed().as_secs_f64();
         let conn =
             rusqlite::Connection::open(store.dir().join(harvey::memory::location::INDEX_FILE))
@@ -130,7 +135,7 @@ fn overlapping_words(vocab: &Vocabulary, sizes: &[usize]) {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let (mut store, _) = MemoryStore::open(dir.path(), dir.path()).expect("store opens");
         store.index_only(&overlapping(n)).expect("bulk index");
-        random_vectors(&store, embedder.as_ref());
+        fixtures::random_vectors(&store, embedder.as_ref());
         store.use_embedder(embedder.clone());
         let conn =
             rusqlite::Connection::open(store.dir().join(harvey::memory::location::INDEX_FILE))
@@ -294,40 +299,6 @@ fn overlap_queries() -> Vec<String> {
         .collect()
 }
 
-/// Random unit vectors for every memory without one (the scan costs the same).
-fn random_vectors(store: &MemoryStore, embedder: &dyn Embedder) {
-    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
-    let dim = embedder.dim();
-    loop {
-        let missing = store
-            .index()
-            .missing_vectors(embedder.model_id(), 5_000)
-            .expect("missing vectors");
-        if missing.is_empty() {
-            return;
-        }
-        let items: Vec<(String, Vec<f32>)> = missing
-            .into_iter()
-            .map(|(hash, _)| {
-                let mut v: Vec<f32> = (0..dim)
-                    .map(|_| {
-                        seed ^= seed << 13;
-                        seed ^= seed >> 7;
-                        seed ^= seed << 17;
-                        (seed % 2000) as f32 / 1000.0 - 1.0
-                    })
-                    .collect();
-                harvey::vector::normalize(&mut v);
-                (hash, v)
-            })
-            .collect();
-        store
-            .index()
-            .put_vectors(embedder.model_id(), &items)
-            .expect("put vectors");
-    }
-}
-
 /// (p50, p99) in ms over ROUNDS calls cycling through QUERIES.
 fn measure(f: impl FnMut(&str)) -> (f64, f64) {
     let queries: Vec<String> = QUERIES.iter().map(|q| q.to_string()).collect();
@@ -352,91 +323,39 @@ fn measure_on(queries: &[String], mut f: impl FnMut(&str)) -> (f64, f64) {
     (pct(0.5), pct(0.99))
 }
 
-/// `n` memories whose words follow a Zipf-like law over a 20k-word vocabulary (as
-/// natural text does), with the queries' topic words at mid-frequency ranks.
-fn synthetic(n: usize) -> Vec<Memory> {
-    const TOPICS: &[&str] = &[
-        "git",
-        "cargo",
-        "build",
-        "error",
-        "linker",
-        "memory",
-        "deploy",
-        "server",
-        "port",
-        "postgres",
-        "connection",
-        "refused",
-        "commit",
-        "message",
-        "docker",
-        "permission",
-        "space",
-        "device",
-        "release",
-        "nginx",
-        "reload",
-        "ssh",
-        "password",
-        "python",
-        "pi",
-        "crash",
-        "debug",
-        "backup",
-        "database",
-        "config",
-        "fix",
-        "killed",
-        "service",
-    ];
-    const VOCAB: usize = 20_000;
-    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut next = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
-    // Cumulative Zipf weights 1/(rank+1).
-    let weights: Vec<f64> = (0..VOCAB)
-        .scan(0.0, |acc, r| {
-            *acc += 1.0 / (r as f64 + 1.0);
-            Some(*acc)
-        })
-        .collect();
-    let total = weights[VOCAB - 1];
-    let word = |r: u64| -> String {
-        let x = (r % 1_000_000) as f64 / 1_000_000.0 * total;
-        let rank = weights.partition_point(|w| *w < x);
-        // Topic words sit at ranks 100, 130, 160, …: common but not everywhere.
-        if rank >= 100 && (rank - 100) % 30 == 0 && (rank - 100) / 30 < TOPICS.len() {
-            TOPICS[(rank - 100) / 30].to_string()
-        } else {
-            format!("w{rank}")
-        }
-    };
-    (0..n)
-        .map(|i| {
-            let mut words = |k: usize| (0..k).map(|_| word(next())).collect::<Vec<_>>().join(" ");
-            let mtype = MemoryType::ALL[i % 10 % 5];
-            Memory {
-                id: format!("{}_{i:06x}", mtype.as_str()),
-                mtype,
-                kind: None,
-                created_at: "2026-10-01T12:00:00Z".into(),
-                updated_at: "2026-10-01T12:00:00Z".into(),
-                supersedes: Vec::new(),
-                tags: vec![words(1), words(1)],
-                description: words(8),
-                summary: words(16),
-                action: None,
-                confidence: 0.5,
-                source_session: None,
-                expires_at: None,
-                body: words(30),
-                extra: Default::default(),
-            }
-        })
-        .collect()
-}
+/// `memory_recall`'s topic words (ranks 100, 130, 160, … of the Zipf list).
+const TOPICS: &[&str] = &[
+    "git",
+    "cargo",
+    "build",
+    "error",
+    "linker",
+    "memory",
+    "deploy",
+    "server",
+    "port",
+    "postgres",
+    "connection",
+    "refused",
+    "commit",
+    "message",
+    "docker",
+    "permission",
+    "space",
+    "device",
+    "release",
+    "nginx",
+    "reload",
+    "ssh",
+    "password",
+    "python",
+    "pi",
+    "crash",
+    "debug",
+    "backup",
+    "database",
+    "config",
+    "fix",
+    "killed",
+    "service",
+];

@@ -15,8 +15,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
+#[path = "support/fixtures.rs"]
+mod fixtures;
+
 use harvey::engine::LlamaEmbedder;
-use harvey::memory::{Memory, MemoryStore, MemoryType};
+use harvey::memory::MemoryStore;
 use harvey::tokens::Embedder;
 
 const QUERIES: &[&str] = &[
@@ -95,131 +98,48 @@ fn cold_recall(bin: &Path, ws: &Path, query: &str) -> f64 {
 /// A workspace with `n` memory files, reconciled into the index, with a vector each.
 fn fixture(ws: &Path, n: usize, embedder: &dyn Embedder) {
     let dir = ws.join("agents/memories");
-    for m in synthetic(n) {
+    for m in fixtures::synthetic(n, TOPICS) {
         let path = dir.join(m.mtype.as_str()).join(format!("{}.spmd", m.id));
         std::fs::create_dir_all(path.parent().expect("a parent")).expect("type dir");
         std::fs::write(&path, harvey::memory::file::render(&m)).expect("memory file");
     }
     let (store, report) = MemoryStore::open(&ws.join("agents"), ws).expect("store opens");
     assert_eq!(report.indexed, n, "{:?}", report.warnings);
-    random_vectors(&store, embedder);
+    fixtures::random_vectors(&store, embedder);
 }
 
-fn random_vectors(store: &MemoryStore, embedder: &dyn Embedder) {
-    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
-    let dim = embedder.dim();
-    loop {
-        let missing = store
-            .index()
-            .missing_vectors(embedder.model_id(), 5_000)
-            .expect("missing vectors");
-        if missing.is_empty() {
-            return;
-        }
-        let items: Vec<(String, Vec<f32>)> = missing
-            .into_iter()
-            .map(|(hash, _)| {
-                let mut v: Vec<f32> = (0..dim)
-                    .map(|_| {
-                        seed ^= seed << 13;
-                        seed ^= seed >> 7;
-                        seed ^= seed << 17;
-                        (seed % 2000) as f32 / 1000.0 - 1.0
-                    })
-                    .collect();
-                harvey::vector::normalize(&mut v);
-                (hash, v)
-            })
-            .collect();
-        store
-            .index()
-            .put_vectors(embedder.model_id(), &items)
-            .expect("put vectors");
-    }
-}
-
-/// Memories whose words follow a Zipf law over 20k words, with topic words among them
-/// (as `memory_recall`'s).
-fn synthetic(n: usize) -> Vec<Memory> {
-    const TOPICS: &[&str] = &[
-        "git",
-        "cargo",
-        "build",
-        "error",
-        "linker",
-        "memory",
-        "deploy",
-        "server",
-        "port",
-        "postgres",
-        "connection",
-        "refused",
-        "commit",
-        "message",
-        "docker",
-        "permission",
-        "space",
-        "device",
-        "release",
-        "nginx",
-        "reload",
-        "ssh",
-        "python",
-        "pi",
-        "crash",
-        "debug",
-        "backup",
-        "database",
-        "config",
-        "fix",
-        "killed",
-        "service",
-    ];
-    const VOCAB: usize = 20_000;
-    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut next = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
-    let weights: Vec<f64> = (0..VOCAB)
-        .scan(0.0, |acc, r| {
-            *acc += 1.0 / (r as f64 + 1.0);
-            Some(*acc)
-        })
-        .collect();
-    let total = weights[VOCAB - 1];
-    let word = |r: u64| -> String {
-        let x = (r % 1_000_000) as f64 / 1_000_000.0 * total;
-        let rank = weights.partition_point(|w| *w < x);
-        if rank >= 100 && (rank - 100) % 30 == 0 && (rank - 100) / 30 < TOPICS.len() {
-            TOPICS[(rank - 100) / 30].to_string()
-        } else {
-            format!("w{rank}")
-        }
-    };
-    (0..n)
-        .map(|i| {
-            let mut words = |k: usize| (0..k).map(|_| word(next())).collect::<Vec<_>>().join(" ");
-            let mtype = MemoryType::ALL[i % 10 % 5];
-            Memory {
-                id: format!("{}_{i:06x}", mtype.as_str()),
-                mtype,
-                kind: None,
-                created_at: "2026-10-01T12:00:00Z".into(),
-                updated_at: "2026-10-01T12:00:00Z".into(),
-                supersedes: Vec::new(),
-                tags: vec![words(1), words(1)],
-                description: words(8),
-                summary: words(16),
-                action: None,
-                confidence: 0.5,
-                source_session: None,
-                expires_at: None,
-                body: words(30),
-                extra: Default::default(),
-            }
-        })
-        .collect()
-}
+/// Topic words (as `memory_recall`'s, without "password").
+const TOPICS: &[&str] = &[
+    "git",
+    "cargo",
+    "build",
+    "error",
+    "linker",
+    "memory",
+    "deploy",
+    "server",
+    "port",
+    "postgres",
+    "connection",
+    "refused",
+    "commit",
+    "message",
+    "docker",
+    "permission",
+    "space",
+    "device",
+    "release",
+    "nginx",
+    "reload",
+    "ssh",
+    "python",
+    "pi",
+    "crash",
+    "debug",
+    "backup",
+    "database",
+    "config",
+    "fix",
+    "killed",
+    "service",
+];
