@@ -69,7 +69,7 @@ fn main() {
         let (mut store, _) = MemoryStore::open(dir.path(), dir.path()).expect("store opens");
         let started = Instant::now();
         store
-            .index_only(&fixtures::synthetic(n, TOPICS))
+            .index_only(&fixtures::synthetic(n, fixtures::TOPICS))
             .expect("bulk index");
         let load_s = started.elapsed().as_secs_f64();
         let conn =
@@ -322,40 +322,3 @@ fn measure_on(queries: &[String], mut f: impl FnMut(&str)) -> (f64, f64) {
     let pct = |p: f64| times[((times.len() as f64 - 1.0) * p).round() as usize];
     (pct(0.5), pct(0.99))
 }
-
-/// `memory_recall`'s topic words (ranks 100, 130, 160, … of the Zipf list).
-const TOPICS: &[&str] = &[
-    "git",
-    "cargo",
-    "build",
-    "error",
-    "linker",
-    "memory",
-    "deploy",
-    "server",
-    "port",
-    "postgres",
-    "connection",
-    "refused",
-    "commit",
-    "message",
-    "docker",
-    "permission",
-    "space",
-    "device",
-    "release",
-    "nginx",
-    "reload",
-    "ssh",
-    "password",
-    "python",
-    "pi",
-    "crash",
-    "debug",
-    "backup",
-    "database",
-    "config",
-    "fix",
-    "killed",
-    "service",
-];

@@ -98,7 +98,7 @@ fn cold_recall(bin: &Path, ws: &Path, query: &str) -> f64 {
 /// A workspace with `n` memory files, reconciled into the index, with a vector each.
 fn fixture(ws: &Path, n: usize, embedder: &dyn Embedder) {
     let dir = ws.join("agents/memories");
-    for m in fixtures::synthetic(n, TOPICS) {
+    for m in fixtures::synthetic(n, &topics()) {
         let path = dir.join(m.mtype.as_str()).join(format!("{}.spmd", m.id));
         std::fs::create_dir_all(path.parent().expect("a parent")).expect("type dir");
         std::fs::write(&path, harvey::memory::file::render(&m)).expect("memory file");
@@ -108,38 +108,11 @@ fn fixture(ws: &Path, n: usize, embedder: &dyn Embedder) {
     fixtures::random_vectors(&store, embedder);
 }
 
-/// Topic words (as `memory_recall`'s, without "password").
-const TOPICS: &[&str] = &[
-    "git",
-    "cargo",
-    "build",
-    "error",
-    "linker",
-    "memory",
-    "deploy",
-    "server",
-    "port",
-    "postgres",
-    "connection",
-    "refused",
-    "commit",
-    "message",
-    "docker",
-    "permission",
-    "space",
-    "device",
-    "release",
-    "nginx",
-    "reload",
-    "ssh",
-    "python",
-    "pi",
-    "crash",
-    "debug",
-    "backup",
-    "database",
-    "config",
-    "fix",
-    "killed",
-    "service",
-];
+/// The shared topic words without "password" (this bench's fixture as measured).
+fn topics() -> Vec<&'static str> {
+    fixtures::TOPICS
+        .iter()
+        .copied()
+        .filter(|t| *t != "password")
+        .collect()
+}

@@ -4,6 +4,43 @@
 use harvey::memory::{Memory, MemoryStore, MemoryType};
 use harvey::tokens::Embedder;
 
+/// The queries' topic words (ranks 100, 130, 160, … of the Zipf list).
+pub const TOPICS: &[&str] = &[
+    "git",
+    "cargo",
+    "build",
+    "error",
+    "linker",
+    "memory",
+    "deploy",
+    "server",
+    "port",
+    "postgres",
+    "connection",
+    "refused",
+    "commit",
+    "message",
+    "docker",
+    "permission",
+    "space",
+    "device",
+    "release",
+    "nginx",
+    "reload",
+    "ssh",
+    "password",
+    "python",
+    "pi",
+    "crash",
+    "debug",
+    "backup",
+    "database",
+    "config",
+    "fix",
+    "killed",
+    "service",
+];
+
 /// Random unit vectors for every memory without one (the scan costs the same).
 pub fn random_vectors(store: &MemoryStore, embedder: &dyn Embedder) {
     let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
