@@ -228,37 +228,16 @@ fn rounds(
             let record = chosen_call(engine, conversation, opts, set, name, &mut seen, on_event)?;
             first = None;
             answer_next = record.result.is_ok();
-            calls.push(record);
-            fit_last_result(engine, conversation, opts)?;
-            limit_rounds(conversation, set, calls.len());
+            after_call(engine, conversation, opts, set, &mut calls, record)?;
             continue;
         }
         // A call repeated word for word is answered from the first result, and then the
         // model must answer: small models otherwise repeat it until the round cap.
         let repeated = calls.last().is_some_and(|c: &CallRecord| c.reused);
         let may_call = tools.is_some_and(|t| calls.len() < t.max_rounds) && !repeated;
-        let mut o = opts.clone();
-        let answer_now = std::mem::take(&mut answer_next);
-        let mut lead = String::new();
-        if let Some(set) = tools.filter(|_| first.take() == Some(Route::Answer) || answer_now) {
-            // No tool needed, or the chosen one has answered: the family's own opener is
-            // held back and the reply may not open with JSON, so the model answers (a
-            // call it still writes after some text is read as usual).
-            o.banned = set.forms.openers.clone();
-            lead = answer_lead(engine, conversation, &o, on_event)?;
-            o.assistant_prefix = (!lead.is_empty()).then(|| lead.clone());
-        }
-        let found = Arc::new(Mutex::new(None));
-        if let Some(set) = tools {
-            o.stop = set.forms.openers.clone();
-            let names = set
-                .registry
-                .list()
-                .iter()
-                .map(|t| t.name.to_string())
-                .collect();
-            o.stop_finder = Some(call_watch::finder(names, found.clone()));
-        }
+        let must_answer = first.take() == Some(Route::Answer) || std::mem::take(&mut answer_next);
+        let (o, lead, found) =
+            reply_options(engine, conversation, opts, tools, must_answer, on_event)?;
         let mut c = generate_sorted(engine, conversation, &o, on_event)?;
         c.text.insert_str(0, &lead);
         take_thought(engine, &mut c, &mut thoughts);
@@ -278,9 +257,7 @@ fn rounds(
                     &counter,
                     on_event,
                 );
-                calls.push(record);
-                fit_last_result(engine, conversation, opts)?;
-                limit_rounds(conversation, set, calls.len());
+                after_call(engine, conversation, opts, set, &mut calls, record)?;
                 continue;
             }
         }
@@ -307,10 +284,61 @@ fn rounds(
             &mut seen,
             on_event,
         )?;
-        calls.push(record);
-        fit_last_result(engine, conversation, opts)?;
-        limit_rounds(conversation, set, calls.len());
+        after_call(engine, conversation, opts, set, &mut calls, record)?;
     }
+}
+
+/// Keeps a call's record, cuts its result to leave room for the reply, and adds the
+/// round cap's note once the cap is reached.
+fn after_call(
+    engine: &mut dyn Engine,
+    conversation: &mut Conversation,
+    opts: &GenerateOptions,
+    set: &ToolSet<'_>,
+    calls: &mut Vec<CallRecord>,
+    record: CallRecord,
+) -> Result<(), crate::engine::EngineError> {
+    calls.push(record);
+    fit_last_result(engine, conversation, opts)?;
+    limit_rounds(conversation, set, calls.len());
+    Ok(())
+}
+
+/// What the watcher found: the JSON head of a call that stopped the stream.
+type Found = Arc<Mutex<Option<JsonHead>>>;
+
+/// One reply's options: the family's openers as stops and the JSON call watcher; where
+/// the reply must be an answer (the router said so, or its chosen call has returned),
+/// the opener banned and the first token already decoded as `lead` (the reply's start).
+fn reply_options(
+    engine: &mut dyn Engine,
+    conversation: &Conversation,
+    opts: &GenerateOptions,
+    tools: Option<&ToolSet<'_>>,
+    must_answer: bool,
+    on_event: &mut dyn FnMut(TurnEvent),
+) -> Result<(GenerateOptions, String, Found), crate::engine::EngineError> {
+    let mut o = opts.clone();
+    let mut lead = String::new();
+    if let Some(set) = tools.filter(|_| must_answer) {
+        // The family's own opener is held back and the reply may not open with JSON, so
+        // the model answers (a call it still writes after some text is read as usual).
+        o.banned = set.forms.openers.clone();
+        lead = answer_lead(engine, conversation, &o, on_event)?;
+        o.assistant_prefix = (!lead.is_empty()).then(|| lead.clone());
+    }
+    let found: Found = Arc::new(Mutex::new(None));
+    if let Some(set) = tools {
+        o.stop = set.forms.openers.clone();
+        let names = set
+            .registry
+            .list()
+            .iter()
+            .map(|t| t.name.to_string())
+            .collect();
+        o.stop_finder = Some(call_watch::finder(names, found.clone()));
+    }
+    Ok((o, lead, found))
 }
 
 /// The router's choice for the turn's first step, when the tool set asks for one. A
