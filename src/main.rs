@@ -183,6 +183,23 @@ struct BenchArgs {
     /// task, no turn) and scores its choice as the first tool.
     #[arg(long, value_name = "MODE", requires = "agent", value_parser = ["auto", "on", "off", "only"])]
     route: Option<String>,
+    /// Run only the decode-pace comparison: harvey's decode speed at a KV depth beside
+    /// llama.cpp's own benchmark loop (llama-bench's context shape: depth + N cells, one
+    /// sequence, random tokens, nothing sampled), the same loop in harvey's context shape,
+    /// and harvey's engine greedy and with the config's sampling; interleaved rounds,
+    /// min/median/max, ratios to the llama-bench loop. --decode-tokens sets N.
+    #[arg(long, conflicts_with_all = ["agent", "footprint", "footprint_only"])]
+    pace: bool,
+    /// With --pace: tokens in the cache before the timed decoding.
+    #[arg(long, value_name = "TOKENS", default_value_t = 360, requires = "pace")]
+    pace_depth: usize,
+    /// With --pace: rounds of the four loops.
+    #[arg(long, value_name = "N", default_value_t = 5, requires = "pace")]
+    pace_rounds: usize,
+    /// With --pace: measure this model file too (repeatable); the configured model is
+    /// measured first.
+    #[arg(long, value_name = "FILE", requires = "pace")]
+    pace_model: Vec<std::path::PathBuf>,
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
@@ -317,6 +334,9 @@ fn bench(options: &AppOptions, args: &BenchArgs) -> Result<ExitCode> {
     if args.agent {
         return bench_agent(params, args);
     }
+    if args.pace {
+        return bench_pace(params, config.sampling.params(), args);
+    }
     let footprint = if args.footprint || args.footprint_only {
         Some(footprint_options(&config, &workspace, args)?)
     } else {
@@ -363,6 +383,30 @@ fn bench_agent(params: harvey::engine::EngineParams, args: &BenchArgs) -> Result
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         print!("{}", harvey::bench::render::agent(&report));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `harvey bench --pace`.
+fn bench_pace(
+    params: harvey::engine::EngineParams,
+    sampling: harvey::engine::SamplingParams,
+    args: &BenchArgs,
+) -> Result<ExitCode> {
+    let mut models = vec![params.model_path.clone()];
+    models.extend(args.pace_model.iter().cloned());
+    let rows = harvey::bench::pace::run(&harvey::bench::pace::PaceOptions {
+        params,
+        models,
+        depth: args.pace_depth,
+        n_gen: args.decode_tokens.max(1),
+        rounds: args.pace_rounds.max(1),
+        sampling,
+    })?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+    } else {
+        print!("{}", harvey::bench::render::pace(&rows));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -31,7 +31,7 @@ use crate::chat::{Conversation, TurnError, TurnLimits};
 use crate::config::{self, Config, ConfigError};
 use crate::engine::{
     AbortFlag, Completion, Engine, EngineError, EngineParams, GenerateOptions, LlamaEngine,
-    SamplingParams, TurnStats,
+    TurnStats,
 };
 use crate::kb::KnowledgeBase;
 use crate::memory::recall::Injection;
@@ -275,15 +275,7 @@ impl App {
     pub fn generate_options(&self) -> GenerateOptions {
         let s = &self.config.sampling;
         GenerateOptions {
-            sampling: SamplingParams {
-                temperature: s.temperature,
-                top_k: s.top_k,
-                top_p: s.top_p,
-                min_p: s.min_p,
-                repeat_penalty: s.repeat_penalty,
-                repeat_last_n: s.repeat_last_n,
-                seed: s.seed,
-            },
+            sampling: s.params(),
             max_tokens: Some(s.max_tokens as usize),
             abort: self.abort.clone(),
             grammar: None,

@@ -89,7 +89,10 @@ const FILLER_LINE: &str =
     "- The keeper logged the wind, the swell and the ships that passed the point today.\n";
 
 /// A chat whose prompt is about `depth` tokens: notes to continue, padded with lines.
-fn filler_messages(engine: &LlamaEngine, depth: usize) -> Result<Vec<Message>, EngineError> {
+pub(super) fn filler_messages(
+    engine: &LlamaEngine,
+    depth: usize,
+) -> Result<Vec<Message>, EngineError> {
     let with = |lines: usize| {
         vec![Message::new(
             Role::User,

@@ -6,6 +6,7 @@ use super::agent::{AgentReport, Summary as AgentSummary, TaskResult};
 use super::footprint::{Footprint, GOAL_SLACK_BYTES};
 use super::kv::KvCacheRow;
 use super::lookup::LookupRow;
+use super::pace::PaceRow;
 use super::{BenchReport, Memory};
 use crate::engine::cost::VerifyCost;
 
@@ -124,6 +125,34 @@ fn lookup_table(rows: &[LookupRow]) -> String {
                     a.common_chars
                 );
             }
+        }
+    }
+    s
+}
+
+/// `harvey bench --pace`: one block per model, tok/s min/median/max and the ratio of each
+/// median to the llama-bench loop's.
+pub fn pace(rows: &[PaceRow]) -> String {
+    let mut s = String::new();
+    for r in rows {
+        let _ = writeln!(
+            s,
+            "{} — decode of {} tokens at depth {}, {} threads",
+            r.model, r.n_gen, r.depth, r.threads
+        );
+        s.push_str("  loop                      min  median     max  ratio\n");
+        let lines = [
+            ("llama-bench loop", &r.llama_bench, 1.0),
+            ("same, harvey's context", &r.harvey_shape, r.shape_ratio),
+            ("harvey, greedy", &r.greedy, r.greedy_ratio),
+            ("harvey, config sampling", &r.sampled, r.sampled_ratio),
+        ];
+        for (name, spread, ratio) in lines {
+            let _ = writeln!(
+                s,
+                "  {name:<23} {:>6.1}  {:>6.1}  {:>6.1}  {ratio:.3}×",
+                spread.min, spread.median, spread.max
+            );
         }
     }
     s

@@ -138,6 +138,21 @@ pub struct SamplingConfig {
     pub max_tokens: u32,
 }
 
+impl SamplingConfig {
+    /// The engine's sampling parameters for these settings.
+    pub fn params(&self) -> crate::engine::SamplingParams {
+        crate::engine::SamplingParams {
+            temperature: self.temperature,
+            top_k: self.top_k,
+            top_p: self.top_p,
+            min_p: self.min_p,
+            repeat_penalty: self.repeat_penalty,
+            repeat_last_n: self.repeat_last_n,
+            seed: self.seed,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct MemoryConfig {
     pub enabled: bool,

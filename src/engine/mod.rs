@@ -20,6 +20,7 @@ pub mod jinja;
 mod llama;
 mod load;
 pub mod lookup;
+pub mod pace;
 pub mod prompt;
 pub mod reference;
 mod run;

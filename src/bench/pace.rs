@@ -1,0 +1,147 @@
+//! `harvey bench --pace`: harvey's decode speed side by side with llama.cpp's own benchmark
+//! loop ([`crate::engine::pace`]) at the same KV depth, for one or more models in one run.
+//!
+//! Four loops per model, interleaved round by round so a busy machine slows them alike:
+//! - `llama_bench`: llama-bench's shape (DEPTH + N cells, one sequence, random tokens,
+//!   nothing sampled): the yardstick.
+//! - `harvey_shape`: the same loop in the engine's context (its n_ctx, two sequences):
+//!   what the context shape costs.
+//! - `greedy`: harvey's engine decoding a reply at that depth, greedy.
+//! - `sampled`: the same with the config's sampling (penalties, top-k, …): what a user gets.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use super::kv::filler_messages;
+use crate::engine::pace::{PaceReference, Shape};
+use crate::engine::{
+    EngineError, EngineParams, GenerateOptions, LlamaEngine, LookupMode, SamplingParams,
+};
+
+#[derive(Debug, Clone)]
+pub struct PaceOptions {
+    pub params: EngineParams,
+    /// Every model measured; the params' own model when empty.
+    pub models: Vec<PathBuf>,
+    pub depth: usize,
+    pub n_gen: usize,
+    pub rounds: usize,
+    /// The config's sampling, for the `sampled` loop.
+    pub sampling: SamplingParams,
+}
+
+/// Tokens per second over the rounds.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Spread {
+    pub min: f64,
+    pub median: f64,
+    pub max: f64,
+}
+
+impl Spread {
+    fn of(mut values: Vec<f64>) -> Self {
+        values.retain(|v| v.is_finite());
+        if values.is_empty() {
+            return Self::default();
+        }
+        values.sort_by(f64::total_cmp);
+        Self {
+            min: values[0],
+            median: values[values.len() / 2],
+            max: values[values.len() - 1],
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PaceRow {
+    pub model: String,
+    /// Tokens in the cache when the timed decoding started (harvey's prompt length).
+    pub depth: usize,
+    pub n_gen: usize,
+    pub threads: u32,
+    pub llama_bench: Spread,
+    pub harvey_shape: Spread,
+    pub greedy: Spread,
+    pub sampled: Spread,
+    /// Medians over the yardstick's median.
+    pub shape_ratio: f64,
+    pub greedy_ratio: f64,
+    pub sampled_ratio: f64,
+}
+
+pub fn run(opts: &PaceOptions) -> Result<Vec<PaceRow>, EngineError> {
+    let models = if opts.models.is_empty() {
+        vec![opts.params.model_path.clone()]
+    } else {
+        opts.models.clone()
+    };
+    models
+        .into_iter()
+        .map(|model_path| {
+            let params = EngineParams {
+                model_path,
+                lookup: LookupMode::Off,
+                ..opts.params.clone()
+            };
+            row(&params, opts)
+        })
+        .collect()
+}
+
+fn row(params: &EngineParams, opts: &PaceOptions) -> Result<PaceRow, EngineError> {
+    let mut engine = LlamaEngine::load(params)?;
+    let messages = filler_messages(&engine, opts.depth)?;
+    let depth = engine.tokenize_prompt(&messages)?.len();
+    let reference = PaceReference::load(params)?;
+    let mut loops: [Vec<f64>; 4] = Default::default();
+    let greedy = super::greedy(opts.n_gen);
+    let sampled = GenerateOptions {
+        max_tokens: Some(opts.n_gen),
+        ..GenerateOptions::new(opts.sampling.clone())
+    };
+    for _ in 0..opts.rounds.max(1) {
+        loops[0].push(reference.decode_tps(Shape::LlamaBench, depth, opts.n_gen)?);
+        loops[1].push(reference.decode_tps(Shape::Harvey, depth, opts.n_gen)?);
+        for (i, options) in [(2, &greedy), (3, &sampled)] {
+            engine.reset();
+            let stats = engine.generate(&messages, options, &mut |_| {})?.stats;
+            loops[i].push(stats.decode_tps);
+        }
+    }
+    let [bench, shape, greedy, sampled] = loops.map(Spread::of);
+    let over = |s: &Spread| {
+        if bench.median > 0.0 {
+            s.median / bench.median
+        } else {
+            0.0
+        }
+    };
+    Ok(PaceRow {
+        model: engine.info().name.clone(),
+        depth,
+        n_gen: opts.n_gen,
+        threads: params.threads,
+        shape_ratio: over(&shape),
+        greedy_ratio: over(&greedy),
+        sampled_ratio: over(&sampled),
+        llama_bench: bench,
+        harvey_shape: shape,
+        greedy,
+        sampled,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spread_takes_the_middle_and_ignores_non_numbers() {
+        let s = Spread::of(vec![3.0, f64::NAN, 1.0, 2.0]);
+        assert_eq!((s.min, s.median, s.max), (1.0, 2.0, 3.0));
+        let empty = Spread::of(vec![f64::NAN]);
+        assert_eq!(empty.median, 0.0);
+    }
+}
