@@ -567,6 +567,7 @@ pub fn engine_params(config: &Config, model_path: PathBuf) -> EngineParams {
         template: config.model.template.clone(),
         kv_cache_type: config.engine.kv_cache_type,
         lookup: config.engine.lookup,
+        mmap: config.engine.mmap,
     }
 }
 

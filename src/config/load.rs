@@ -203,6 +203,16 @@ mod tests {
     }
 
     #[test]
+    fn the_model_file_is_read_unless_mmap_is_asked_for() {
+        assert!(!Config::default().engine.mmap);
+        let read = |v: &str| parse(&format!("engine:\n  mmap: {v}\n"), Path::new("x"));
+        assert!(read("true").unwrap().engine.mmap);
+        assert!(!read("false").unwrap().engine.mmap);
+        let e = err("engine:\n  mmap: sometimes\n");
+        assert!(e.contains("agents/harvey.yaml:2") && e.contains("mmap"), "{e}");
+    }
+
+    #[test]
     fn values_are_read() {
         let c = parse(
             "engine:\n  n_ctx: 2048\n  threads: 3\nmemory:\n  embedder: none\n",

@@ -124,6 +124,8 @@ pub struct EngineConfig {
     pub kv_cache_type: crate::engine::KvCacheType,
     /// `engine.lookup`: prompt-lookup decoding, auto (default), on or off.
     pub lookup: crate::engine::LookupMode,
+    /// `engine.mmap`: map the model file (false, the default, reads it into memory).
+    pub mmap: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]

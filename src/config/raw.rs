@@ -110,6 +110,7 @@ pub struct RawEngine {
     pub cache_prefix_keep: usize,
     pub kv_cache_type: String,
     pub lookup: String,
+    pub mmap: bool,
 }
 
 impl Default for RawEngine {
@@ -123,6 +124,7 @@ impl Default for RawEngine {
             cache_prefix_keep: DEFAULT_CACHE_PREFIX_KEEP,
             kv_cache_type: DEFAULT_KV_CACHE_TYPE.into(),
             lookup: DEFAULT_LOOKUP.into(),
+            mmap: false,
         }
     }
 }

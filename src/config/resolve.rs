@@ -251,6 +251,7 @@ fn engine(e: RawEngine) -> EngineConfig {
         cache_prefix_keep: e.cache_prefix_keep,
         kv_cache_type: KvCacheType::parse(&e.kv_cache_type).unwrap_or_default(),
         lookup: LookupMode::parse(&e.lookup).unwrap_or_default(),
+        mmap: e.mmap,
     }
 }
 

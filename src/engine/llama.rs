@@ -106,8 +106,12 @@ impl LlamaEngine {
         };
         let backend = backend().map_err(|e| load_err("initialize the backend", e))?;
         let started = Instant::now();
-        let model = LlamaModel::load_from_file(backend, path, &LlamaModelParams::default())
-            .map_err(|e| load_err("load the model", rejected(&e.to_string())))?;
+        let model = LlamaModel::load_from_file(
+            backend,
+            path,
+            &LlamaModelParams::default().with_use_mmap(params.mmap),
+        )
+        .map_err(|e| load_err("load the model", rejected(&e.to_string())))?;
         let chosen = chat_render::choose(&model, params.template.as_deref()).map_err(|e| {
             load_err(
                 "set up a chat template",

@@ -45,6 +45,7 @@ fn every_template_name_the_config_accepts_renders_in_llama_cpp() {
             template: Some(name.to_string()),
             kv_cache_type: Default::default(),
             lookup: Default::default(),
+            mmap: false,
         })
         .unwrap_or_else(|err| panic!("{name}: {err}"));
         assert_eq!(e.info().template_name, *name);
@@ -64,6 +65,7 @@ fn every_template_name_the_config_accepts_renders_in_llama_cpp() {
         template: Some("not-a-format".into()),
         kv_cache_type: Default::default(),
         lookup: Default::default(),
+        mmap: false,
     })
     .err()
     .expect("refused")
