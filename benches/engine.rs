@@ -28,7 +28,7 @@ fn main() {
             template: None,
             kv_cache_type: Default::default(),
             lookup: Default::default(),
-            mmap: false,
+            mmap: Default::default(),
         },
         turns: 10,
         decode_tokens: 128,

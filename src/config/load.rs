@@ -203,13 +203,18 @@ mod tests {
     }
 
     #[test]
-    fn the_model_file_is_read_unless_mmap_is_asked_for() {
-        assert!(!Config::default().engine.mmap);
+    fn mmap_is_read_and_a_bad_one_names_the_key_and_the_choices() {
+        use crate::engine::MmapMode;
+        assert_eq!(Config::default().engine.mmap, MmapMode::Auto);
         let read = |v: &str| parse(&format!("engine:\n  mmap: {v}\n"), Path::new("x"));
-        assert!(read("true").unwrap().engine.mmap);
-        assert!(!read("false").unwrap().engine.mmap);
+        assert_eq!(read("on").unwrap().engine.mmap, MmapMode::On);
+        assert_eq!(read("Off").unwrap().engine.mmap, MmapMode::Off);
         let e = err("engine:\n  mmap: sometimes\n");
-        assert!(e.contains("agents/harvey.yaml:2") && e.contains("mmap"), "{e}");
+        assert!(
+            e.starts_with("agents/harvey.yaml:2: engine.mmap \"sometimes\" is not"),
+            "{e}"
+        );
+        assert!(e.contains("auto, on"), "{e}");
     }
 
     #[test]

@@ -124,8 +124,8 @@ pub struct EngineConfig {
     pub kv_cache_type: crate::engine::KvCacheType,
     /// `engine.lookup`: prompt-lookup decoding, auto (default), on or off.
     pub lookup: crate::engine::LookupMode,
-    /// `engine.mmap`: map the model file (false, the default, reads it into memory).
-    pub mmap: bool,
+    /// `engine.mmap`: map the model file or read it into memory: auto (default), on, off.
+    pub mmap: crate::engine::MmapMode,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -110,7 +110,7 @@ pub struct RawEngine {
     pub cache_prefix_keep: usize,
     pub kv_cache_type: String,
     pub lookup: String,
-    pub mmap: bool,
+    pub mmap: String,
 }
 
 impl Default for RawEngine {
@@ -124,7 +124,7 @@ impl Default for RawEngine {
             cache_prefix_keep: DEFAULT_CACHE_PREFIX_KEEP,
             kv_cache_type: DEFAULT_KV_CACHE_TYPE.into(),
             lookup: DEFAULT_LOOKUP.into(),
-            mmap: false,
+            mmap: "auto".into(),
         }
     }
 }

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use super::raw::*;
 use super::*;
-use crate::engine::{KvCacheType, LookupMode};
+use crate::engine::{KvCacheType, LookupMode, MmapMode};
 
 /// The built-in defaults (an empty file resolves to exactly this).
 pub fn resolve_defaults() -> Config {
@@ -141,6 +141,14 @@ fn check_engine(e: &RawEngine) -> Check {
             "{:?} is not a lookup mode: use auto, on or off (prompt-lookup decoding)",
             e.lookup
         ),
+    )?;
+    require(
+        MmapMode::parse(&e.mmap).is_some(),
+        "engine.mmap",
+        &format!(
+            "{:?} is not an mmap mode: use auto, on (map the model file) or off (read it)",
+            e.mmap
+        ),
     )
 }
 
@@ -251,7 +259,7 @@ fn engine(e: RawEngine) -> EngineConfig {
         cache_prefix_keep: e.cache_prefix_keep,
         kv_cache_type: KvCacheType::parse(&e.kv_cache_type).unwrap_or_default(),
         lookup: LookupMode::parse(&e.lookup).unwrap_or_default(),
-        mmap: e.mmap,
+        mmap: MmapMode::parse(&e.mmap).unwrap_or_default(),
     }
 }
 

@@ -87,7 +87,7 @@ pub struct LlamaEngine {
 }
 
 impl LlamaEngine {
-    /// Loads the GGUF at `params.model_path` (mmap) and creates its chat context.
+    /// Loads the GGUF at `params.model_path` (mapped or read, `engine.mmap`) and creates its chat context.
     pub fn load(params: &EngineParams) -> Result<Self, EngineError> {
         let path = &params.model_path;
         let bad_file = |reason: String| EngineError::BadModelFile {
@@ -97,7 +97,7 @@ impl LlamaEngine {
         let file_bytes = std::fs::metadata(path)
             .map_err(|e| bad_file(e.to_string()))?
             .len();
-        gguf::check_file(path).map_err(bad_file)?;
+        let header = gguf::check_file(path).map_err(bad_file)?;
         let print = fingerprint(path, file_bytes).map_err(|e| bad_file(e.to_string()))?;
         let load_err = |step: &'static str, reason: String| EngineError::Load {
             step,
@@ -109,7 +109,8 @@ impl LlamaEngine {
         let model = LlamaModel::load_from_file(
             backend,
             path,
-            &LlamaModelParams::default().with_use_mmap(params.mmap),
+            &LlamaModelParams::default()
+                .with_use_mmap(params.mmap.maps(header.quantization.as_deref())),
         )
         .map_err(|e| load_err("load the model", rejected(&e.to_string())))?;
         let chosen = chat_render::choose(&model, params.template.as_deref()).map_err(|e| {

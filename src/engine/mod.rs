@@ -38,6 +38,7 @@ pub use embed::LlamaEmbedder;
 pub use error::EngineError;
 pub use llama::LlamaEngine;
 pub use load::fingerprint as model_fingerprint;
+pub use load::MmapMode;
 pub use lookup::LookupMode;
 pub use template::{
     fallback as template_fallback, fallback_tokens as template_fallback_tokens,

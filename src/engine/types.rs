@@ -92,8 +92,8 @@ pub struct EngineParams {
     pub kv_cache_type: KvCacheType,
     /// Prompt-lookup decoding (`engine.lookup`).
     pub lookup: super::LookupMode,
-    /// `engine.mmap`: map the model file instead of reading it into memory.
-    pub mmap: bool,
+    /// `engine.mmap`: map the model file or read it into memory.
+    pub mmap: super::MmapMode,
 }
 
 /// `engine.kv_cache_type`: the element type of the KV cache. q8_0 stores 32 values in 34

@@ -45,7 +45,7 @@ fn every_template_name_the_config_accepts_renders_in_llama_cpp() {
             template: Some(name.to_string()),
             kv_cache_type: Default::default(),
             lookup: Default::default(),
-            mmap: false,
+            mmap: Default::default(),
         })
         .unwrap_or_else(|err| panic!("{name}: {err}"));
         assert_eq!(e.info().template_name, *name);
@@ -65,7 +65,7 @@ fn every_template_name_the_config_accepts_renders_in_llama_cpp() {
         template: Some("not-a-format".into()),
         kv_cache_type: Default::default(),
         lookup: Default::default(),
-        mmap: false,
+        mmap: Default::default(),
     })
     .err()
     .expect("refused")

@@ -74,7 +74,7 @@ pub fn params(n_ctx: u32, n_batch: u32) -> EngineParams {
         template: None,
         kv_cache_type: Default::default(),
         lookup: Default::default(),
-        mmap: false,
+        mmap: Default::default(),
     }
 }
 
