@@ -175,6 +175,11 @@ struct BenchArgs {
     /// With --agent: run only the first N tasks.
     #[arg(long, value_name = "N", requires = "agent")]
     tasks: Option<usize>,
+    /// With --agent: run the requests of FILE instead of the built-in tasks, one per line:
+    /// the acceptable first tools (comma-separated, or `none`), a tab, the request; `#`
+    /// lines are comments. Replies are not checked (tests/fixtures/route/heldout.tsv).
+    #[arg(long, value_name = "FILE", requires = "agent")]
+    task_file: Option<std::path::PathBuf>,
     /// With --agent: longest reply per generation, in tokens.
     #[arg(long, value_name = "N", default_value_t = harvey::bench::agent::DEFAULT_REPLY_TOKENS)]
     agent_tokens: u32,
@@ -376,6 +381,7 @@ fn bench_agent(params: harvey::engine::EngineParams, args: &BenchArgs) -> Result
     let report = harvey::bench::agent::run(&harvey::bench::agent::AgentOptions {
         params,
         tasks: args.tasks,
+        task_file: args.task_file.clone(),
         reply_tokens: args.agent_tokens.max(1),
         route: args.route.clone(),
     })?;

@@ -40,6 +40,8 @@ pub struct AgentOptions {
     pub params: EngineParams,
     /// Run the first N tasks only (`None`: all).
     pub tasks: Option<usize>,
+    /// Run the tasks of this file instead of the built-in ones ([`tasks::parse_file`]).
+    pub task_file: Option<std::path::PathBuf>,
     /// `sampling.max_tokens` of every reply.
     pub reply_tokens: u32,
     /// `auto`/`on`/`off`: `tools.route` for the run (`None`: the config's); `only`: the
@@ -53,6 +55,11 @@ pub enum AgentBenchError {
     Io {
         path: std::path::PathBuf,
         source: std::io::Error,
+    },
+    #[error("{path}: {message}")]
+    TaskFile {
+        path: std::path::PathBuf,
+        message: String,
     },
     #[error("git failed while making the fixture workspace: {0}")]
     Git(String),
@@ -140,6 +147,10 @@ pub struct Summary {
 
 /// Builds the fixture, loads the model once and runs the tasks.
 pub fn run(opts: &AgentOptions) -> Result<AgentReport, AgentBenchError> {
+    let tasks = match &opts.task_file {
+        Some(path) => read_tasks(path)?,
+        None => TASKS.to_vec(),
+    };
     let fixture = Fixture::create()?;
     let started = Instant::now();
     let engine = LlamaEngine::load(&opts.params)?;
@@ -156,7 +167,7 @@ pub fn run(opts: &AgentOptions) -> Result<AgentReport, AgentBenchError> {
     app.prepare_prefix(&stable);
     let mut notes = app.notices.clone();
     let mut results = Vec::new();
-    for task in TASKS.iter().take(opts.tasks.unwrap_or(TASKS.len())) {
+    for task in tasks.iter().take(opts.tasks.unwrap_or(tasks.len())) {
         if task.needs_git && !fixture.has_git {
             notes.push(format!("{}: skipped, git is not installed", task.id));
             continue;
@@ -186,6 +197,17 @@ pub fn run(opts: &AgentOptions) -> Result<AgentReport, AgentBenchError> {
         notes,
         summary: summarize(&results),
         tasks: results,
+    })
+}
+
+fn read_tasks(path: &std::path::Path) -> Result<Vec<Task>, AgentBenchError> {
+    let text = std::fs::read_to_string(path).map_err(|source| AgentBenchError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    tasks::parse_file(&text).map_err(|message| AgentBenchError::TaskFile {
+        path: path.to_path_buf(),
+        message,
     })
 }
 

@@ -25,8 +25,8 @@ pub enum Route {
 const NONE: &str = "answer";
 
 /// When answering directly is right, in the router's list.
-const NONE_WHEN: &str = "reply from what you know, no tool: general knowledge, arithmetic, \
-explaining a concept, translating, writing example code in the reply";
+const NONE_WHEN: &str = "questions you can answer yourself: general knowledge, maths, explaining \
+a concept, translating, greetings, writing example code in your reply";
 
 /// The request is cut to this many characters for the router (attachments add nothing to
 /// the choice and would cost prefill).
@@ -67,6 +67,13 @@ const EXAMPLES: &[(&str, &str)] = &[
     ("Where is the class UserSession defined?", "search_files"),
     ("Summarise the last three commits.", "git"),
     ("What is in the tests folder?", "list_files"),
+    ("Start the dev server with npm run dev.", "run_command"),
+    ("Create config/dev.yaml with port 8080.", "write_file"),
+    ("Fix the typo 'recieve' in src/net.rs.", "edit_file"),
+    (
+        "What did I decide about the database last week?",
+        "memory_search",
+    ),
     (
         "Note that the staging server is called kestrel.",
         "memory_write",
@@ -151,9 +158,11 @@ mod tests {
     fn the_prompt_lists_every_first_step_with_when_to_pick_it() {
         let m = messages(&registry(), "What is in src?");
         assert_eq!(m.len(), 2);
-        assert!(m[0].content.contains("- read_file: read what a file says"));
+        assert!(m[0].content.contains("- read_file: show or open a file"));
         assert!(m[0].content.contains("- list_files: "));
-        assert!(m[0].content.contains("- answer: reply from what you know"));
+        assert!(m[0]
+            .content
+            .contains("- answer: questions you can answer yourself"));
         assert!(m[0].content.contains("Show me the Makefile. -> read_file"));
         assert!(
             !m[0].content.contains("-> git"),

@@ -93,7 +93,7 @@ impl Tool for RunCommand {
         "run_command"
     }
     fn route(&self) -> Option<&'static str> {
-        Some("run a program: a build, the tests, a script")
+        Some("build or compile the project, run the tests, cargo, make, npm, a script")
     }
     fn description(&self) -> &'static str {
         "Run a program in the workspace (no shell; the user approves every run) and read its output."
@@ -148,7 +148,7 @@ impl Tool for Git {
         "git"
     }
     fn route(&self) -> Option<&'static str> {
-        Some("the git history: commits, their messages and authors, what a commit changed, uncommitted changes")
+        Some("commits, the log, branches, diffs, who changed what, uncommitted changes")
     }
     fn description(&self) -> &'static str {
         "Read the repository with git status, diff, log, show or blame (read-only)."

@@ -368,14 +368,14 @@ file_tool!(
     WriteFile,
     "write_file",
     "Create or replace a workspace file with the given content (the user sees the diff and approves).",
-    "create a new file in the project, or write a file's whole text",
+    "create a new file in the project, or replace a file's whole text",
     WRITE_PARAMS
 );
 file_tool!(
     EditFile,
     "edit_file",
     "Replace one exact, unique piece of text in a workspace file (the user sees the diff and approves).",
-    "change some text in a file that exists",
+    "change, rename or fix some text in a file that exists",
     EDIT_PARAMS
 );
 

@@ -111,7 +111,7 @@ impl Tool for MemorySearch {
         "memory_search"
     }
     fn route(&self) -> Option<&'static str> {
-        Some("recall what the user said, asked or decided in earlier sessions ('what did I say about…')")
+        Some("what the user told you before: 'did I tell you…', 'what do you know about me', 'what did I say about…'")
     }
     fn description(&self) -> &'static str {
         "Search your notes, past sessions and documents (ids, sources, scores)."
@@ -247,7 +247,7 @@ impl Tool for MemoryWrite {
         "memory_write"
     }
     fn route(&self) -> Option<&'static str> {
-        Some("remember a fact or preference the user states, for later sessions ('remember that…')")
+        Some("the user tells you something to keep: 'remember…', 'from now on…', 'I prefer…', 'note that…'")
     }
     fn description(&self) -> &'static str {
         "Save a short note for future sessions (same description updates it)."

@@ -31,7 +31,7 @@ impl Tool for ReadFile {
         "read_file"
     }
     fn route(&self) -> Option<&'static str> {
-        Some("read what a file says: a README, Cargo.toml or package.json (the version, the license), source code")
+        Some("show or open a file, or answer from one: the README, Cargo.toml, the license, the version, what some code does")
     }
     fn description(&self) -> &'static str {
         "Read a text file in the workspace (optionally a line range)."
@@ -175,7 +175,7 @@ impl Tool for ListFiles {
         "list_files"
     }
     fn route(&self) -> Option<&'static str> {
-        Some("list the files and folders in a folder")
+        Some("which files or folders are in a directory")
     }
     fn description(&self) -> &'static str {
         "List the files and directories in a workspace directory."
@@ -262,7 +262,7 @@ impl Tool for SearchFiles {
         "search_files"
     }
     fn route(&self) -> Option<&'static str> {
-        Some("find where a function, word or name appears in the project's files (a definition, TODO comments)")
+        Some("find where a function or name is defined or used, which files mention a word, TODO comments")
     }
     fn description(&self) -> &'static str {
         "Find lines matching a regular expression (case-insensitive) in workspace files."

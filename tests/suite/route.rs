@@ -149,6 +149,21 @@ fn a_reply_that_names_no_offered_step_leaves_the_choice_to_the_model() {
     assert_eq!(turn.completion.text, "There is notes.txt.");
 }
 
+#[test]
+fn every_offered_first_step_has_an_example_in_the_router_prompt() {
+    let dir = workspace();
+    let (registry, _) = harvey::app::default_tools(dir.path(), &harvey::config::Config::default());
+    let system = &route::messages(&registry, "Hi")[0].content;
+    let routes = registry.routes();
+    assert!(routes.len() >= 9, "{routes:?}");
+    for name in routes.iter().map(|(n, _)| *n).chain(["answer"]) {
+        assert!(
+            system.contains(&format!(" -> {name}\n")),
+            "no example for {name}"
+        );
+    }
+}
+
 /// With Qwen2.5-Coder-0.5B (its own template, greedy, under the router's grammar): every
 /// choice is one of the offered names, for requests of every kind. Which name is the
 /// model's business; the agent benchmark measures that.

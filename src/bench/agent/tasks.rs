@@ -207,6 +207,44 @@ pub const TASKS: &[Task] = &[
     ),
 ];
 
+/// Tasks read from a file (`harvey bench --agent --task-file`), for trying the agent on
+/// requests of one's own: one per line, the acceptable first tools (comma-separated, or
+/// `none` for no tool), a tab, the request; blank lines and `#` lines are skipped. The
+/// reply is not checked. The strings are leaked: a benchmark reads one file and exits.
+pub fn parse_file(text: &str) -> Result<Vec<Task>, String> {
+    text.lines()
+        .enumerate()
+        .map(|(i, line)| (i + 1, line.trim_end()))
+        .filter(|(_, line)| !line.trim().is_empty() && !line.starts_with('#'))
+        .map(|(n, line)| parse_line(n, line).map_err(|e| format!("line {n}: {e}")))
+        .collect()
+}
+
+fn parse_line(n: usize, line: &str) -> Result<Task, &'static str> {
+    let (tools, prompt) = line
+        .split_once('\t')
+        .ok_or("no tab between the tools and the request")?;
+    let names: Vec<&'static str> = tools
+        .split(',')
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+        .map(|n| &*Box::leak(n.to_string().into_boxed_str()))
+        .collect();
+    let expected = match names.as_slice() {
+        [] => return Err("no tool named (`none` for no tool)"),
+        ["none"] => Expected::NoTool,
+        _ => Expected::Tool(Box::leak(names.clone().into_boxed_slice())),
+    };
+    Ok(Task {
+        id: Box::leak(format!("line{n}").into_boxed_str()),
+        prompt: Box::leak(prompt.trim().to_string().into_boxed_str()),
+        expected,
+        check: Check::None,
+        needs_git: names.contains(&"git"),
+        answers_from_memory: false,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -223,6 +261,31 @@ mod tests {
             .filter(|t| t.expected == Expected::NoTool)
             .count();
         assert!(no_tool >= 4);
+    }
+
+    #[test]
+    fn a_task_file_gives_one_task_per_request_line() {
+        let text =
+            "# mine\n\nread_file,search_files\tWhat is in the README?\nnone\tHi!\ngit\tLog?\n";
+        let tasks = parse_file(text).unwrap();
+        assert_eq!(tasks.len(), 3);
+        assert_eq!(tasks[0].prompt, "What is in the README?");
+        assert_eq!(
+            tasks[0].expected,
+            Expected::Tool(&["read_file", "search_files"])
+        );
+        assert_eq!(tasks[1].expected, Expected::NoTool);
+        assert!(tasks[2].needs_git && !tasks[0].needs_git);
+        assert_eq!(tasks[2].id, "line5");
+        assert!(parse_file("read_file What?").is_err(), "no tab");
+        assert!(parse_file(" \tWhat?").is_err(), "no tool");
+    }
+
+    #[test]
+    fn the_held_out_router_battery_parses() {
+        let text = include_str!("../../../tests/fixtures/route/heldout.tsv");
+        let tasks = parse_file(text).unwrap();
+        assert_eq!(tasks.len(), 12);
     }
 
     #[test]
