@@ -34,6 +34,7 @@ pub mod files;
 pub mod gguf;
 pub mod kb;
 pub mod memory;
+pub mod model;
 pub mod model_catalog;
 pub mod models;
 pub mod onboarding;
