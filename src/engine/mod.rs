@@ -24,6 +24,9 @@ pub mod prompt;
 pub mod reference;
 mod run;
 mod sampler;
+// The test engine is not part of the product build: unit tests get it, and the integration
+// tests enable the `scripted-engine` feature (Cargo.toml's self dev-dependency).
+#[cfg(any(test, feature = "scripted-engine"))]
 pub mod scripted;
 pub mod stops;
 pub use stops::{Scan, StopFinder};
