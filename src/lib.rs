@@ -38,6 +38,7 @@ pub mod model;
 pub mod model_catalog;
 pub mod models;
 pub mod onboarding;
+pub mod ops;
 pub mod platform;
 pub mod project;
 pub mod pull;

@@ -1,6 +1,6 @@
 //! `harvey model list|show`: the GGUF files harvey can find, described from their headers
 //! (no weights are loaded, so a directory of large models is listed at once).
-//! `harvey model pull` is in `model_pull_cli`.
+//! `harvey model pull` is in `model_pull`.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -62,7 +62,7 @@ pub fn run(options: &AppOptions, cmd: ModelCommand) -> Result<ExitCode> {
             sha256,
             name,
             force,
-        } => crate::model_pull_cli::run(harvey::pull::PullRequest {
+        } => super::model_pull::run(harvey::pull::PullRequest {
             url,
             dir: workspace.join(&config.model.models_dir),
             name,
