@@ -30,7 +30,7 @@ pub struct GgufInfo {
     pub training_context: Option<u64>,
     pub has_chat_template: bool,
     /// For a chat model without a template: the llama.cpp format harvey falls back to
-    /// and why (see `engine::template`).
+    /// and why (see `model::template`).
     pub template_fallback: Option<String>,
     /// An embedding model (a pooling type, or an encoder architecture): not for chat.
     pub embedding: bool,
