@@ -12,6 +12,7 @@
 //!   GGUF header (`gguf`, `catalog`), its chat template by family (`template`), and
 //!   downloading it resumably (`pull`, the only importer of `ureq`).
 //! - `ops`: the `/rag` and `/kb` operations that the REPL and the subcommands both run.
+//! - `term`: the terminal both faces share (echo off while a reply streams, turn events).
 //! - `platform`: cores, memory, SoC temperature and throttling.
 //! - `command`: running programs safely (no shell, allowlist, timeout, audit log).
 //! - `config`: raw YAML shape -> resolved, immutable [`config::Config`].
@@ -45,6 +46,7 @@ pub mod regular_file;
 pub mod repl;
 pub mod session;
 pub mod sources;
+pub mod term;
 pub mod text;
 pub mod tokens;
 pub mod tools;

@@ -7,7 +7,6 @@
 
 pub mod commands;
 mod context;
-pub mod echo;
 mod files;
 mod idle;
 mod input;
@@ -30,6 +29,7 @@ use rustyline::Editor;
 use crate::app::App;
 use crate::chat::stop_note;
 use crate::ops::{knowledge, rag};
+use crate::term::echo;
 use commands::{join_multiline, parse, CommandKind, Input};
 use input::InputHelper;
 
