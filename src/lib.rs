@@ -8,14 +8,17 @@
 //! - `rag`: document stores (chunks, full text, vectors) for recall.
 //! - `kb`: the knowledge base (projects, observations, concepts).
 //! - `vector`: content-hash-keyed vectors, exact top-k and rank fusion.
-//! - `models`: where the model file is found; `gguf`: what a model file is, from its header.
-//! - `pull`: downloading a model file resumably (the only importer of `ureq`).
+//! - `model`: the model wing: where the model file is found (`find`), what it is from its
+//!   GGUF header (`gguf`, `catalog`), its chat template by family (`template`), and
+//!   downloading it resumably (`pull`, the only importer of `ureq`).
+//! - `ops`: the `/rag` and `/kb` operations that the REPL and the subcommands both run.
+//! - `term`: the terminal both faces share (echo off while a reply streams, turn events).
 //! - `platform`: cores, memory, SoC temperature and throttling.
 //! - `command`: running programs safely (no shell, allowlist, timeout, audit log).
 //! - `config`: raw YAML shape -> resolved, immutable [`config::Config`].
 //! - `engine`: the only importer of `llama_cpp_2`: load, template, tokenize, generate.
 //! - `tokens`: the token-counting boundary other modules use instead of the engine.
-//! - `text`: shared text helpers (chunking lines to a token limit).
+//! - `text`: shared text helpers (chunking lines to a token limit, durations as written).
 //! - `files`: workspace files read into the context (`/read`, `/attach`, `/context pin`).
 //!
 //! The core never prints: everything but `repl` returns values.
@@ -31,21 +34,24 @@ pub mod config;
 pub mod db;
 pub mod engine;
 pub mod files;
-pub mod gguf;
 pub mod kb;
 pub mod memory;
-pub mod model_catalog;
-pub mod models;
+pub mod model;
 pub mod onboarding;
+pub mod ops;
 pub mod platform;
 pub mod project;
-pub mod pull;
 pub mod rag;
 pub mod regular_file;
 pub mod repl;
 pub mod session;
 pub mod sources;
+pub mod term;
 pub mod text;
 pub mod tokens;
 pub mod tools;
 pub mod vector;
+
+// The model wing's files stood at the top before; their old paths stay for callers outside
+// the crate.
+pub use model::{find as models, gguf};

@@ -12,11 +12,7 @@ use harvey::app::{engine_params, App, AppOptions};
 use harvey::engine::KvCacheType;
 use harvey::repl;
 
-mod knowledge_cli;
-mod memory_cli;
-mod model_cli;
-mod model_pull_cli;
-mod run_cli;
+mod cli;
 
 /// The workspace directory and its config, for the subcommands that load no model; the
 /// config's notices (keys of the Go tool's file) go to stderr, once.
@@ -66,7 +62,7 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Answer one prompt and exit (the prompt comes from the argument or from stdin).
-    Run(run_cli::RunArgs),
+    Run(cli::run::RunArgs),
     /// Measure load time, prefill/decode speed against a raw llama.cpp loop, TTFT over
     /// the turns of a scripted chat (with and without KV prefix reuse), peak memory, both KV
     /// cache types, and prompt-lookup decoding (what verifying k drafts costs; decode speed
@@ -78,7 +74,7 @@ enum Command {
     /// Typed memories for scripts: add, import, list, show, recall (also in batch),
     /// forget, flag, index, rebuild, status. Files live in <workspace>/agents/memories/.
     #[command(subcommand)]
-    Memory(memory_cli::MemoryCommand),
+    Memory(cli::memory::MemoryCommand),
     /// Run one of the model's tools yourself, or list them (no model is loaded).
     #[command(subcommand)]
     Tool(ToolCommand),
@@ -86,16 +82,16 @@ enum Command {
     /// drop, import (a Go harvey store), ingest, query, prune. Recall draws from the
     /// stores in use.
     #[command(subcommand)]
-    Rag(knowledge_cli::RagCommand),
+    Rag(cli::knowledge::RagCommand),
     /// The knowledge base (agents/harvey-knowledge.db): projects, observations, concepts
     /// and links; import copies the Go harvey's. Works without any setting: the first
     /// project is the workspace's name.
     #[command(subcommand)]
-    Kb(knowledge_cli::KbCommand),
+    Kb(cli::knowledge::KbCommand),
     /// The GGUF models harvey can find, described from their headers (no weights
     /// loaded): list, show.
     #[command(subcommand)]
-    Model(model_cli::ModelCommand),
+    Model(cli::model::ModelCommand),
 }
 
 #[derive(Debug, Subcommand)]
@@ -256,13 +252,13 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
     };
     match cli.command {
         None => interactive(&options, resume),
-        Some(Command::Run(args)) => run_cli::run_once(&options, args),
+        Some(Command::Run(args)) => cli::run::run_once(&options, args),
         Some(Command::Bench(args)) => bench(&options, &args),
         Some(Command::Tool(cmd)) => tool(&options, cmd),
-        Some(Command::Memory(cmd)) => memory_cli::run(&options, cmd),
-        Some(Command::Rag(cmd)) => knowledge_cli::rag(&options, cmd),
-        Some(Command::Kb(cmd)) => knowledge_cli::kb(&options, cmd),
-        Some(Command::Model(cmd)) => model_cli::run(&options, cmd),
+        Some(Command::Memory(cmd)) => cli::memory::run(&options, cmd),
+        Some(Command::Rag(cmd)) => cli::knowledge::rag(&options, cmd),
+        Some(Command::Kb(cmd)) => cli::knowledge::kb(&options, cmd),
+        Some(Command::Model(cmd)) => cli::model::run(&options, cmd),
     }
 }
 

@@ -36,7 +36,7 @@ use crate::engine::{
 use crate::kb::KnowledgeBase;
 use crate::memory::recall::Injection;
 use crate::memory::MemoryStore;
-use crate::models::{ModelLookupError, ModelSources};
+use crate::model::find::{ModelLookupError, ModelSources};
 use crate::project::read_guidance;
 use crate::rag::RagStore;
 use crate::session::{Recorder, SessionIndex};

@@ -171,7 +171,7 @@ pub fn embedder_path(config: &Config, workspace: &Path) -> Result<Option<PathBuf
                 ))
             }
         }
-        Choice::Auto => crate::models::search_dirs(&config.model.models_dir, workspace)
+        Choice::Auto => crate::model::find::search_dirs(&config.model.models_dir, workspace)
             .iter()
             .map(|d| d.join(DEFAULT_EMBEDDER_FILE))
             .find(|p| p.is_file())

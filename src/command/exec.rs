@@ -54,7 +54,7 @@ impl Ending {
             Self::Signaled(s) => format!("ended by signal {s}"),
             Self::TimedOut => format!(
                 "killed after the {} timeout",
-                crate::config::format_duration(timeout)
+                crate::text::duration::format_duration(timeout)
             ),
             Self::Interrupted => "stopped by Ctrl-C".into(),
         }

@@ -4,14 +4,13 @@
 //! The only importer of `serde_yaml` for configuration. Holds no runtime state: mutable
 //! things (the active RAG store, toggles from the REPL) live in the session.
 
-mod duration;
 mod load;
 mod persist;
 mod raw;
 mod resolve;
 mod upstream;
 
-pub use duration::{format_duration, parse_duration};
+pub use crate::text::duration::{format_duration, parse_duration};
 pub use load::{load, parse, parse_noted, ConfigError, CONFIG_FILE};
 pub use persist::save_security;
 pub use upstream::Upstream;

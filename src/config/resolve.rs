@@ -97,11 +97,11 @@ fn require(ok: bool, key: &str, message: &str) -> Check {
 
 fn check_model(m: &RawModel) -> Check {
     match m.template.as_deref().map(str::trim) {
-        Some(name) if !crate::engine::is_known_template(name) => Err((
+        Some(name) if !crate::model::template::is_known_setting(name) => Err((
             "model.template".into(),
             format!(
                 "'{name}' is not a chat format llama.cpp knows; use one of: {}",
-                crate::engine::template_settings()
+                crate::model::template::settings_list()
             ),
         )),
         _ => Ok(()),
@@ -244,7 +244,7 @@ fn model(m: RawModel) -> ModelConfig {
         template: m
             .template
             .map(|t| t.trim().to_string())
-            .filter(|t| t != crate::engine::AUTO_TEMPLATE),
+            .filter(|t| t != crate::model::template::AUTO_TEMPLATE),
     }
 }
 

@@ -22,7 +22,7 @@ use self_cell::self_cell;
 use super::backend::backend;
 use super::load::fingerprint;
 use super::EngineError;
-use crate::gguf;
+use crate::model::gguf;
 use crate::tokens::{EmbedError, Embedder, TokenCounter};
 use crate::vector::normalize;
 

@@ -30,7 +30,7 @@ use super::prompt::{placeholder, scaffold_pieces, split_by_scaffold, split_rende
 use super::run::{clear_seq, truncate_cache, Run};
 use super::types::{AbortFlag, Completion, GenerateOptions, Message, ModelInfo};
 use super::{EngineError, EngineParams, KvCacheType, LookupMode};
-use crate::gguf;
+use crate::model::gguf;
 use crate::tokens::TokenCounter;
 use aside::Target;
 

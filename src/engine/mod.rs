@@ -25,10 +25,12 @@ pub mod prompt;
 pub mod reference;
 mod run;
 mod sampler;
+// The test engine is not part of the product build: unit tests get it, and the integration
+// tests enable the `scripted-engine` feature (Cargo.toml's self dev-dependency).
+#[cfg(any(test, feature = "scripted-engine"))]
 pub mod scripted;
 pub mod stops;
 pub use stops::{Scan, StopFinder};
-mod template;
 mod types;
 mod unloaded;
 mod utf8;
@@ -40,11 +42,10 @@ pub use llama::LlamaEngine;
 pub use load::fingerprint as model_fingerprint;
 pub use load::MmapMode;
 pub use lookup::LookupMode;
-pub use template::{
-    fallback as template_fallback, fallback_tokens as template_fallback_tokens,
-    is_known_setting as is_known_template, settings_list as template_settings, AUTO_TEMPLATE,
-    BUILTIN_TEMPLATES,
-};
+// The template table lives in the model wing; `template` stays a name here for the
+// engine's own files (`super::template`).
+use crate::model::template;
+pub use template::BUILTIN_TEMPLATES;
 pub use types::{
     rate, AbortFlag, Completion, EngineParams, GenerateOptions, KvCacheType, Message, ModelInfo,
     Role, SamplingParams, StopReason, TurnStats,

@@ -9,7 +9,7 @@ use llama_cpp_2::model::LlamaModel;
 
 use super::backend::backend;
 use super::EngineError;
-use crate::gguf;
+use crate::model::gguf;
 use crate::tokens::TokenCounter;
 
 /// The tokenizer of a GGUF, without weights or a context.

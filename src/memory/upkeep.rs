@@ -15,8 +15,8 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use super::clock::{parse_time, stamp_of};
 use super::file::{self, EXTENSIONS};
-use super::store::{parse_time, stamp_of};
 use super::types::{Memory, MemoryType};
 
 /// A memory file found by the scan.

@@ -7,19 +7,15 @@
 
 pub mod commands;
 mod context;
-pub mod echo;
 mod files;
 mod idle;
 mod input;
-pub mod knowledge;
 mod memory;
 mod model;
-pub mod rag;
 pub mod render;
 mod run;
 mod safemode;
 mod session;
-mod subcommand;
 mod write;
 
 use std::io::{self, Write};
@@ -32,6 +28,8 @@ use rustyline::Editor;
 
 use crate::app::App;
 use crate::chat::stop_note;
+use crate::ops::{knowledge, rag};
+use crate::term::echo;
 use commands::{join_multiline, parse, CommandKind, Input};
 use input::InputHelper;
 

@@ -5,9 +5,9 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 use crate::app::{App, SwitchReport};
-use crate::gguf;
-use crate::model_catalog as catalog;
-use crate::models::ModelSources;
+use crate::model::catalog;
+use crate::model::find::ModelSources;
+use crate::model::gguf;
 
 const USAGE: &str = "usage: /model [list] | /model show [NAME] | /model use NAME";
 

@@ -5,8 +5,9 @@ use std::io::{self, Write};
 use super::commands::COMMANDS;
 use crate::chat::agent::TurnEvent;
 use crate::engine::{ModelInfo, TurnStats};
-use crate::tools::call::clip;
 use crate::tools::ToolInfo;
+// Tool events and diffs are drawn alike by the REPL and `harvey run` (term::events).
+pub use crate::term::events::{diff, turn_event};
 
 pub fn help(out: &mut impl Write) -> io::Result<()> {
     writeln!(out, "Commands:")?;
@@ -163,50 +164,6 @@ impl TurnView {
 /// A whole thought for `/think show`, dimmed.
 pub fn thought(text: &str) -> String {
     format!("\x1b[2m<think>\n{text}\n</think>\x1b[22m")
-}
-
-/// Streamed text as is; a thought dimmed; each tool call and result on a line of its own.
-pub fn turn_event(out: &mut impl Write, event: &TurnEvent) -> io::Result<()> {
-    match event {
-        TurnEvent::Text(t) => write!(out, "{t}"),
-        TurnEvent::Thought(t) => write!(out, "\x1b[2m{t}\x1b[22m"),
-        TurnEvent::Notice(n) => writeln!(out, "[{n}]"),
-        TurnEvent::ToolCall(summary) => writeln!(out, "\n[tool call] {summary}"),
-        TurnEvent::Diff(d) => diff(out, d),
-        TurnEvent::ToolResult { is_error, text, .. } => {
-            let first = text.lines().next().unwrap_or("");
-            let lines = text.lines().count();
-            let more = if lines > 1 {
-                format!(" (+{} lines)", lines - 1)
-            } else {
-                String::new()
-            };
-            let label = if *is_error {
-                "tool error"
-            } else {
-                "tool result"
-            };
-            writeln!(out, "[{label}] {}{more}", clip(first, 120))
-        }
-    }
-}
-
-/// A unified diff, additions green and removals red.
-pub fn diff(out: &mut impl Write, text: &str) -> io::Result<()> {
-    for line in text.lines() {
-        let color = match line.as_bytes().first() {
-            Some(b'+') if !line.starts_with("+++") => "\x1b[32m",
-            Some(b'-') if !line.starts_with("---") => "\x1b[31m",
-            Some(b'@') => "\x1b[36m",
-            _ => "",
-        };
-        if color.is_empty() {
-            writeln!(out, "{line}")?;
-        } else {
-            writeln!(out, "{color}{line}\x1b[0m")?;
-        }
-    }
-    Ok(())
 }
 
 /// One line of numbers after a reply.

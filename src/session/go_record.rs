@@ -23,7 +23,7 @@
 //!
 //! Its dialogue is not escaped, so a scene is read up to the next scene heading.
 
-use super::fountain::Exchange;
+use super::record::Exchange;
 
 /// Whether the scene after its heading is the Go tool's (an action line first).
 pub(super) fn is_go_scene(after_heading: &[&str]) -> bool {

@@ -10,6 +10,7 @@ pub mod grounding;
 pub mod index;
 pub mod mining;
 pub mod pending;
+mod record;
 pub mod recorder;
 
 pub use index::{SessionEntry, SessionIndex, SessionSilo, SessionStats};

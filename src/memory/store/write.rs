@@ -4,6 +4,7 @@
 use sha2::{Digest, Sha256};
 
 use super::*;
+use crate::memory::clock::now_nanos;
 
 /// What a write did.
 #[derive(Debug, Clone, PartialEq)]

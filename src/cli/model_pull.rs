@@ -1,4 +1,4 @@
-//! `harvey model pull URL`: runs `harvey::pull` and draws its progress on stderr (a
+//! `harvey model pull URL`: runs `harvey::model::pull` and draws its progress on stderr (a
 //! redrawn bar on a terminal, a line every few seconds otherwise). Ctrl-C keeps the part
 //! file for a resume and exits 130.
 
@@ -9,8 +9,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use harvey::model_catalog as catalog;
-use harvey::pull::{self, progress, PullError, PullEvent, PullRequest, Target};
+use harvey::model::catalog;
+use harvey::model::pull::{self, progress, PullError, PullEvent, PullRequest, Target};
 
 /// How often the bar is redrawn on a terminal, and a line is written otherwise.
 const REDRAW: Duration = Duration::from_millis(100);

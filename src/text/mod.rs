@@ -2,6 +2,8 @@
 //! end-of-session mining, files read into the context). Pure functions on strings: no
 //! engine, no I/O; sizes are measured by a caller-given cost (tokens of the loaded model).
 
+pub mod duration;
+
 /// Splits `lines` into consecutive groups whose joined size (by `cost`) stays within
 /// `limit`; a single oversized line is cut into pieces by characters.
 pub fn chunk_lines(lines: &[String], limit: usize, cost: &dyn Fn(&str) -> usize) -> Vec<String> {

@@ -6,9 +6,9 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use super::{Place, RagOutcome};
+use crate::ops::subcommand::{Fail, OrUser};
 use crate::rag::ingest::{IngestOptions, IngestReport, Progress};
 use crate::rag::{self as ragmod, chunk_line, RagStore};
-use crate::repl::subcommand::{Fail, OrUser};
 
 type Done = Result<RagOutcome, Fail>;
 

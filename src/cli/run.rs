@@ -155,7 +155,7 @@ fn stream_turn(
 ) -> Result<harvey::chat::agent::AgentTurn, harvey::chat::TurnError> {
     let mut stdout = std::io::stdout();
     // Keys typed on the terminal while the reply streams are not echoed into it.
-    let quiet = harvey::repl::echo::EchoOff::stdin();
+    let quiet = harvey::term::echo::EchoOff::stdin();
     let turn = app.agent_turn(prompt, &mut |event| {
         interrupt.reassert();
         match event {
@@ -167,7 +167,7 @@ fn stream_turn(
             }
             TurnEvent::Text(_) => {}
             other => {
-                let _ = harvey::repl::render::turn_event(&mut std::io::stderr(), &other);
+                let _ = harvey::term::events::turn_event(&mut std::io::stderr(), &other);
             }
         }
     });

@@ -19,7 +19,7 @@ mod transfer;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
-use crate::gguf::GgufInfo;
+use crate::model::gguf::GgufInfo;
 pub use http::FetchError;
 
 /// What to pull, and where.
@@ -223,7 +223,7 @@ pub fn pull(
 
 /// The header reads, then the part file takes the final name.
 fn finish(req: &PullRequest, target: &Target) -> Result<GgufInfo, PullError> {
-    let mut info = crate::gguf::read(&target.part).map_err(|e| {
+    let mut info = crate::model::gguf::read(&target.part).map_err(|e| {
         let _ = std::fs::remove_file(&target.part);
         PullError::Damaged {
             problem: e.to_string(),

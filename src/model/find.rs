@@ -124,7 +124,7 @@ fn is_chat_gguf(path: &Path) -> bool {
     name.ends_with(".gguf")
         && !name.contains("minilm")
         && !name.contains("embed")
-        && crate::gguf::read(path).is_ok_and(|info| !info.embedding && info.tensors > 0)
+        && crate::model::gguf::read(path).is_ok_and(|info| !info.embedding && info.tensors > 0)
 }
 
 #[cfg(test)]
@@ -138,7 +138,7 @@ mod tests {
         let b = dir.path().join("b");
         std::fs::create_dir_all(&a).unwrap();
         std::fs::create_dir_all(&b).unwrap();
-        let chat = crate::gguf::sample::header("llama");
+        let chat = crate::model::gguf::sample::header("llama");
         std::fs::write(b.join("zeta.gguf"), &chat).unwrap();
         std::fs::write(b.join("all-minilm-l6-v2.gguf"), &chat).unwrap();
         std::fs::write(b.join("alpha.gguf"), &chat).unwrap();
@@ -146,7 +146,7 @@ mod tests {
         std::fs::write(b.join("aaa-broken.gguf"), b"x").unwrap();
         std::fs::write(
             b.join("aab-encoder.gguf"),
-            crate::gguf::sample::header("bert"),
+            crate::model::gguf::sample::header("bert"),
         )
         .unwrap();
         let explicit = b.join("zeta.gguf");

@@ -12,8 +12,8 @@ use anyhow::{Context, Result};
 use clap::Subcommand;
 use harvey::app::{open_embedder, AppOptions};
 use harvey::kb::{default_project, KnowledgeBase};
-use harvey::repl::knowledge::{import_summary, run_kb, KbOp};
-use harvey::repl::rag::{progress_line, run_rag, Place, RagOp};
+use harvey::ops::knowledge::{import_summary, run_kb, KbOp};
+use harvey::ops::rag::{progress_line, run_rag, Place, RagOp};
 
 #[derive(Debug, Subcommand)]
 pub enum RagCommand {

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::gguf::{self, GgufInfo};
+use crate::model::gguf::{self, GgufInfo};
 
 /// Every `.gguf` in `dirs`, each directory sorted by name, the same file listed once.
 pub fn gguf_files(dirs: &[PathBuf]) -> Vec<PathBuf> {

@@ -13,7 +13,7 @@ use sha2::{Digest, Sha256};
 
 use super::http::{self, Reply};
 use super::{Kept, PullError, PullEvent};
-use crate::gguf::MAGIC;
+use crate::model::gguf::MAGIC;
 
 const CHUNK: usize = 256 * 1024;
 

@@ -1,6 +1,6 @@
 //! `harvey model list|show`: the GGUF files harvey can find, described from their headers
 //! (no weights are loaded, so a directory of large models is listed at once).
-//! `harvey model pull` is in `model_pull_cli`.
+//! `harvey model pull` is in `model_pull`.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -8,9 +8,9 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::Subcommand;
 use harvey::app::AppOptions;
-use harvey::gguf;
-use harvey::model_catalog as catalog;
-use harvey::models::ModelSources;
+use harvey::model::catalog;
+use harvey::model::find::ModelSources;
+use harvey::model::gguf;
 
 #[derive(Debug, Subcommand)]
 pub enum ModelCommand {
@@ -62,7 +62,7 @@ pub fn run(options: &AppOptions, cmd: ModelCommand) -> Result<ExitCode> {
             sha256,
             name,
             force,
-        } => crate::model_pull_cli::run(harvey::pull::PullRequest {
+        } => super::model_pull::run(harvey::model::pull::PullRequest {
             url,
             dir: workspace.join(&config.model.models_dir),
             name,
@@ -112,7 +112,7 @@ fn list(dirs: &[PathBuf], chosen: Option<&Path>, json: bool) -> Result<ExitCode>
                 .map(|d| d.display().to_string())
                 .collect::<Vec<_>>()
                 .join(", "),
-            harvey::models::FETCH_COMMAND
+            harvey::model::find::FETCH_COMMAND
         );
         return Ok(ExitCode::SUCCESS);
     }

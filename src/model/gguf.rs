@@ -30,7 +30,7 @@ pub struct GgufInfo {
     pub training_context: Option<u64>,
     pub has_chat_template: bool,
     /// For a chat model without a template: the llama.cpp format harvey falls back to
-    /// and why (see `engine::template`).
+    /// and why (see `model::template`).
     pub template_fallback: Option<String>,
     /// An embedding model (a pooling type, or an encoder architecture): not for chat.
     pub embedding: bool,
@@ -160,7 +160,7 @@ pub fn parse(bytes: &[u8], path: &Path, file_bytes: u64) -> Result<GgufInfo, Ggu
         template_fallback: (!header.has_template && !embedding).then(|| {
             let arch = header.architecture.clone().unwrap_or_default();
             let has = |t: &str| header.turn_tokens.iter().any(|x| x == t);
-            let (name, why) = crate::engine::template_fallback(&arch, &has);
+            let (name, why) = crate::model::template::fallback(&arch, &has);
             format!("{name} ({why})")
         }),
         embedding,
@@ -277,7 +277,7 @@ impl Reader<'_> {
             let len = self.u64()?;
             let bytes = self.take(len)?;
             if let Some(t) =
-                crate::engine::template_fallback_tokens().find(|t| t.as_bytes() == bytes)
+                crate::model::template::fallback_tokens().find(|t| t.as_bytes() == bytes)
             {
                 found.push(t.to_string());
             }

@@ -1,0 +1,9 @@
+//! The subcommand faces: `harvey run`, `memory`, `rag`, `kb` and `model`. Each parses its
+//! flags, asks the library (the operations in `ops`, the stores, the model wing) and renders
+//! the result; none imports another face (`repl`).
+
+pub mod knowledge;
+pub mod memory;
+pub mod model;
+pub mod model_pull;
+pub mod run;
