@@ -77,6 +77,14 @@ pub fn run(opts: &PaceOptions) -> Result<Vec<PaceRow>, EngineError> {
     } else {
         opts.models.clone()
     };
+    // Every file is checked before the first is measured: a typo in the last one should
+    // not cost the minutes the others take.
+    for path in &models {
+        crate::model::gguf::check_file(path).map_err(|reason| EngineError::BadModelFile {
+            path: path.clone(),
+            reason,
+        })?;
+    }
     models
         .into_iter()
         .map(|model_path| {
@@ -136,6 +144,33 @@ fn row(params: &EngineParams, opts: &PaceOptions) -> Result<PaceRow, EngineError
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_missing_model_is_named_before_anything_is_measured() {
+        let missing = std::path::PathBuf::from("/nonexistent/harvey-pace.gguf");
+        let opts = PaceOptions {
+            params: EngineParams {
+                model_path: missing.clone(),
+                n_ctx: 512,
+                n_batch: 256,
+                threads: 1,
+                threads_batch: 1,
+                template: None,
+                kv_cache_type: Default::default(),
+                lookup: LookupMode::Off,
+                mmap: Default::default(),
+            },
+            models: vec![missing.clone()],
+            depth: 16,
+            n_gen: 4,
+            rounds: 1,
+            sampling: SamplingParams::greedy(),
+        };
+        match run(&opts) {
+            Err(EngineError::BadModelFile { path, .. }) => assert_eq!(path, missing),
+            other => panic!("expected a bad model file error, got {other:?}"),
+        }
+    }
 
     #[test]
     fn spread_takes_the_middle_and_ignores_non_numbers() {
