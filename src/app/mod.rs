@@ -283,6 +283,7 @@ impl App {
             assistant_prefix: None,
             stop_finder: None,
             banned: Vec::new(),
+            keep_prompt: false,
         }
     }
 

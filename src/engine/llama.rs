@@ -75,6 +75,9 @@ pub struct LlamaEngine {
     /// Tokens in the chat context's KV cache, in position order.
     chat_cached: Vec<LlamaToken>,
     aside_cached: Vec<LlamaToken>,
+    /// Tokens sequence 1 of the chat context holds between aside calls: the prompt of the
+    /// last shared call that asked to keep it (`GenerateOptions::keep_prompt`), else none.
+    shared_cached: Vec<LlamaToken>,
     /// The aside context's n_ctx (0 while there is none).
     aside_n_ctx: u32,
     /// Whether aside calls may run as sequence 1 of the chat context (not for recurrent or
@@ -169,6 +172,7 @@ impl LlamaEngine {
             info,
             chat_cached: Vec::new(),
             aside_cached: Vec::new(),
+            shared_cached: Vec::new(),
             aside_n_ctx: 0,
             shares_aside,
             shared_calls: 0,
@@ -213,6 +217,7 @@ impl LlamaEngine {
 
     /// Runs `f` on the chat context; the caller keeps `chat_cached` true to it.
     pub(super) fn with_chat<R>(&mut self, f: impl FnOnce(&mut LlamaContext) -> R) -> R {
+        self.release_shared();
         self.cell.with_dependent_mut(|_, c| f(&mut c.chat))
     }
 
@@ -220,6 +225,7 @@ impl LlamaEngine {
     pub fn reset(&mut self) {
         self.cell.with_dependent_mut(|_, c| c.chat.clear_kv_cache());
         self.chat_cached.clear();
+        self.shared_cached.clear();
     }
 
     /// The prompt text the template produces for `messages` (with the assistant opener
@@ -366,7 +372,11 @@ impl LlamaEngine {
             });
         }
         let target = match slot {
-            Slot::Chat => Target::Chat(n_ctx),
+            Slot::Chat => {
+                let reply = opts.max_tokens.unwrap_or(n_ctx);
+                self.make_room_for_chat(prompt.len().saturating_add(reply) + MAX_DRAFT);
+                Target::Chat(n_ctx)
+            }
             Slot::Aside => {
                 let reply = opts.max_tokens.unwrap_or(n_ctx);
                 self.aside_target(prompt.len().saturating_add(reply))?
@@ -377,16 +387,24 @@ impl LlamaEngine {
             cell,
             chat_cached,
             aside_cached,
+            shared_cached,
             turn_stops,
             lookup,
             row_timings,
             ..
         } = self;
+        let hold = if opts.keep_prompt {
+            prompt.len().min(n_ctx / 4)
+        } else {
+            0
+        };
         cell.with_dependent_mut(|model, c| {
-            let mut scratch = Vec::new();
+            if matches!(target, Target::Shared(_)) {
+                aside::check_shared(&mut c.chat, shared_cached);
+            }
             let (ctx, cached, seq) = match (target, c.aside.as_mut()) {
                 (Target::Own(_), Some(aside)) => (aside, aside_cached, 0),
-                (Target::Shared(_), _) => (&mut c.chat, &mut scratch, aside::SHARED_SEQ),
+                (Target::Shared(_), _) => (&mut c.chat, &mut *shared_cached, aside::SHARED_SEQ),
                 _ => (&mut c.chat, &mut *chat_cached, 0),
             };
             let run = Run {
@@ -405,13 +423,16 @@ impl LlamaEngine {
                 cached.clear();
             }
             if matches!(target, Target::Shared(_)) {
-                clear_seq(&mut c.chat, seq);
+                let keep = if result.is_ok() { hold } else { 0 };
+                let keep = keep.min(shared_cached.len());
+                truncate_cache(&mut c.chat, shared_cached, keep, seq);
                 // The chat's cells must be as they were; if llama.cpp had to clear more
                 // than sequence 1, the chat prefills again rather than trust a stale mirror.
                 let held = usize::try_from(c.chat.kv_cache_seq_pos_max(0) + 1).unwrap_or(0);
                 if held != chat_cached.len() {
                     c.chat.clear_kv_cache();
                     chat_cached.clear();
+                    shared_cached.clear();
                 }
             }
             result
@@ -430,6 +451,7 @@ impl LlamaEngine {
         }
         let n_ctx = self.info.n_ctx as usize;
         let n_batch = self.info.n_batch as usize;
+        self.make_room_for_chat(tokens.len());
         let Self {
             cell, chat_cached, ..
         } = self;
@@ -484,6 +506,7 @@ impl LlamaEngine {
             path: path.to_path_buf(),
             reason,
         };
+        self.shared_cached.clear();
         let Self {
             cell, chat_cached, ..
         } = self;

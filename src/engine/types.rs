@@ -200,6 +200,11 @@ pub struct GenerateOptions {
     /// opener while the turn answers without tools); a text that is no single token of
     /// the vocabulary is ignored.
     pub banned: Vec<String>,
+    /// For an aside call that runs in the chat context's free cells: keep its prompt
+    /// there afterwards, so the next aside call that starts the same way (the router's
+    /// fixed instructions) decodes only what differs. The chat takes the cells back
+    /// whenever it may need them.
+    pub keep_prompt: bool,
 }
 
 impl GenerateOptions {
@@ -214,6 +219,7 @@ impl GenerateOptions {
             assistant_prefix: None,
             stop_finder: None,
             banned: Vec::new(),
+            keep_prompt: false,
         }
     }
 }

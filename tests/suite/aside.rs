@@ -185,3 +185,65 @@ fn a_rolling_summary_keeps_the_pinned_prefix_and_runs_in_the_freed_cells() {
     assert!(reused + 1 >= kept, "reused {reused} of {kept}: {next:?}");
     assert_chat_intact(&engine, engine.cached_tokens());
 }
+
+#[test]
+fn a_kept_prompt_serves_the_next_aside_call_and_goes_back_to_the_chat_when_needed() {
+    let mut engine = load();
+    engine
+        .generate(&chat("Name a primary colour."), &greedy(8), &mut |_| {})
+        .unwrap();
+    let chat_cached = engine.cached_tokens();
+    let mut keep = greedy(4);
+    keep.keep_prompt = true;
+    let rules = format!("{}\nAnswer in one word.", notes(10));
+    let ask = |q: &str| {
+        vec![
+            Message::new(Role::System, rules.clone()),
+            Message::new(Role::User, q),
+        ]
+    };
+
+    let first = engine
+        .generate_aside(&ask("Is the sea salty?"), &keep, &mut |_| {})
+        .unwrap();
+    assert_eq!(first.stats.evaluated_tokens, first.stats.prompt_tokens);
+    assert_eq!(engine.shared_aside_len(), first.stats.prompt_tokens);
+    assert_eq!(engine.cached_tokens(), chat_cached);
+    assert_eq!(engine.kv_cache_len(), chat_cached);
+
+    // Only the request is decoded the second time.
+    let second = engine
+        .generate_aside(&ask("Is the moon far?"), &keep, &mut |_| {})
+        .unwrap();
+    assert!(ended(second.stop), "{second:?}");
+    assert!(second.stats.prompt_tokens > 120, "{:?}", second.stats);
+    assert!(second.stats.evaluated_tokens < 20, "{:?}", second.stats);
+    assert_eq!(engine.shared_aside_len(), second.stats.prompt_tokens);
+
+    // A call that does not keep its prompt leaves sequence 1 empty.
+    engine
+        .generate_aside(&chat("Say yes."), &greedy(4), &mut |_| {})
+        .unwrap();
+    assert_chat_intact(&engine, chat_cached);
+
+    // A chat step that cannot need the kept cells leaves them; one that may (its reply
+    // may run to the end of the window) gets them back first.
+    engine
+        .generate_aside(&ask("Is the sea salty?"), &keep, &mut |_| {})
+        .unwrap();
+    let kept = engine.shared_aside_len();
+    assert!(kept > 120, "{kept}");
+    engine
+        .generate(&chat("Name a primary colour."), &greedy(8), &mut |_| {})
+        .unwrap();
+    assert_eq!(engine.shared_aside_len(), kept);
+    let long = engine
+        .generate(
+            &chat(&format!("{}\nHow many ships?", notes(110))),
+            &greedy(N_CTX as usize),
+            &mut |_| {},
+        )
+        .unwrap();
+    assert!(ended(long.stop), "{long:?}");
+    assert_chat_intact(&engine, engine.cached_tokens());
+}

@@ -103,6 +103,7 @@ pub fn greedy(max_tokens: usize) -> GenerateOptions {
         stop: Vec::new(),
         stop_finder: None,
         banned: Vec::new(),
+        keep_prompt: false,
         assistant_prefix: None,
     }
 }

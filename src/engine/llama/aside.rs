@@ -4,13 +4,18 @@
 //! - **Shared:** as sequence 1 of the chat context, in the cells the chat does not use.
 //!   The chat context is created with two sequences in one unified cache of n_ctx cells,
 //!   so this costs no second KV cache and no second compute buffer. Sequence 1 is emptied
-//!   after every call, so the chat always has its cells back.
+//!   after every call, except a call that asks to keep its prompt (the router: its
+//!   instructions are the same for every message, so the next call decodes only the
+//!   request); the chat takes those cells back before any step that may need them.
 //! - **Own:** a context of its own, created on first use at the size the call needs and
 //!   recreated only when a call needs more (see [`aside_size`]). Used when the chat leaves
 //!   too little room, and always for recurrent and hybrid models, whose state is kept per
 //!   sequence and cannot be shared this way.
 
-use super::{truncate_cache, LlamaEngine};
+use llama_cpp_2::context::LlamaContext;
+use llama_cpp_2::token::LlamaToken;
+
+use super::{clear_seq, truncate_cache, LlamaEngine};
 use crate::engine::prompt::common_prefix;
 use crate::engine::types::Message;
 use crate::engine::EngineError;
@@ -63,7 +68,40 @@ impl LlamaEngine {
         (self.info.n_ctx as usize).saturating_sub(self.chat_cached.len() + 1)
     }
 
-    /// Positions sequence 1 of the chat context holds: 0 between aside calls (a check).
+    /// Empties sequence 1 when the chat, about to hold up to `need` tokens, could run out
+    /// of cells because of what it keeps (see `GenerateOptions::keep_prompt`).
+    pub(super) fn make_room_for_chat(&mut self, need: usize) {
+        let n_ctx = self.info.n_ctx as usize;
+        if need.saturating_add(self.shared_cached.len()) > n_ctx {
+            self.release_shared();
+        }
+    }
+
+    /// Empties sequence 1 of the chat context (a kept prompt goes).
+    pub(super) fn release_shared(&mut self) {
+        if self.shared_cached.is_empty() {
+            return;
+        }
+        let Self {
+            cell,
+            chat_cached,
+            shared_cached,
+            ..
+        } = self;
+        shared_cached.clear();
+        cell.with_dependent_mut(|_, c| {
+            clear_seq(&mut c.chat, SHARED_SEQ);
+            // If llama.cpp had to clear the whole cache, the chat prefills again.
+            let held = usize::try_from(c.chat.kv_cache_seq_pos_max(0) + 1).unwrap_or(0);
+            if held != chat_cached.len() {
+                c.chat.clear_kv_cache();
+                chat_cached.clear();
+            }
+        });
+    }
+
+    /// Positions sequence 1 of the chat context holds between aside calls: 0, or the
+    /// prompt a call kept (a check).
     pub fn shared_aside_len(&self) -> usize {
         let max = self
             .cell
@@ -130,6 +168,17 @@ impl LlamaEngine {
         })?;
         self.aside_n_ctx = want;
         Ok(want)
+    }
+}
+
+/// Makes the mirror of sequence 1 (`cached`) agree with what llama.cpp holds before a
+/// shared call reuses it: anything that cleared the whole chat cache (a reset, a loaded
+/// state) took the kept prompt with it.
+pub(super) fn check_shared(chat: &mut LlamaContext, cached: &mut Vec<LlamaToken>) {
+    let held = usize::try_from(chat.kv_cache_seq_pos_max(SHARED_SEQ) + 1).unwrap_or(0);
+    if held != cached.len() {
+        clear_seq(chat, SHARED_SEQ);
+        cached.clear();
     }
 }
 
