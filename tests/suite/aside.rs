@@ -244,6 +244,11 @@ fn a_kept_prompt_serves_the_next_aside_call_and_goes_back_to_the_chat_when_neede
             &mut |_| {},
         )
         .unwrap();
-    assert!(ended(long.stop), "{long:?}");
+    // It may run to the end of the window, through the cells the prompt was kept in.
+    let held = long.stats.prompt_tokens + long.stats.completion_tokens;
+    match long.stop {
+        StopReason::ContextFull => assert!(held + kept > N_CTX as usize, "{long:?}"),
+        stop => assert!(ended(stop), "{long:?}"),
+    }
     assert_chat_intact(&engine, engine.cached_tokens());
 }
