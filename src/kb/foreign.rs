@@ -17,7 +17,7 @@ pub(super) fn open(path: &Path, default_project: &str) -> Result<KnowledgeBase, 
         path: path.to_path_buf(),
         source,
     };
-    let source = crate::db::open_untouched(path).map_err(db)?;
+    let source = crate::storage::open_untouched(path).map_err(db)?;
     let text = text_column(&source).map_err(db)?.ok_or_else(|| {
         KbError::Invalid(format!(
             "{}: not a knowledge base harvey can read (no observations table with a body); it is left as it is",
@@ -46,7 +46,7 @@ pub(super) fn open(path: &Path, default_project: &str) -> Result<KnowledgeBase, 
 
 /// The observations' text column (`body` in the Go tool's layout).
 fn text_column(conn: &Connection) -> rusqlite::Result<Option<String>> {
-    let columns = crate::db::columns(conn, "observations")?;
+    let columns = crate::storage::columns(conn, "observations")?;
     Ok(["body", "text"]
         .into_iter()
         .find(|c| columns.iter().any(|have| have == c))
@@ -63,9 +63,9 @@ fn first_project(conn: &Connection) -> rusqlite::Result<Option<i64>> {
 fn copy(source: &Connection, conn: &Connection, text: &str) -> rusqlite::Result<()> {
     conn.execute_batch(SCHEMA)?;
     conn.execute_batch(crate::vector::SCHEMA)?;
-    let has = |table: &str| crate::db::columns(source, table).map(|c| !c.is_empty());
+    let has = |table: &str| crate::storage::columns(source, table).map(|c| !c.is_empty());
     if has("projects")? {
-        let description = if crate::db::columns(source, "projects")?
+        let description = if crate::storage::columns(source, "projects")?
             .iter()
             .any(|c| c == "description")
         {

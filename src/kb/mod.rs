@@ -77,7 +77,7 @@ pub const MAX_OBSERVATION_BYTES: usize = 4096;
 
 #[derive(Debug, thiserror::Error)]
 pub enum KbError {
-    #[error("knowledge base {path}: {source} ({hint})", hint = crate::db::hint(source, "it is the only copy of the knowledge base: keep a backup before changing it"))]
+    #[error("knowledge base {path}: {source} ({hint})", hint = crate::storage::hint(source, "it is the only copy of the knowledge base: keep a backup before changing it"))]
     Db {
         path: PathBuf,
         source: rusqlite::Error,
@@ -184,7 +184,7 @@ impl KnowledgeBase {
         })?;
         let path = import::own_path(agents_dir);
         let go = agents_dir.join(import::GO_FILE);
-        if !path.exists() && crate::db::written_elsewhere(&go) {
+        if !path.exists() && crate::storage::written_elsewhere(&go) {
             return foreign::open(&go, default_project);
         }
         Self::at(&path, default_project, embedder)
@@ -199,8 +199,8 @@ impl KnowledgeBase {
             path: path.to_path_buf(),
             source,
         };
-        let conn = crate::db::open(path).map_err(db)?;
-        crate::db::immediate(&conn, || {
+        let conn = crate::storage::open(path).map_err(db)?;
+        crate::storage::immediate(&conn, || {
             conn.execute_batch(SCHEMA)?;
             conn.execute_batch(crate::vector::SCHEMA)?;
             conn.execute_batch(&crate::vector::watch("observations"))
@@ -215,7 +215,7 @@ impl KnowledgeBase {
         };
         // Under the write lock: two processes opening a new knowledge base must not both
         // create the default project.
-        crate::db::immediate_with(
+        crate::storage::immediate_with(
             &kb.conn,
             |e| kb.db_err(e),
             || {

@@ -64,7 +64,7 @@ CREATE TRIGGER IF NOT EXISTS vectors_gen_delete AFTER DELETE ON vectors BEGIN
 
 /// How long a connection waits for another process's write before giving up. Writes
 /// are short (one memory, one reconcile), so a wait this long means something is stuck.
-pub use crate::db::BUSY_TIMEOUT;
+pub use crate::storage::BUSY_TIMEOUT;
 
 /// One indexed memory (what recall and listings need; the file has the rest).
 #[derive(Debug, Clone, PartialEq)]
@@ -117,7 +117,7 @@ const COLUMNS: &str = "m.id, m.type, m.kind, m.archived, m.description, m.summar
 impl Index {
     /// Opens (creating) the index; an index of another schema version is emptied.
     pub fn open(path: &Path) -> rusqlite::Result<Self> {
-        let conn = crate::db::open(path)?;
+        let conn = crate::storage::open(path)?;
         let index = Self {
             conn,
             vectors: crate::vector::VectorCache::with_file(crate::vector::sidecar_path(path)),
@@ -220,7 +220,7 @@ impl Index {
     /// row and inserting its replacement are one step: another process reconciling the
     /// same new file between them would otherwise insert it twice ("constraint failed").
     fn atomic<T>(&self, f: impl FnOnce() -> rusqlite::Result<T>) -> rusqlite::Result<T> {
-        crate::db::immediate(&self.conn, f)
+        crate::storage::immediate(&self.conn, f)
     }
 
     /// Adds or replaces the row of `m.id` (and its full-text entry), in one transaction.

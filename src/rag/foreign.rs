@@ -16,8 +16,8 @@ pub(super) fn open(path: &Path, name: &str) -> Result<RagStore, RagError> {
         path: path.to_path_buf(),
         source,
     };
-    let source = crate::db::open_untouched(path).map_err(db)?;
-    let columns = crate::db::columns(&source, "chunks").map_err(db)?;
+    let source = crate::storage::open_untouched(path).map_err(db)?;
+    let columns = crate::storage::columns(&source, "chunks").map_err(db)?;
     if !columns.iter().any(|c| c == "content") {
         return Err(RagError::Unreadable {
             path: path.to_path_buf(),
@@ -109,7 +109,7 @@ pub(crate) mod tests {
         let path = agents.join("rag/notes.db");
         go_store(&path);
         let before = std::fs::read(&path).unwrap();
-        assert!(crate::db::written_elsewhere(&path));
+        assert!(crate::storage::written_elsewhere(&path));
 
         let store = RagStore::open(agents, "notes", None).unwrap();
         assert!(store.is_foreign());
@@ -128,7 +128,7 @@ pub(crate) mod tests {
         let ours = RagStore::create(agents, "mine", None).unwrap();
         assert!(!ours.is_foreign());
         drop(ours);
-        assert!(crate::db::written_by_harvey(
+        assert!(crate::storage::written_by_harvey(
             &agents.join("rag/mine.harvey.db")
         ));
         assert!(!agents.join("rag/mine.db").exists());

@@ -73,7 +73,7 @@ pub fn import(
             ],
         )
         .map_err(db)?;
-    if !crate::db::copy_to_new(copy.conn(), &path).map_err(db)? {
+    if !crate::storage::copy_to_new(copy.conn(), &path).map_err(db)? {
         return Err(RagError::AlreadyImported {
             name: name.into(),
             path,
@@ -139,7 +139,7 @@ impl RagStore {
                 .map_err(|e| RagError::Embed(e.to_string()))?;
             let items: Vec<(String, Vec<f32>)> =
                 group.iter().map(|(h, _)| h.clone()).zip(vectors).collect();
-            crate::db::immediate(self.conn(), || {
+            crate::storage::immediate(self.conn(), || {
                 crate::vector::put(self.conn(), model, &items)
             })
             .map_err(db)?;

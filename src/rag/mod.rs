@@ -74,7 +74,7 @@ pub enum RagError {
          copies it into a store of harvey's own, or choose another name"
     )]
     GoExists(String),
-    #[error("RAG store {path}: {source} ({hint})", hint = crate::db::hint(source, "if it is damaged, delete it and ingest the files again"))]
+    #[error("RAG store {path}: {source} ({hint})", hint = crate::storage::hint(source, "if it is damaged, delete it and ingest the files again"))]
     Db {
         path: PathBuf,
         source: rusqlite::Error,
@@ -218,8 +218,8 @@ impl RagStore {
             path: path.to_path_buf(),
             source,
         };
-        let conn = crate::db::open(path).map_err(db)?;
-        crate::db::immediate(&conn, || {
+        let conn = crate::storage::open(path).map_err(db)?;
+        crate::storage::immediate(&conn, || {
             conn.execute_batch(SCHEMA)?;
             conn.execute_batch(crate::vector::SCHEMA)?;
             conn.execute_batch(&crate::vector::watch("chunks"))

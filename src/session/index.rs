@@ -69,8 +69,8 @@ impl SessionIndex {
     pub fn open(agents_dir: &Path) -> rusqlite::Result<Self> {
         let db_dir = agents_dir.join("memories");
         let _ = std::fs::create_dir_all(&db_dir);
-        let conn = crate::db::open(&crate::memory::location::index_path(&db_dir))?;
-        crate::db::immediate(&conn, || conn.execute_batch(SCHEMA))?;
+        let conn = crate::storage::open(&crate::memory::location::index_path(&db_dir))?;
+        crate::storage::immediate(&conn, || conn.execute_batch(SCHEMA))?;
         Ok(Self {
             conn,
             dir: agents_dir.join("sessions"),
