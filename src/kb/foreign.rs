@@ -62,7 +62,7 @@ fn first_project(conn: &Connection) -> rusqlite::Result<Option<i64>> {
 
 fn copy(source: &Connection, conn: &Connection, text: &str) -> rusqlite::Result<()> {
     conn.execute_batch(SCHEMA)?;
-    conn.execute_batch(crate::vector::SCHEMA)?;
+    conn.execute_batch(crate::storage::vectors::SCHEMA)?;
     let has = |table: &str| crate::storage::columns(source, table).map(|c| !c.is_empty());
     if has("projects")? {
         let description = if crate::storage::columns(source, "projects")?

@@ -77,7 +77,7 @@ pub const MAX_OBSERVATION_BYTES: usize = 4096;
 
 #[derive(Debug, thiserror::Error)]
 pub enum KbError {
-    #[error("knowledge base {path}: {source} ({hint})", hint = crate::storage::hint(source, "it is the only copy of the knowledge base: keep a backup before changing it"))]
+    #[error("knowledge base {path}: {source} ({hint})", hint = crate::storage::connection::hint(source, "it is the only copy of the knowledge base: keep a backup before changing it"))]
     Db {
         path: PathBuf,
         source: rusqlite::Error,
@@ -202,8 +202,8 @@ impl KnowledgeBase {
         let conn = crate::storage::open(path).map_err(db)?;
         crate::storage::immediate(&conn, || {
             conn.execute_batch(SCHEMA)?;
-            conn.execute_batch(crate::vector::SCHEMA)?;
-            conn.execute_batch(&crate::vector::watch("observations"))
+            conn.execute_batch(crate::storage::vectors::SCHEMA)?;
+            conn.execute_batch(&crate::storage::vectors::watch("observations"))
         })
         .map_err(db)?;
         let kb = Self {
@@ -450,7 +450,7 @@ impl KnowledgeBase {
                 .map_err(|e| KbError::Invalid(e.to_string()))?;
             let items: Vec<(String, Vec<f32>)> =
                 group.iter().map(|(h, _)| h.clone()).zip(vectors).collect();
-            crate::vector::put(&self.conn, model, &items).map_err(|e| self.db_err(e))?;
+            crate::storage::vectors::put(&self.conn, model, &items).map_err(|e| self.db_err(e))?;
             done += items.len();
         }
         Ok(done)

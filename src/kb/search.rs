@@ -67,7 +67,7 @@ impl KnowledgeBase {
             .vectors
             .top_k(
                 &self.conn,
-                crate::vector::stamp(&self.conn).map_err(|e| self.db_err(e))?,
+                crate::storage::vectors::stamp(&self.conn).map_err(|e| self.db_err(e))?,
                 "SELECT o.id, o.project_id, v.v FROM observations o \
                  JOIN vectors v ON v.hash = o.hash AND v.model = ?1",
                 embedder.model_id(),

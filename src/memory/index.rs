@@ -169,8 +169,8 @@ impl Index {
         }
         self.conn.execute_batch(SCHEMA)?;
         // Vectors are keyed by content hash and survive every rebuild above.
-        self.conn.execute_batch(crate::vector::SCHEMA)?;
-        self.conn.execute_batch(&crate::vector::watch("memories"))?;
+        self.conn.execute_batch(crate::storage::vectors::SCHEMA)?;
+        self.conn.execute_batch(&crate::storage::vectors::watch("memories"))?;
         self.conn.execute_batch(VECTOR_TRIGGERS)
     }
 
@@ -446,7 +446,7 @@ impl Index {
 
     /// Stores vectors in one transaction.
     pub fn put_vectors(&self, model: &str, items: &[(String, Vec<f32>)]) -> rusqlite::Result<()> {
-        self.atomic(|| crate::vector::put(&self.conn, model, items))
+        self.atomic(|| crate::storage::vectors::put(&self.conn, model, items))
     }
 
     /// Active memories with a vector from `model`, and those without.
@@ -477,7 +477,7 @@ impl Index {
         let wanted = type_set(types);
         let found = self.vectors.top_k(
             &self.conn,
-            crate::vector::stamp(&self.conn)?,
+            crate::storage::vectors::stamp(&self.conn)?,
             "SELECT m.id, m.type, m.expires, v.v FROM memories m \
              JOIN vectors v ON v.hash = m.vhash AND v.model = ?1 WHERE m.archived = 0",
             model,

@@ -34,7 +34,7 @@ pub enum StoreError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("memory index {path}: {source} ({hint})", hint = crate::storage::hint(source, "delete it or run `harvey memory rebuild`: the memory files are the truth"))]
+    #[error("memory index {path}: {source} ({hint})", hint = crate::storage::connection::hint(source, "delete it or run `harvey memory rebuild`: the memory files are the truth"))]
     Index {
         path: PathBuf,
         source: rusqlite::Error,

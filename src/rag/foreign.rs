@@ -50,7 +50,7 @@ pub(super) fn open(path: &Path, name: &str) -> Result<RagStore, RagError> {
 
 fn copy(source: &Connection, conn: &Connection, select: &str) -> rusqlite::Result<()> {
     conn.execute_batch(SCHEMA)?;
-    conn.execute_batch(crate::vector::SCHEMA)?;
+    conn.execute_batch(crate::storage::vectors::SCHEMA)?;
     conn.execute(
         "INSERT INTO meta(key, value) VALUES ('schema', ?1)",
         [SCHEMA_VERSION],

@@ -140,7 +140,7 @@ impl RagStore {
             let items: Vec<(String, Vec<f32>)> =
                 group.iter().map(|(h, _)| h.clone()).zip(vectors).collect();
             crate::storage::immediate(self.conn(), || {
-                crate::vector::put(self.conn(), model, &items)
+                crate::storage::vectors::put(self.conn(), model, &items)
             })
             .map_err(db)?;
         }

@@ -526,7 +526,7 @@ fn replace_file(
         ])?;
     }
     if let Some(model) = model {
-        crate::vector::put(conn, model, vectors)?;
+        crate::storage::vectors::put(conn, model, vectors)?;
     }
     conn.execute(
         "INSERT OR REPLACE INTO files(path, hash, size, chunks, ingested) VALUES (?1, ?2, ?3, ?4, ?5)",

@@ -74,7 +74,7 @@ pub enum RagError {
          copies it into a store of harvey's own, or choose another name"
     )]
     GoExists(String),
-    #[error("RAG store {path}: {source} ({hint})", hint = crate::storage::hint(source, "if it is damaged, delete it and ingest the files again"))]
+    #[error("RAG store {path}: {source} ({hint})", hint = crate::storage::connection::hint(source, "if it is damaged, delete it and ingest the files again"))]
     Db {
         path: PathBuf,
         source: rusqlite::Error,
@@ -221,8 +221,8 @@ impl RagStore {
         let conn = crate::storage::open(path).map_err(db)?;
         crate::storage::immediate(&conn, || {
             conn.execute_batch(SCHEMA)?;
-            conn.execute_batch(crate::vector::SCHEMA)?;
-            conn.execute_batch(&crate::vector::watch("chunks"))
+            conn.execute_batch(crate::storage::vectors::SCHEMA)?;
+            conn.execute_batch(&crate::storage::vectors::watch("chunks"))
         })
         .map_err(db)?;
         conn.execute(
@@ -400,7 +400,7 @@ impl RagStore {
                 }
             }
             if let Some((model, _)) = vectors {
-                crate::vector::put(&self.conn, model, &items)?;
+                crate::storage::vectors::put(&self.conn, model, &items)?;
             }
             Ok(())
         })();
@@ -468,7 +468,7 @@ impl RagStore {
     fn scan(&self, q: &[f32], model: &str, k: usize) -> rusqlite::Result<Vec<(i64, f32)>> {
         self.vectors.top_k(
             &self.conn,
-            crate::vector::stamp(&self.conn)?,
+            crate::storage::vectors::stamp(&self.conn)?,
             "SELECT c.id, v.v FROM chunks c JOIN vectors v ON v.hash = c.hash AND v.model = ?1",
             model,
             |r| r.get::<_, i64>(0),
