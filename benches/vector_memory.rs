@@ -77,7 +77,8 @@ fn fill(db: &std::path::Path, n: usize) -> Connection {
     conn.execute_batch("CREATE TABLE items(id INTEGER PRIMARY KEY, hash TEXT NOT NULL);")
         .expect("schema");
     conn.execute_batch(vectors::SCHEMA).expect("schema");
-    conn.execute_batch(&vectors::watch("items")).expect("schema");
+    conn.execute_batch(&vectors::watch("items"))
+        .expect("schema");
     conn.execute_batch("BEGIN").expect("begin");
     let mut seed = 0x9e37_79b9_7f4a_7c15;
     for i in 0..n {

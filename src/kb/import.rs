@@ -89,16 +89,10 @@ pub fn import(
         path: path.clone(),
         source,
     };
-    copy.conn
-        .execute(
-            "INSERT OR REPLACE INTO meta(key, value) VALUES ('imported_from', ?1), ('imported_at', ?2)",
-            [
-                from.to_string_lossy().into_owned(),
-                crate::memory::store::now_unix().to_string(),
-            ],
-        )
+    copy.tables
+        .mark_imported(&from, crate::memory::store::now_unix())
         .map_err(db)?;
-    if !crate::storage::copy_to_new(&copy.conn, &path).map_err(db)? {
+    if !copy.tables.copy_to_new(&path).map_err(db)? {
         return Err(KbError::Invalid(format!(
             "{} appeared while importing (another harvey process?); nothing was changed",
             path.display()

@@ -170,7 +170,8 @@ impl Index {
         self.conn.execute_batch(SCHEMA)?;
         // Vectors are keyed by content hash and survive every rebuild above.
         self.conn.execute_batch(crate::storage::vectors::SCHEMA)?;
-        self.conn.execute_batch(&crate::storage::vectors::watch("memories"))?;
+        self.conn
+            .execute_batch(&crate::storage::vectors::watch("memories"))?;
         self.conn.execute_batch(VECTOR_TRIGGERS)
     }
 

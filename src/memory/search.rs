@@ -100,7 +100,7 @@ impl MemoryStore {
     fn index_error(&self, source: rusqlite::Error) -> StoreError {
         StoreError::Index {
             path: self.dir().join(crate::memory::location::INDEX_FILE),
-            source,
+            source: source.into(),
         }
     }
 

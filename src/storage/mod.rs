@@ -9,6 +9,9 @@
 //! nothing here imports them back, except `vector`'s arithmetic and scan copy.
 
 pub mod connection;
+pub mod kb;
+pub mod rag;
+pub mod sessions;
 pub mod shared;
 pub mod vectors;
 

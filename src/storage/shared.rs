@@ -1,6 +1,8 @@
 //! What the stores ask of SQLite alike: row counts for their status lines, how many rows
-//! have a vector of the current embedder, and the join their vector scans read (a
-//! table's rows with the vector of their text hash).
+//! have a vector of the current embedder, the join their vector scans read (a table's
+//! rows with the vector of their text hash), and the note an import leaves.
+
+use std::path::Path;
 
 use rusqlite::{Connection, Row};
 
@@ -25,6 +27,15 @@ pub fn count_embedded(conn: &Connection, table: &str, model: &str) -> rusqlite::
         |r| r.get::<_, i64>(0),
     )
     .map(|n| n as usize)
+}
+
+/// Records in `meta` where an imported store came from (`from`), and when (`at`).
+pub fn mark_imported(conn: &Connection, from: &Path, at: i64) -> rusqlite::Result<()> {
+    conn.execute(
+        "INSERT OR REPLACE INTO meta(key, value) VALUES ('imported_from', ?1), ('imported_at', ?2)",
+        [from.to_string_lossy().into_owned(), at.to_string()],
+    )?;
+    Ok(())
 }
 
 /// A store's rows joined to their vectors, as its scan copy reads them.
