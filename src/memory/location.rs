@@ -30,13 +30,7 @@ pub fn index_path(dir: &Path) -> PathBuf {
 
 /// Whether `path` is an index harvey wrote (the Go tool's has no `meta.schema` row).
 fn written_by_harvey(path: &Path) -> bool {
-    let Ok(conn) = crate::storage::open_untouched(path) else {
-        return false;
-    };
-    conn.query_row("SELECT value FROM meta WHERE key = 'schema'", [], |r| {
-        r.get::<_, String>(0)
-    })
-    .is_ok()
+    crate::storage::has_meta_value(path, "schema")
 }
 
 #[cfg(test)]

@@ -259,7 +259,7 @@ impl MemoryStore {
         result.map_err(|e| self.db_err(e))
     }
 
-    pub(super) fn db_err(&self, source: rusqlite::Error) -> StoreError {
+    pub(super) fn db_err(&self, source: impl Into<crate::storage::Error>) -> StoreError {
         StoreError::Index {
             path: self.dir.join(crate::memory::location::INDEX_FILE),
             source: source.into(),

@@ -16,8 +16,8 @@ pub mod shared;
 pub mod vectors;
 
 pub use connection::{
-    columns, copy_to_new, immediate, immediate_with, open, open_untouched, relocate, retry,
-    written_by_harvey, written_elsewhere, BUSY_TIMEOUT,
+    columns, copy_to_new, has_meta_value, immediate, immediate_with, open, open_untouched,
+    relocate, retry, written_by_harvey, written_elsewhere, BUSY_TIMEOUT,
 };
 
 /// A SQLite failure as the domain modules carry it. Its message and its source chain are
