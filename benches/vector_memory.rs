@@ -13,6 +13,7 @@
 
 use std::time::Instant;
 
+use harvey::storage::vectors;
 use harvey::vector::{self, VectorCache};
 use rusqlite::{params, Connection};
 
@@ -75,8 +76,9 @@ fn fill(db: &std::path::Path, n: usize) -> Connection {
     let conn = Connection::open(db).expect("open");
     conn.execute_batch("CREATE TABLE items(id INTEGER PRIMARY KEY, hash TEXT NOT NULL);")
         .expect("schema");
-    conn.execute_batch(vector::SCHEMA).expect("schema");
-    conn.execute_batch(&vector::watch("items")).expect("schema");
+    conn.execute_batch(vectors::SCHEMA).expect("schema");
+    conn.execute_batch(&vectors::watch("items"))
+        .expect("schema");
     conn.execute_batch("BEGIN").expect("begin");
     let mut seed = 0x9e37_79b9_7f4a_7c15;
     for i in 0..n {
@@ -86,7 +88,7 @@ fn fill(db: &std::path::Path, n: usize) -> Connection {
             params![i as i64, hash],
         )
         .expect("insert");
-        vector::put(&conn, MODEL, &[(hash, unit_vector(&mut seed))]).expect("put");
+        vectors::put(&conn, MODEL, &[(hash, unit_vector(&mut seed))]).expect("put");
     }
     conn.execute_batch("COMMIT").expect("commit");
     conn
@@ -106,7 +108,7 @@ fn unit_vector(seed: &mut u64) -> Vec<f32> {
 }
 
 fn search(cache: &VectorCache<i64>, conn: &Connection, q: &[f32]) -> Vec<(i64, f32)> {
-    let stamp = vector::stamp(conn).expect("stamp");
+    let stamp = vectors::stamp(conn).expect("stamp");
     cache
         .top_k(conn, stamp, SQL, MODEL, |r| r.get(0), q, 15, |_| true)
         .expect("scan")

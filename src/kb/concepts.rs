@@ -3,38 +3,20 @@ use super::*;
 
 impl KnowledgeBase {
     pub(super) fn concepts_of(&self, id: i64) -> Result<Vec<String>, KbError> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT c.name FROM links l JOIN concepts c ON c.id = l.concept_id \
-                 WHERE l.observation_id = ?1 ORDER BY c.name",
-            )
-            .map_err(|e| self.db_err(e))?;
-        let rows = stmt
-            .query_map([id], |r| r.get(0))
-            .map_err(|e| self.db_err(e))?;
-        rows.collect::<Result<_, _>>().map_err(|e| self.db_err(e))
+        self.tables.concepts_of(id).map_err(|e| self.db_err(e))
     }
 
     pub fn concepts(&self) -> Result<Vec<Concept>, KbError> {
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT c.id, c.name, c.description, \
-                 (SELECT COUNT(*) FROM links l WHERE l.concept_id = c.id) FROM concepts c ORDER BY c.name",
-            )
-            .map_err(|e| self.db_err(e))?;
-        let rows = stmt
-            .query_map([], |r| {
-                Ok(Concept {
-                    id: r.get(0)?,
-                    name: r.get(1)?,
-                    description: r.get(2)?,
-                    observations: r.get::<_, i64>(3)? as usize,
-                })
+        let rows = self.tables.concepts().map_err(|e| self.db_err(e))?;
+        Ok(rows
+            .into_iter()
+            .map(|c| Concept {
+                id: c.id,
+                name: c.name,
+                description: c.description,
+                observations: c.observations,
             })
-            .map_err(|e| self.db_err(e))?;
-        rows.collect::<Result<_, _>>().map_err(|e| self.db_err(e))
+            .collect())
     }
 
     /// Adds a concept; an existing one gets the new description if one is given.
@@ -48,32 +30,20 @@ impl KnowledgeBase {
         }
         if let Some(id) = self.concept_id(name)? {
             if !description.trim().is_empty() {
-                self.conn
-                    .execute(
-                        "UPDATE concepts SET description = ?1 WHERE id = ?2",
-                        params![description.trim(), id],
-                    )
+                self.tables
+                    .describe_concept(id, description.trim())
                     .map_err(|e| self.db_err(e))?;
             }
             return Ok(id);
         }
-        self.conn
-            .execute(
-                "INSERT INTO concepts(name, description, created) VALUES (?1, ?2, ?3)",
-                params![name, description.trim(), now_unix()],
-            )
-            .map_err(|e| self.db_err(e))?;
-        Ok(self.conn.last_insert_rowid())
+        self.tables
+            .insert_concept(name, description.trim(), now_unix())
+            .map_err(|e| self.db_err(e))
     }
 
     pub(super) fn concept_id(&self, name: &str) -> Result<Option<i64>, KbError> {
-        self.conn
-            .query_row(
-                "SELECT id FROM concepts WHERE name = ?1",
-                [name.trim()],
-                |r| r.get(0),
-            )
-            .optional()
+        self.tables
+            .concept_id(name.trim())
             .map_err(|e| self.db_err(e))
     }
 
@@ -84,11 +54,8 @@ impl KnowledgeBase {
         self.observation(observation)?;
         let created = self.concept_id(concept)?.is_none();
         let cid = self.add_concept(concept, "")?;
-        self.conn
-            .execute(
-                "INSERT OR IGNORE INTO links(observation_id, concept_id) VALUES (?1, ?2)",
-                params![observation, cid],
-            )
+        self.tables
+            .link(observation, cid)
             .map_err(|e| self.db_err(e))?;
         Ok(created)
     }

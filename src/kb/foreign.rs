@@ -5,10 +5,8 @@
 
 use std::path::Path;
 
-use rusqlite::{params, Connection, OptionalExtension};
-
-use super::{KbError, KnowledgeBase, SCHEMA};
-use crate::vector::text_hash;
+use super::{KbError, KnowledgeBase};
+use crate::storage::kb::KbTables;
 
 /// The knowledge base at `path`, read into memory. The current project is
 /// `default_project` when the file has it, else its first project.
@@ -17,25 +15,22 @@ pub(super) fn open(path: &Path, default_project: &str) -> Result<KnowledgeBase, 
         path: path.to_path_buf(),
         source,
     };
-    let source = crate::db::open_untouched(path).map_err(db)?;
-    let text = text_column(&source).map_err(db)?.ok_or_else(|| {
+    let tables = KbTables::copy_go_store(path).map_err(db)?.ok_or_else(|| {
         KbError::Invalid(format!(
             "{}: not a knowledge base harvey can read (no observations table with a body); it is left as it is",
             path.display()
         ))
     })?;
-    let conn = Connection::open_in_memory().map_err(db)?;
-    copy(&source, &conn, &text).map_err(db)?;
     let kb = KnowledgeBase {
         path: path.to_path_buf(),
-        conn,
+        tables,
         embedder: None,
         vectors: Default::default(),
         foreign: true,
     };
     let current = match kb.project_id(default_project)? {
         Some(id) => id,
-        None => match first_project(&kb.conn).map_err(db)? {
+        None => match kb.tables.first_project().map_err(db)? {
             Some(id) => id,
             None => kb.insert_project(default_project, "")?,
         },
@@ -44,93 +39,10 @@ pub(super) fn open(path: &Path, default_project: &str) -> Result<KnowledgeBase, 
     Ok(kb)
 }
 
-/// The observations' text column (`body` in the Go tool's layout).
-fn text_column(conn: &Connection) -> rusqlite::Result<Option<String>> {
-    let columns = crate::db::columns(conn, "observations")?;
-    Ok(["body", "text"]
-        .into_iter()
-        .find(|c| columns.iter().any(|have| have == c))
-        .map(String::from))
-}
-
-fn first_project(conn: &Connection) -> rusqlite::Result<Option<i64>> {
-    conn.query_row("SELECT id FROM projects ORDER BY id LIMIT 1", [], |r| {
-        r.get(0)
-    })
-    .optional()
-}
-
-fn copy(source: &Connection, conn: &Connection, text: &str) -> rusqlite::Result<()> {
-    conn.execute_batch(SCHEMA)?;
-    conn.execute_batch(crate::vector::SCHEMA)?;
-    let has = |table: &str| crate::db::columns(source, table).map(|c| !c.is_empty());
-    if has("projects")? {
-        let description = if crate::db::columns(source, "projects")?
-            .iter()
-            .any(|c| c == "description")
-        {
-            "COALESCE(description, '')"
-        } else {
-            "''"
-        };
-        let mut read = source.prepare(&format!(
-            "SELECT id, name, {description} FROM projects ORDER BY id"
-        ))?;
-        let mut rows = read.query([])?;
-        while let Some(r) = rows.next()? {
-            let (id, name, description): (i64, String, String) = (r.get(0)?, r.get(1)?, r.get(2)?);
-            conn.execute(
-                "INSERT OR IGNORE INTO projects(id, name, description, created) VALUES (?1, ?2, ?3, 0)",
-                params![id, name, description],
-            )?;
-        }
-    }
-    let mut read = source.prepare(&format!(
-        "SELECT id, COALESCE(project_id, 0), COALESCE(kind, 'note'), {text} FROM observations ORDER BY id"
-    ))?;
-    let mut rows = read.query([])?;
-    while let Some(r) = rows.next()? {
-        let (id, project, kind, body): (i64, i64, String, String) =
-            (r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?);
-        conn.execute(
-            "INSERT INTO observations(id, project_id, kind, text, hash, created) VALUES (?1, ?2, ?3, ?4, ?5, 0)",
-            params![id, project, kind, body, text_hash(&body)],
-        )?;
-        conn.execute(
-            "INSERT INTO observations_fts(rowid, text, kind) VALUES (?1, ?2, ?3)",
-            params![id, body, kind],
-        )?;
-    }
-    if has("concepts")? {
-        let mut read =
-            source.prepare("SELECT id, name, COALESCE(description, '') FROM concepts")?;
-        let mut rows = read.query([])?;
-        while let Some(r) = rows.next()? {
-            let (id, name, description): (i64, String, String) = (r.get(0)?, r.get(1)?, r.get(2)?);
-            conn.execute(
-                "INSERT OR IGNORE INTO concepts(id, name, description, created) VALUES (?1, ?2, ?3, 0)",
-                params![id, name, description],
-            )?;
-        }
-    }
-    if has("observation_concepts")? {
-        let mut read =
-            source.prepare("SELECT observation_id, concept_id FROM observation_concepts")?;
-        let mut rows = read.query([])?;
-        while let Some(r) = rows.next()? {
-            let (o, c): (i64, i64) = (r.get(0)?, r.get(1)?);
-            conn.execute(
-                "INSERT OR IGNORE INTO links(observation_id, concept_id) VALUES (?1, ?2)",
-                params![o, c],
-            )?;
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use rusqlite::Connection;
 
     /// The Go tool's layout, in our words.
     pub(crate) fn go_kb(path: &Path) {

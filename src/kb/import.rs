@@ -28,8 +28,8 @@ pub const GO_FILE: &str = "knowledge.db";
 pub fn own_path(agents_dir: &Path) -> PathBuf {
     let path = agents_dir.join(FILE);
     let old = agents_dir.join(GO_FILE);
-    if !path.exists() && old.is_file() && crate::db::written_by_harvey(&old) {
-        if let Err(e) = crate::db::relocate(&old, &path) {
+    if !path.exists() && old.is_file() && crate::storage::written_by_harvey(&old) {
+        if let Err(e) = crate::storage::relocate(&old, &path) {
             tracing::warn!(
                 "cannot move the knowledge base {} to {}: {e}; it stays where it is",
                 old.display(),
@@ -63,7 +63,7 @@ pub fn import(
 ) -> Result<Imported, KbError> {
     let path = own_path(agents_dir);
     let from = agents_dir.join(GO_FILE);
-    let is_go = from.is_file() && crate::db::written_elsewhere(&from);
+    let is_go = from.is_file() && crate::storage::written_elsewhere(&from);
     if path.exists() {
         return Err(KbError::Invalid(if is_go {
             format!(
@@ -89,16 +89,10 @@ pub fn import(
         path: path.clone(),
         source,
     };
-    copy.conn
-        .execute(
-            "INSERT OR REPLACE INTO meta(key, value) VALUES ('imported_from', ?1), ('imported_at', ?2)",
-            [
-                from.to_string_lossy().into_owned(),
-                crate::memory::store::now_unix().to_string(),
-            ],
-        )
+    copy.tables
+        .mark_imported(&from, crate::memory::store::now_unix())
         .map_err(db)?;
-    if !crate::db::copy_to_new(&copy.conn, &path).map_err(db)? {
+    if !copy.tables.copy_to_new(&path).map_err(db)? {
         return Err(KbError::Invalid(format!(
             "{} appeared while importing (another harvey process?); nothing was changed",
             path.display()

@@ -11,7 +11,6 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
 
 use crate::memory::guard::find_secret;
@@ -20,8 +19,8 @@ use crate::memory::rank::Ranking;
 use crate::memory::recall::{Candidate, Section, Silo};
 use crate::memory::store::now_unix;
 use crate::memory::StoreError;
+use crate::storage::kb::KbTables;
 use crate::tokens::Embedder;
-use crate::vector::text_hash;
 
 mod concepts;
 mod foreign;
@@ -29,39 +28,6 @@ pub mod import;
 mod search;
 
 pub use search::{observation_line, KbSilo};
-
-const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS projects(
-    id INTEGER PRIMARY KEY,
-    name TEXT NOT NULL UNIQUE COLLATE NOCASE,
-    description TEXT NOT NULL DEFAULT '',
-    created INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS observations(
-    id INTEGER PRIMARY KEY,
-    project_id INTEGER NOT NULL REFERENCES projects(id),
-    kind TEXT NOT NULL,
-    text TEXT NOT NULL,
-    hash TEXT NOT NULL,
-    created INTEGER NOT NULL
-);
-CREATE INDEX IF NOT EXISTS observations_project ON observations(project_id, created DESC);
-CREATE TABLE IF NOT EXISTS concepts(
-    id INTEGER PRIMARY KEY,
-    name TEXT NOT NULL UNIQUE COLLATE NOCASE,
-    description TEXT NOT NULL DEFAULT '',
-    created INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS links(
-    observation_id INTEGER NOT NULL REFERENCES observations(id),
-    concept_id INTEGER NOT NULL REFERENCES concepts(id),
-    PRIMARY KEY(observation_id, concept_id)
-);
-CREATE VIRTUAL TABLE IF NOT EXISTS observations_fts USING fts5(
-    text, kind, tokenize = 'porter unicode61'
-);
-";
 
 /// Observation kinds.
 pub const KINDS: [&str; 5] = ["note", "finding", "decision", "question", "hypothesis"];
@@ -77,10 +43,10 @@ pub const MAX_OBSERVATION_BYTES: usize = 4096;
 
 #[derive(Debug, thiserror::Error)]
 pub enum KbError {
-    #[error("knowledge base {path}: {source} ({hint})", hint = crate::db::hint(source, "it is the only copy of the knowledge base: keep a backup before changing it"))]
+    #[error("knowledge base {path}: {source} ({hint})", hint = crate::storage::hint(source, "it is the only copy of the knowledge base: keep a backup before changing it"))]
     Db {
         path: PathBuf,
-        source: rusqlite::Error,
+        source: crate::storage::Error,
     },
     #[error(
         "{path} was written by the Go harvey: harvey searches it and never writes it (what \
@@ -148,7 +114,7 @@ pub struct KbStatus {
 
 pub struct KnowledgeBase {
     path: PathBuf,
-    conn: Connection,
+    tables: KbTables,
     embedder: Option<Arc<dyn Embedder>>,
     vectors: crate::vector::VectorCache<(i64, i64)>,
     /// Written by the Go tool: read into memory, never written (see `foreign`).
@@ -184,7 +150,7 @@ impl KnowledgeBase {
         })?;
         let path = import::own_path(agents_dir);
         let go = agents_dir.join(import::GO_FILE);
-        if !path.exists() && crate::db::written_elsewhere(&go) {
+        if !path.exists() && crate::storage::written_elsewhere(&go) {
             return foreign::open(&go, default_project);
         }
         Self::at(&path, default_project, embedder)
@@ -199,24 +165,17 @@ impl KnowledgeBase {
             path: path.to_path_buf(),
             source,
         };
-        let conn = crate::db::open(path).map_err(db)?;
-        crate::db::immediate(&conn, || {
-            conn.execute_batch(SCHEMA)?;
-            conn.execute_batch(crate::vector::SCHEMA)?;
-            conn.execute_batch(&crate::vector::watch("observations"))
-        })
-        .map_err(db)?;
+        let tables = KbTables::open(path).map_err(db)?;
         let kb = Self {
             path: path.to_path_buf(),
-            conn,
+            tables,
             embedder,
             vectors: crate::vector::VectorCache::with_file(crate::vector::sidecar_path(path)),
             foreign: false,
         };
         // Under the write lock: two processes opening a new knowledge base must not both
         // create the default project.
-        crate::db::immediate_with(
-            &kb.conn,
+        kb.tables.immediate(
             |e| kb.db_err(e),
             || {
                 if kb.current_id()?.is_none() {
@@ -251,7 +210,7 @@ impl KnowledgeBase {
         Ok(())
     }
 
-    fn db_err(&self, source: rusqlite::Error) -> KbError {
+    fn db_err(&self, source: crate::storage::Error) -> KbError {
         KbError::Db {
             path: self.path.clone(),
             source,
@@ -259,43 +218,17 @@ impl KnowledgeBase {
     }
 
     fn current_id(&self) -> Result<Option<i64>, KbError> {
-        let id: Option<String> = self
-            .conn
-            .query_row(
-                "SELECT value FROM meta WHERE key = 'current_project'",
-                [],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(|e| self.db_err(e))?;
-        let Some(id) = id.and_then(|s| s.parse::<i64>().ok()) else {
-            return Ok(None);
-        };
-        let exists = self
-            .conn
-            .query_row("SELECT 1 FROM projects WHERE id = ?1", [id], |_| Ok(()))
-            .optional()
-            .map_err(|e| self.db_err(e))?;
-        Ok(exists.map(|_| id))
+        self.tables.current_project_id().map_err(|e| self.db_err(e))
     }
 
     fn set_current(&self, id: i64) -> Result<(), KbError> {
-        self.conn
-            .execute(
-                "INSERT OR REPLACE INTO meta(key, value) VALUES ('current_project', ?1)",
-                [id.to_string()],
-            )
-            .map(|_| ())
+        self.tables
+            .set_current_project(id)
             .map_err(|e| self.db_err(e))
     }
 
     fn project_id(&self, name: &str) -> Result<Option<i64>, KbError> {
-        self.conn
-            .query_row("SELECT id FROM projects WHERE name = ?1", [name], |r| {
-                r.get(0)
-            })
-            .optional()
-            .map_err(|e| self.db_err(e))
+        self.tables.project_id(name).map_err(|e| self.db_err(e))
     }
 
     fn insert_project(&self, name: &str, description: &str) -> Result<i64, KbError> {
@@ -305,48 +238,30 @@ impl KnowledgeBase {
                 "a project name is one line of at most 100 characters".into(),
             ));
         }
-        self.conn
-            .execute(
-                "INSERT INTO projects(name, description, created) VALUES (?1, ?2, ?3)",
-                params![name, description.trim(), now_unix()],
-            )
-            .map_err(|e| self.db_err(e))?;
-        Ok(self.conn.last_insert_rowid())
+        self.tables
+            .insert_project(name, description.trim(), now_unix())
+            .map_err(|e| self.db_err(e))
     }
 
     /// The current project's name.
     pub fn current_project(&self) -> Result<String, KbError> {
         let id = self.current_id()?.unwrap_or(0);
-        self.conn
-            .query_row("SELECT name FROM projects WHERE id = ?1", [id], |r| {
-                r.get(0)
-            })
-            .map_err(|e| self.db_err(e))
+        self.tables.project_name(id).map_err(|e| self.db_err(e))
     }
 
     pub fn projects(&self) -> Result<Vec<Project>, KbError> {
         let current = self.current_id()?;
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT p.id, p.name, p.description, \
-                 (SELECT COUNT(*) FROM observations o WHERE o.project_id = p.id) \
-                 FROM projects p ORDER BY p.name",
-            )
-            .map_err(|e| self.db_err(e))?;
-        let rows = stmt
-            .query_map([], |r| {
-                let id: i64 = r.get(0)?;
-                Ok(Project {
-                    id,
-                    name: r.get(1)?,
-                    description: r.get(2)?,
-                    observations: r.get::<_, i64>(3)? as usize,
-                    current: Some(id) == current,
-                })
+        let rows = self.tables.projects().map_err(|e| self.db_err(e))?;
+        Ok(rows
+            .into_iter()
+            .map(|p| Project {
+                current: Some(p.id) == current,
+                id: p.id,
+                name: p.name,
+                description: p.description,
+                observations: p.observations,
             })
-            .map_err(|e| self.db_err(e))?;
-        rows.collect::<Result<_, _>>().map_err(|e| self.db_err(e))
+            .collect())
     }
 
     pub fn add_project(&self, name: &str, description: &str) -> Result<(), KbError> {
@@ -393,31 +308,10 @@ impl KnowledgeBase {
         }
         let project = self.current_id()?.unwrap_or(0);
         let now = now_unix();
-        let hash = text_hash(text);
-        let db = |e| self.db_err(e);
-        self.conn.execute_batch("BEGIN IMMEDIATE").map_err(db)?;
-        let result = (|| -> rusqlite::Result<i64> {
-            self.conn.execute(
-                "INSERT INTO observations(project_id, kind, text, hash, created) VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![project, kind, text, hash, now],
-            )?;
-            let id = self.conn.last_insert_rowid();
-            self.conn.execute(
-                "INSERT INTO observations_fts(rowid, text, kind) VALUES (?1, ?2, ?3)",
-                params![id, text, kind],
-            )?;
-            Ok(id)
-        })();
-        let id = match result {
-            Ok(id) => {
-                self.conn.execute_batch("COMMIT").map_err(db)?;
-                id
-            }
-            Err(e) => {
-                let _ = self.conn.execute_batch("ROLLBACK");
-                return Err(db(e));
-            }
-        };
+        let id = self
+            .tables
+            .insert_observation(project, &kind, text, now)
+            .map_err(|e| self.db_err(e))?;
         if let Err(e) = self.embed_missing() {
             tracing::warn!("knowledge base: {e}");
         }
@@ -430,17 +324,9 @@ impl KnowledgeBase {
             return Ok(0);
         };
         let model = embedder.model_id();
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT DISTINCT o.hash, o.text FROM observations o WHERE NOT EXISTS \
-                 (SELECT 1 FROM vectors v WHERE v.hash = o.hash AND v.model = ?1)",
-            )
-            .map_err(|e| self.db_err(e))?;
-        let missing: Vec<(String, String)> = stmt
-            .query_map([model], |r| Ok((r.get(0)?, r.get(1)?)))
-            .map_err(|e| self.db_err(e))?
-            .collect::<Result<_, _>>()
+        let missing = self
+            .tables
+            .missing_vectors(model)
             .map_err(|e| self.db_err(e))?;
         let mut done = 0;
         for group in missing.chunks(64) {
@@ -450,7 +336,9 @@ impl KnowledgeBase {
                 .map_err(|e| KbError::Invalid(e.to_string()))?;
             let items: Vec<(String, Vec<f32>)> =
                 group.iter().map(|(h, _)| h.clone()).zip(vectors).collect();
-            crate::vector::put(&self.conn, model, &items).map_err(|e| self.db_err(e))?;
+            self.tables
+                .put_vectors(model, &items)
+                .map_err(|e| self.db_err(e))?;
             done += items.len();
         }
         Ok(done)
@@ -458,57 +346,38 @@ impl KnowledgeBase {
 
     pub fn observation(&self, id: i64) -> Result<Observation, KbError> {
         let found = self
-            .conn
-            .query_row(
-                "SELECT o.id, p.name, o.kind, o.text, o.created FROM observations o \
-                 JOIN projects p ON p.id = o.project_id WHERE o.id = ?1",
-                [id],
-                |r| {
-                    Ok(Observation {
-                        id: r.get(0)?,
-                        project: r.get(1)?,
-                        kind: r.get(2)?,
-                        text: r.get(3)?,
-                        created: r.get(4)?,
-                        concepts: Vec::new(),
-                        score: 0.0,
-                    })
-                },
-            )
-            .optional()
-            .map_err(|e| self.db_err(e))?;
+            .tables
+            .observation(id)
+            .map_err(|e| self.db_err(e))?
+            .map(|r| Observation {
+                id: r.id,
+                project: r.project,
+                kind: r.kind,
+                text: r.text,
+                created: r.created,
+                concepts: Vec::new(),
+                score: 0.0,
+            });
         let mut obs = found.ok_or(KbError::NoObservation(id))?;
         obs.concepts = self.concepts_of(id)?;
         Ok(obs)
     }
 
     pub fn status(&self) -> Result<KbStatus, KbError> {
-        let count = |sql: &str| -> Result<usize, KbError> {
-            self.conn
-                .query_row(sql, [], |r| r.get::<_, i64>(0))
-                .map(|n| n as usize)
-                .map_err(|e| self.db_err(e))
-        };
+        let db = |e| self.db_err(e);
         let vectors = match &self.embedder {
-            Some(e) => self
-                .conn
-                .query_row(
-                    "SELECT COUNT(*) FROM observations o WHERE EXISTS \
-                     (SELECT 1 FROM vectors v WHERE v.hash = o.hash AND v.model = ?1)",
-                    [e.model_id()],
-                    |r| r.get::<_, i64>(0),
-                )
-                .map(|n| n as usize)
-                .map_err(|e| self.db_err(e))?,
+            Some(e) => self.tables.vectors_of(e.model_id()).map_err(db)?,
             None => 0,
         };
+        let current_project = self.current_project()?;
+        let counts = self.tables.counts().map_err(db)?;
         Ok(KbStatus {
             path: self.path.clone(),
-            current_project: self.current_project()?,
-            projects: count("SELECT COUNT(*) FROM projects")?,
-            observations: count("SELECT COUNT(*) FROM observations")?,
-            concepts: count("SELECT COUNT(*) FROM concepts")?,
-            links: count("SELECT COUNT(*) FROM links")?,
+            current_project,
+            projects: counts.projects,
+            observations: counts.observations,
+            concepts: counts.concepts,
+            links: counts.links,
             vectors,
             embedder: self.embedder.as_ref().map(|e| e.model_id().to_string()),
         })

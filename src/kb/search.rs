@@ -23,21 +23,9 @@ impl KnowledgeBase {
         let pool = ranking.pool(k);
         let mut lexical: Vec<(i64, f64)> = Vec::new();
         if let Some(fts) = fts_query(query) {
-            let mut stmt = self
-                .conn
-                .prepare_cached(
-                    "SELECT f.rowid, -bm25(observations_fts) FROM observations_fts f \
-                     JOIN observations o ON o.id = f.rowid \
-                     WHERE observations_fts MATCH ?1 AND (?2 IS NULL OR o.project_id = ?2) \
-                     ORDER BY bm25(observations_fts) LIMIT ?3",
-                )
-                .map_err(|e| self.db_err(e))?;
-            lexical = stmt
-                .query_map(params![fts, pid, pool as i64], |r| {
-                    Ok((r.get(0)?, r.get(1)?))
-                })
-                .map_err(|e| self.db_err(e))?
-                .collect::<Result<_, _>>()
+            lexical = self
+                .tables
+                .fts(&fts, pid, pool)
                 .map_err(|e| self.db_err(e))?;
         }
         // Evidence on an absolute scale first: the best observation is not relevant by
@@ -63,21 +51,9 @@ impl KnowledgeBase {
         else {
             return Ok(Vec::new());
         };
-        let found = self
-            .vectors
-            .top_k(
-                &self.conn,
-                crate::vector::stamp(&self.conn).map_err(|e| self.db_err(e))?,
-                "SELECT o.id, o.project_id, v.v FROM observations o \
-                 JOIN vectors v ON v.hash = o.hash AND v.model = ?1",
-                embedder.model_id(),
-                |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)),
-                &q,
-                k,
-                |(_, project)| pid.is_none_or(|p| p == *project),
-            )
-            .map_err(|e| self.db_err(e))?;
-        Ok(found.into_iter().map(|((id, _), s)| (id, s)).collect())
+        self.tables
+            .nearest(&self.vectors, &q, embedder.model_id(), pid, k)
+            .map_err(|e| self.db_err(e))
     }
 
     /// A project's observations, newest first (at most `limit`).
@@ -85,17 +61,7 @@ impl KnowledgeBase {
         let pid = self
             .project_id(project)?
             .ok_or_else(|| KbError::NoProject(project.into()))?;
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT id FROM observations WHERE project_id = ?1 ORDER BY created DESC, id DESC LIMIT ?2",
-            )
-            .map_err(|e| self.db_err(e))?;
-        let ids: Vec<i64> = stmt
-            .query_map(params![pid, limit as i64], |r| r.get(0))
-            .map_err(|e| self.db_err(e))?
-            .collect::<Result<_, _>>()
-            .map_err(|e| self.db_err(e))?;
+        let ids = self.tables.recent(pid, limit).map_err(|e| self.db_err(e))?;
         ids.into_iter().map(|id| self.observation(id)).collect()
     }
 }

@@ -64,7 +64,7 @@ CREATE TRIGGER IF NOT EXISTS vectors_gen_delete AFTER DELETE ON vectors BEGIN
 
 /// How long a connection waits for another process's write before giving up. Writes
 /// are short (one memory, one reconcile), so a wait this long means something is stuck.
-pub use crate::db::BUSY_TIMEOUT;
+pub use crate::storage::BUSY_TIMEOUT;
 
 /// One indexed memory (what recall and listings need; the file has the rest).
 #[derive(Debug, Clone, PartialEq)]
@@ -117,7 +117,7 @@ const COLUMNS: &str = "m.id, m.type, m.kind, m.archived, m.description, m.summar
 impl Index {
     /// Opens (creating) the index; an index of another schema version is emptied.
     pub fn open(path: &Path) -> rusqlite::Result<Self> {
-        let conn = crate::db::open(path)?;
+        let conn = crate::storage::open(path)?;
         let index = Self {
             conn,
             vectors: crate::vector::VectorCache::with_file(crate::vector::sidecar_path(path)),
@@ -169,8 +169,9 @@ impl Index {
         }
         self.conn.execute_batch(SCHEMA)?;
         // Vectors are keyed by content hash and survive every rebuild above.
-        self.conn.execute_batch(crate::vector::SCHEMA)?;
-        self.conn.execute_batch(&crate::vector::watch("memories"))?;
+        self.conn.execute_batch(crate::storage::vectors::SCHEMA)?;
+        self.conn
+            .execute_batch(&crate::storage::vectors::watch("memories"))?;
         self.conn.execute_batch(VECTOR_TRIGGERS)
     }
 
@@ -220,7 +221,7 @@ impl Index {
     /// row and inserting its replacement are one step: another process reconciling the
     /// same new file between them would otherwise insert it twice ("constraint failed").
     fn atomic<T>(&self, f: impl FnOnce() -> rusqlite::Result<T>) -> rusqlite::Result<T> {
-        crate::db::immediate(&self.conn, f)
+        crate::storage::immediate(&self.conn, f)
     }
 
     /// Adds or replaces the row of `m.id` (and its full-text entry), in one transaction.
@@ -446,7 +447,7 @@ impl Index {
 
     /// Stores vectors in one transaction.
     pub fn put_vectors(&self, model: &str, items: &[(String, Vec<f32>)]) -> rusqlite::Result<()> {
-        self.atomic(|| crate::vector::put(&self.conn, model, items))
+        self.atomic(|| crate::storage::vectors::put(&self.conn, model, items))
     }
 
     /// Active memories with a vector from `model`, and those without.
@@ -477,7 +478,7 @@ impl Index {
         let wanted = type_set(types);
         let found = self.vectors.top_k(
             &self.conn,
-            crate::vector::stamp(&self.conn)?,
+            crate::storage::vectors::stamp(&self.conn)?,
             "SELECT m.id, m.type, m.expires, v.v FROM memories m \
              JOIN vectors v ON v.hash = m.vhash AND v.model = ?1 WHERE m.archived = 0",
             model,

@@ -17,7 +17,7 @@ pub fn index_path(dir: &Path) -> PathBuf {
     let path = dir.join(INDEX_FILE);
     let old = dir.join(SHARED_NAME);
     if !path.exists() && old.exists() && written_by_harvey(&old) {
-        if let Err(e) = crate::db::relocate(&old, &path) {
+        if let Err(e) = crate::storage::relocate(&old, &path) {
             tracing::warn!(
                 "cannot copy the index {} to {}: {e}; it is rebuilt from the files",
                 old.display(),
@@ -30,13 +30,7 @@ pub fn index_path(dir: &Path) -> PathBuf {
 
 /// Whether `path` is an index harvey wrote (the Go tool's has no `meta.schema` row).
 fn written_by_harvey(path: &Path) -> bool {
-    let Ok(conn) = crate::db::open_untouched(path) else {
-        return false;
-    };
-    conn.query_row("SELECT value FROM meta WHERE key = 'schema'", [], |r| {
-        r.get::<_, String>(0)
-    })
-    .is_ok()
+    crate::storage::has_meta_value(path, "schema")
 }
 
 #[cfg(test)]
@@ -69,7 +63,7 @@ mod tests {
         );
 
         std::fs::remove_file(&go).unwrap();
-        let old = crate::db::open(&go).unwrap();
+        let old = crate::storage::open(&go).unwrap();
         old.execute_batch("CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT); INSERT INTO meta VALUES ('schema', '4'); CREATE TABLE vectors(h TEXT); INSERT INTO vectors VALUES ('kept');")
             .unwrap();
         drop(old);

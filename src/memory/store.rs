@@ -34,10 +34,10 @@ pub enum StoreError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("memory index {path}: {source} ({hint})", hint = crate::db::hint(source, "delete it or run `harvey memory rebuild`: the memory files are the truth"))]
+    #[error("memory index {path}: {source} ({hint})", hint = crate::storage::hint(source, "delete it or run `harvey memory rebuild`: the memory files are the truth"))]
     Index {
         path: PathBuf,
-        source: rusqlite::Error,
+        source: crate::storage::Error,
     },
     #[error("unknown memory type {0:?}: expected one of {choices}", choices = MemoryType::choices())]
     BadType(String),
@@ -121,7 +121,10 @@ impl MemoryStore {
             source,
         })?;
         let db = super::location::index_path(&dir);
-        let index = Index::open(&db).map_err(|source| StoreError::Index { path: db, source })?;
+        let index = Index::open(&db).map_err(|source| StoreError::Index {
+            path: db,
+            source: source.into(),
+        })?;
         let mut store = Self {
             dir,
             workspace: workspace.to_path_buf(),
@@ -143,7 +146,10 @@ impl MemoryStore {
             source,
         })?;
         let db = super::location::index_path(&dir);
-        let index = Index::open(&db).map_err(|source| StoreError::Index { path: db, source })?;
+        let index = Index::open(&db).map_err(|source| StoreError::Index {
+            path: db,
+            source: source.into(),
+        })?;
         Ok(Self {
             dir,
             workspace: workspace.to_path_buf(),
@@ -253,10 +259,10 @@ impl MemoryStore {
         result.map_err(|e| self.db_err(e))
     }
 
-    pub(super) fn db_err(&self, source: rusqlite::Error) -> StoreError {
+    pub(super) fn db_err(&self, source: impl Into<crate::storage::Error>) -> StoreError {
         StoreError::Index {
             path: self.dir.join(crate::memory::location::INDEX_FILE),
-            source,
+            source: source.into(),
         }
     }
 

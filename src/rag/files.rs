@@ -35,8 +35,8 @@ pub fn go_path(agents_dir: &Path, name: &str) -> PathBuf {
 pub fn own_path(agents_dir: &Path, name: &str) -> PathBuf {
     let path = rag_dir(agents_dir).join(format!("{name}{OWN_SUFFIX}"));
     let old = go_path(agents_dir, name);
-    if !path.exists() && old.is_file() && crate::db::written_by_harvey(&old) {
-        if let Err(e) = crate::db::relocate(&old, &path) {
+    if !path.exists() && old.is_file() && crate::storage::written_by_harvey(&old) {
+        if let Err(e) = crate::storage::relocate(&old, &path) {
             tracing::warn!(
                 "cannot move the RAG store {} to {}: {e}; it stays where it is",
                 old.display(),
@@ -121,7 +121,7 @@ mod tests {
         let agents = dir.path();
         std::fs::create_dir_all(rag_dir(agents)).unwrap();
         let old = go_path(agents, "mine");
-        let conn = crate::db::open(&old).unwrap();
+        let conn = crate::storage::open(&old).unwrap();
         conn.execute_batch(
             "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT); INSERT INTO meta VALUES ('schema', '1');",
         )

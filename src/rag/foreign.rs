@@ -6,84 +6,34 @@
 
 use std::path::Path;
 
-use rusqlite::{params, Connection};
-
-use super::{RagError, RagStore, SCHEMA, SCHEMA_VERSION};
+use super::{RagError, RagStore};
+use crate::storage::rag::RagTables;
 
 /// The store at `path`, read into memory; `Err` names what harvey cannot read in it.
 pub(super) fn open(path: &Path, name: &str) -> Result<RagStore, RagError> {
-    let db = |source| RagError::Db {
+    let copied = RagTables::copy_go_store(path).map_err(|source| RagError::Db {
         path: path.to_path_buf(),
         source,
-    };
-    let source = crate::db::open_untouched(path).map_err(db)?;
-    let columns = crate::db::columns(&source, "chunks").map_err(db)?;
-    if !columns.iter().any(|c| c == "content") {
+    })?;
+    let Some(tables) = copied else {
         return Err(RagError::Unreadable {
             path: path.to_path_buf(),
         });
-    }
-    let column = |name: &str, otherwise: &str| {
-        if columns.iter().any(|c| c == name) {
-            name.to_string()
-        } else {
-            otherwise.to_string()
-        }
     };
-    let select = format!(
-        "SELECT content, {}, {}, {} FROM chunks ORDER BY id",
-        column("source", "''"),
-        column("start_line", "0"),
-        column("end_line", "0"),
-    );
-    let conn = Connection::open_in_memory().map_err(db)?;
-    copy(&source, &conn, &select).map_err(db)?;
     Ok(RagStore {
         name: name.to_string(),
         path: path.to_path_buf(),
-        conn,
+        tables,
         embedder: None,
         vectors: Default::default(),
         foreign: true,
     })
 }
 
-fn copy(source: &Connection, conn: &Connection, select: &str) -> rusqlite::Result<()> {
-    conn.execute_batch(SCHEMA)?;
-    conn.execute_batch(crate::vector::SCHEMA)?;
-    conn.execute(
-        "INSERT INTO meta(key, value) VALUES ('schema', ?1)",
-        [SCHEMA_VERSION],
-    )?;
-    let mut read = source.prepare(select)?;
-    let mut rows = read.query([])?;
-    let mut insert = conn.prepare(
-        "INSERT INTO chunks(path, start_line, end_line, heading, hash, text) VALUES (?1, ?2, ?3, NULL, ?4, ?5)",
-    )?;
-    let mut fts =
-        conn.prepare("INSERT INTO chunks_fts(rowid, text, heading, path) VALUES (?1, ?2, '', ?3)")?;
-    while let Some(row) = rows.next()? {
-        let text: String = row.get(0)?;
-        let path: String = row.get(1)?;
-        let (start, end): (i64, i64) = (row.get(2)?, row.get(3)?);
-        insert.execute(params![
-            path,
-            start,
-            end,
-            crate::vector::text_hash(&text),
-            text
-        ])?;
-        fts.execute(params![conn.last_insert_rowid(), text, path])?;
-    }
-    conn.execute_batch(
-        "INSERT INTO files(path, hash, size, chunks, ingested) \
-         SELECT path, '', 0, COUNT(*), 0 FROM chunks GROUP BY path",
-    )
-}
-
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use rusqlite::Connection;
 
     /// The Go tool's layout, written in our words: chunks with content, a float64
     /// vector blob, the source file and (later columns) line numbers.
@@ -109,7 +59,7 @@ pub(crate) mod tests {
         let path = agents.join("rag/notes.db");
         go_store(&path);
         let before = std::fs::read(&path).unwrap();
-        assert!(crate::db::written_elsewhere(&path));
+        assert!(crate::storage::written_elsewhere(&path));
 
         let store = RagStore::open(agents, "notes", None).unwrap();
         assert!(store.is_foreign());
@@ -128,7 +78,7 @@ pub(crate) mod tests {
         let ours = RagStore::create(agents, "mine", None).unwrap();
         assert!(!ours.is_foreign());
         drop(ours);
-        assert!(crate::db::written_by_harvey(
+        assert!(crate::storage::written_by_harvey(
             &agents.join("rag/mine.harvey.db")
         ));
         assert!(!agents.join("rag/mine.db").exists());

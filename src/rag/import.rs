@@ -64,16 +64,10 @@ pub fn import(
         path: path.clone(),
         source,
     };
-    copy.conn()
-        .execute(
-            "INSERT OR REPLACE INTO meta(key, value) VALUES ('imported_from', ?1), ('imported_at', ?2)",
-            [
-                from.to_string_lossy().into_owned(),
-                crate::memory::store::now_unix().to_string(),
-            ],
-        )
+    copy.tables()
+        .mark_imported(&from, crate::memory::store::now_unix())
         .map_err(db)?;
-    if !crate::db::copy_to_new(copy.conn(), &path).map_err(db)? {
+    if !copy.tables().copy_to_new(&path).map_err(db)? {
         return Err(RagError::AlreadyImported {
             name: name.into(),
             path,
@@ -119,19 +113,7 @@ impl RagStore {
         };
         let model = embedder.model_id();
         let db = |e| self.db_err(e);
-        let missing: Vec<(String, String)> = {
-            let mut stmt = self
-                .conn()
-                .prepare(
-                    "SELECT hash, MIN(text) FROM chunks c WHERE NOT EXISTS \
-                     (SELECT 1 FROM vectors v WHERE v.hash = c.hash AND v.model = ?1) GROUP BY hash",
-                )
-                .map_err(db)?;
-            let rows = stmt
-                .query_map([model], |r| Ok((r.get(0)?, r.get(1)?)))
-                .map_err(db)?;
-            rows.collect::<Result<_, _>>().map_err(db)?
-        };
+        let missing = self.tables().missing_vectors(model).map_err(db)?;
         for group in missing.chunks(EMBED_GROUP) {
             let texts: Vec<&str> = group.iter().map(|(_, t)| t.as_str()).collect();
             let vectors = embedder
@@ -139,10 +121,7 @@ impl RagStore {
                 .map_err(|e| RagError::Embed(e.to_string()))?;
             let items: Vec<(String, Vec<f32>)> =
                 group.iter().map(|(h, _)| h.clone()).zip(vectors).collect();
-            crate::db::immediate(self.conn(), || {
-                crate::vector::put(self.conn(), model, &items)
-            })
-            .map_err(db)?;
+            self.tables().put_vectors(model, &items).map_err(db)?;
         }
         Ok(missing.len())
     }

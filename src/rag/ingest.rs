@@ -12,11 +12,11 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use rusqlite::params;
 use serde::Serialize;
 
 use super::chunk::{chunk, Chunk, Kind};
 use super::{RagError, RagStore};
+use crate::storage::rag::{FileRow, NewChunk};
 use crate::tokens::TokenCounter;
 use crate::vector::text_hash;
 
@@ -167,12 +167,7 @@ impl RagStore {
             Err(reason) => return Ok(FileOutcome::Skipped(reason)),
         };
         let hash = text_hash(&text);
-        let known: Option<String> = self
-            .conn()
-            .query_row("SELECT hash FROM files WHERE path = ?1", [key], |r| {
-                r.get(0)
-            })
-            .ok();
+        let known = self.tables().file_hash(key);
         if known.as_deref() == Some(hash.as_str()) {
             return Ok(FileOutcome::Unchanged);
         }
@@ -192,33 +187,34 @@ impl RagStore {
         let chunks = chunk(kind, &text, limit, counter);
         let vectors = self.embed_new(&chunks)?;
         let n_vectors = vectors.len();
-        let db = |e| RagError::Db {
-            path: self.path().to_path_buf(),
-            source: e,
-        };
-        let conn = self.conn();
-        conn.execute_batch("BEGIN IMMEDIATE").map_err(db)?;
         let model = self.embedder().map(|e| e.model_id().to_string());
         let file = FileRow {
             key,
             hash: &hash,
             size: text.len(),
         };
-        let result = replace_file(conn, &file, &chunks, model.as_deref(), &vectors);
-        match result {
-            Ok(removed) => {
-                conn.execute_batch("COMMIT").map_err(db)?;
-                Ok(FileOutcome::Ingested {
-                    added: chunks.len(),
-                    removed,
-                    vectors: n_vectors,
-                })
-            }
-            Err(e) => {
-                let _ = conn.execute_batch("ROLLBACK");
-                Err(db(e))
-            }
-        }
+        let rows: Vec<NewChunk<'_>> = chunks
+            .iter()
+            .map(|c| NewChunk {
+                start_line: c.start_line,
+                end_line: c.end_line,
+                heading: c.heading.as_deref(),
+                text: &c.text,
+            })
+            .collect();
+        let now = crate::memory::store::now_unix();
+        let removed = self
+            .tables()
+            .replace_file(&file, &rows, model.as_deref(), &vectors, now)
+            .map_err(|source| RagError::Db {
+                path: self.path().to_path_buf(),
+                source,
+            })?;
+        Ok(FileOutcome::Ingested {
+            added: chunks.len(),
+            removed,
+            vectors: n_vectors,
+        })
     }
 
     /// Vectors for the chunks whose text has none yet (identical text anywhere in the
@@ -227,23 +223,17 @@ impl RagStore {
         let Some(embedder) = self.embedder() else {
             return Ok(Vec::new());
         };
-        let mut have = self
-            .conn()
-            .prepare_cached("SELECT 1 FROM vectors WHERE hash = ?1 AND model = ?2")
-            .map_err(|e| RagError::Db {
-                path: self.path().to_path_buf(),
-                source: e,
-            })?;
+        let mut have = self.tables().vector_lookup().map_err(|e| RagError::Db {
+            path: self.path().to_path_buf(),
+            source: e,
+        })?;
         let mut todo: Vec<(String, &str)> = Vec::new();
         for c in chunks {
             let h = text_hash(&c.text);
             if todo.iter().any(|(t, _)| *t == h) {
                 continue;
             }
-            if have
-                .exists(params![h, embedder.model_id()])
-                .unwrap_or(false)
-            {
+            if have.has(&h, embedder.model_id()) {
                 continue;
             }
             todo.push((h, &c.text));
@@ -268,12 +258,7 @@ impl RagStore {
             path: self.path().to_path_buf(),
             source: e,
         };
-        let mut stmt = self.conn().prepare("SELECT path FROM files").map_err(db)?;
-        let known: Vec<String> = stmt
-            .query_map([], |r| r.get(0))
-            .map_err(db)?
-            .collect::<Result<_, _>>()
-            .map_err(db)?;
+        let known = self.tables().file_paths().map_err(db)?;
         let dir_prefix = if prefix.ends_with('/') || prefix.is_empty() || prefix == "." {
             prefix.trim_start_matches('.').to_string()
         } else {
@@ -297,17 +282,7 @@ impl RagStore {
             path: self.path().to_path_buf(),
             source: e,
         };
-        self.conn().execute_batch("BEGIN IMMEDIATE").map_err(db)?;
-        match delete_file(self.conn(), key) {
-            Ok(n) => {
-                self.conn().execute_batch("COMMIT").map_err(db)?;
-                Ok(n)
-            }
-            Err(e) => {
-                let _ = self.conn().execute_batch("ROLLBACK");
-                Err(db(e))
-            }
-        }
+        self.tables().remove_file(key).map_err(db)
     }
 
     /// Removes files that no longer exist on disk (relative paths are taken from
@@ -318,12 +293,7 @@ impl RagStore {
             path: self.path().to_path_buf(),
             source: e,
         };
-        let mut stmt = self.conn().prepare("SELECT path FROM files").map_err(db)?;
-        let known: Vec<String> = stmt
-            .query_map([], |r| r.get(0))
-            .map_err(db)?
-            .collect::<Result<_, _>>()
-            .map_err(db)?;
+        let known = self.tables().file_paths().map_err(db)?;
         let mut files = 0;
         let mut chunks = 0;
         for path in known {
@@ -344,16 +314,6 @@ enum FileOutcome {
         vectors: usize,
     },
     Skipped(String),
-}
-
-fn delete_file(conn: &rusqlite::Connection, key: &str) -> rusqlite::Result<usize> {
-    conn.execute(
-        "DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE path = ?1)",
-        [key],
-    )?;
-    let n = conn.execute("DELETE FROM chunks WHERE path = ?1", [key])?;
-    conn.execute("DELETE FROM files WHERE path = ?1", [key])?;
-    Ok(n)
 }
 
 /// `path` relative to `workspace` when under it, else as given.
@@ -482,55 +442,4 @@ fn collect_files(paths: &[PathBuf], skipped: &mut Vec<Skipped>) -> (Vec<PathBuf>
         }
     }
     (files, walked_dirs)
-}
-
-/// A file's row in `files`: its key (display path), content hash and size.
-struct FileRow<'a> {
-    key: &'a str,
-    hash: &'a str,
-    size: usize,
-}
-
-/// Inside the caller's transaction: replaces the file's chunks (and their full-text rows)
-/// with `chunks`, stores the new `vectors` under `model`, records the file. Returns how
-/// many old chunks were removed.
-fn replace_file(
-    conn: &rusqlite::Connection,
-    file: &FileRow<'_>,
-    chunks: &[Chunk],
-    model: Option<&str>,
-    vectors: &[(String, Vec<f32>)],
-) -> rusqlite::Result<usize> {
-    let removed = delete_file(conn, file.key)?;
-    let mut insert = conn.prepare_cached(
-        "INSERT INTO chunks(path, start_line, end_line, heading, hash, text) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-    )?;
-    let mut insert_fts = conn.prepare_cached(
-        "INSERT INTO chunks_fts(rowid, text, heading, path) VALUES (?1, ?2, ?3, ?4)",
-    )?;
-    for c in chunks {
-        insert.execute(params![
-            file.key,
-            c.start_line as i64,
-            c.end_line as i64,
-            c.heading,
-            text_hash(&c.text),
-            c.text
-        ])?;
-        let id = conn.last_insert_rowid();
-        insert_fts.execute(params![
-            id,
-            c.text,
-            c.heading.clone().unwrap_or_default(),
-            file.key
-        ])?;
-    }
-    if let Some(model) = model {
-        crate::vector::put(conn, model, vectors)?;
-    }
-    conn.execute(
-        "INSERT OR REPLACE INTO files(path, hash, size, chunks, ingested) VALUES (?1, ?2, ?3, ?4, ?5)",
-        params![file.key, file.hash, file.size as i64, chunks.len() as i64, crate::memory::store::now_unix()],
-    )?;
-    Ok(removed)
 }

@@ -22,44 +22,14 @@ pub use files::{is_imported, list, rag_dir, valid_name, written_by_go};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
 
 use crate::memory::query::fts_query;
 use crate::memory::rank::Ranking;
 use crate::memory::recall::{Candidate, Section, Silo};
 use crate::memory::StoreError;
+use crate::storage::rag::RagTables;
 use crate::tokens::Embedder;
-
-const SCHEMA_VERSION: &str = "1";
-
-const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS files(
-    path TEXT PRIMARY KEY,
-    hash TEXT NOT NULL,
-    size INTEGER NOT NULL,
-    chunks INTEGER NOT NULL,
-    ingested INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS chunks(
-    id INTEGER PRIMARY KEY,
-    path TEXT NOT NULL,
-    start_line INTEGER NOT NULL,
-    end_line INTEGER NOT NULL,
-    heading TEXT,
-    hash TEXT NOT NULL,
-    text TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
-CREATE INDEX IF NOT EXISTS chunks_hash ON chunks(hash);
-CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
-    text, heading, path, tokenize = 'porter unicode61'
-);
-";
-
-/// bm25 weights: text, heading, path.
-const BM25: &str = "bm25(chunks_fts, 1.0, 2.0, 0.5)";
 
 #[derive(Debug, thiserror::Error)]
 pub enum RagError {
@@ -74,10 +44,10 @@ pub enum RagError {
          copies it into a store of harvey's own, or choose another name"
     )]
     GoExists(String),
-    #[error("RAG store {path}: {source} ({hint})", hint = crate::db::hint(source, "if it is damaged, delete it and ingest the files again"))]
+    #[error("RAG store {path}: {source} ({hint})", hint = crate::storage::hint(source, "if it is damaged, delete it and ingest the files again"))]
     Db {
         path: PathBuf,
-        source: rusqlite::Error,
+        source: crate::storage::Error,
     },
     #[error("{path}: {source}")]
     Io {
@@ -161,7 +131,7 @@ pub struct StoreStatus {
 pub struct RagStore {
     name: String,
     path: PathBuf,
-    conn: Connection,
+    tables: RagTables,
     embedder: Option<Arc<dyn Embedder>>,
     vectors: crate::vector::VectorCache<i64>,
     /// Written by the Go tool: read into memory, never written (see `foreign`).
@@ -218,22 +188,11 @@ impl RagStore {
             path: path.to_path_buf(),
             source,
         };
-        let conn = crate::db::open(path).map_err(db)?;
-        crate::db::immediate(&conn, || {
-            conn.execute_batch(SCHEMA)?;
-            conn.execute_batch(crate::vector::SCHEMA)?;
-            conn.execute_batch(&crate::vector::watch("chunks"))
-        })
-        .map_err(db)?;
-        conn.execute(
-            "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema', ?1)",
-            [SCHEMA_VERSION],
-        )
-        .map_err(db)?;
+        let tables = RagTables::open(path).map_err(db)?;
         let store = Self {
             name: name.to_string(),
             path: path.to_path_buf(),
-            conn,
+            tables,
             embedder: None,
             vectors: crate::vector::VectorCache::with_file(crate::vector::sidecar_path(path)),
             foreign: false,
@@ -258,23 +217,14 @@ impl RagStore {
             }),
             Some(_) => Ok(()),
             None => self
-                .conn
-                .execute(
-                    "INSERT OR REPLACE INTO meta(key, value) VALUES ('embedder', ?1)",
-                    [e.model_id()],
-                )
-                .map(|_| ())
+                .tables
+                .record_embedder(e.model_id())
                 .map_err(|e| self.db_err(e)),
         }
     }
 
     pub fn recorded_embedder(&self) -> Result<Option<String>, RagError> {
-        self.conn
-            .query_row("SELECT value FROM meta WHERE key = 'embedder'", [], |r| {
-                r.get(0)
-            })
-            .optional()
-            .map_err(|e| self.db_err(e))
+        self.tables.recorded_embedder().map_err(|e| self.db_err(e))
     }
 
     pub fn name(&self) -> &str {
@@ -289,7 +239,7 @@ impl RagStore {
         self.embedder.as_ref()
     }
 
-    fn db_err(&self, source: rusqlite::Error) -> RagError {
+    fn db_err(&self, source: crate::storage::Error) -> RagError {
         RagError::Db {
             path: self.path.clone(),
             source,
@@ -312,36 +262,19 @@ impl RagStore {
         Ok(())
     }
 
-    pub(crate) fn conn(&self) -> &Connection {
-        &self.conn
+    pub(crate) fn tables(&self) -> &RagTables {
+        &self.tables
     }
 
     pub fn status(&self) -> Result<StoreStatus, RagError> {
-        let count = |sql: &str| -> Result<usize, RagError> {
-            self.conn
-                .query_row(sql, [], |r| r.get::<_, i64>(0))
-                .map(|n| n as usize)
-                .map_err(|e| self.db_err(e))
-        };
-        let vectors = match &self.embedder {
-            Some(e) => self
-                .conn
-                .query_row(
-                    "SELECT COUNT(*) FROM chunks c WHERE EXISTS \
-                     (SELECT 1 FROM vectors v WHERE v.hash = c.hash AND v.model = ?1)",
-                    [e.model_id()],
-                    |r| r.get::<_, i64>(0),
-                )
-                .map(|n| n as usize)
-                .map_err(|e| self.db_err(e))?,
-            None => 0,
-        };
+        let model = self.embedder.as_ref().map(|e| e.model_id());
+        let counts = self.tables.counts(model).map_err(|e| self.db_err(e))?;
         Ok(StoreStatus {
             name: self.name.clone(),
             path: self.path.clone(),
-            files: count("SELECT COUNT(*) FROM files")?,
-            chunks: count("SELECT COUNT(*) FROM chunks")?,
-            vectors,
+            files: counts.files,
+            chunks: counts.chunks,
+            vectors: counts.vectors,
             embedder: self.recorded_embedder()?,
             bytes: std::fs::metadata(&self.path).map(|m| m.len()).unwrap_or(0),
         })
@@ -349,23 +282,7 @@ impl RagStore {
 
     /// Every chunk's (path, start, end, hash), in order: what tests compare across ingests.
     pub fn chunk_keys(&self) -> Result<Vec<(String, usize, usize, String)>, RagError> {
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT path, start_line, end_line, hash FROM chunks ORDER BY path, start_line",
-            )
-            .map_err(|e| self.db_err(e))?;
-        let rows = stmt
-            .query_map([], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, i64>(1)? as usize,
-                    r.get::<_, i64>(2)? as usize,
-                    r.get::<_, String>(3)?,
-                ))
-            })
-            .map_err(|e| self.db_err(e))?;
-        rows.collect::<Result<_, _>>().map_err(|e| self.db_err(e))
+        self.tables.chunk_keys().map_err(|e| self.db_err(e))
     }
 
     /// Inserts chunks without reading files (benchmarks: 100k chunks in seconds), with
@@ -376,41 +293,9 @@ impl RagStore {
         vectors: Option<(&str, &[Vec<f32>])>,
     ) -> Result<(), RagError> {
         self.writable()?;
-        let db = |e| RagError::Db {
-            path: self.path.clone(),
-            source: e,
-        };
-        self.conn.execute_batch("BEGIN").map_err(db)?;
-        let result = (|| -> rusqlite::Result<()> {
-            let mut insert = self.conn.prepare_cached(
-                "INSERT INTO chunks(path, start_line, end_line, heading, hash, text) VALUES (?1, ?2, ?3, NULL, ?4, ?5)",
-            )?;
-            let mut fts = self.conn.prepare_cached(
-                "INSERT INTO chunks_fts(rowid, text, heading, path) VALUES (?1, ?2, '', ?3)",
-            )?;
-            let mut items = Vec::new();
-            for (i, (path, a, b, text)) in chunks.iter().enumerate() {
-                let hash = crate::vector::text_hash(&format!("{i}:{text}"));
-                insert.execute(params![path, *a as i64, *b as i64, hash, text])?;
-                fts.execute(params![self.conn.last_insert_rowid(), text, path])?;
-                if let Some((_, vs)) = vectors {
-                    if let Some(v) = vs.get(i) {
-                        items.push((hash, v.clone()));
-                    }
-                }
-            }
-            if let Some((model, _)) = vectors {
-                crate::vector::put(&self.conn, model, &items)?;
-            }
-            Ok(())
-        })();
-        match result {
-            Ok(()) => self.conn.execute_batch("COMMIT").map_err(db),
-            Err(e) => {
-                let _ = self.conn.execute_batch("ROLLBACK");
-                Err(db(e))
-            }
-        }
+        self.tables
+            .bulk_insert(chunks, vectors)
+            .map_err(|e| self.db_err(e))
     }
 
     /// Ranked chunks for `query`: full text and (with an embedder) nearest vectors, fused
@@ -438,16 +323,7 @@ impl RagStore {
     }
 
     fn fts(&self, fts: &str, limit: usize) -> Result<Vec<(i64, f64)>, RagError> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(&format!(
-                "SELECT rowid, -{BM25} FROM chunks_fts WHERE chunks_fts MATCH ?1 ORDER BY {BM25} LIMIT ?2"
-            ))
-            .map_err(|e| self.db_err(e))?;
-        let rows = stmt
-            .query_map(params![fts, limit as i64], |r| Ok((r.get(0)?, r.get(1)?)))
-            .map_err(|e| self.db_err(e))?;
-        rows.collect::<Result<_, _>>().map_err(|e| self.db_err(e))
+        self.tables.fts(fts, limit).map_err(|e| self.db_err(e))
     }
 
     fn nearest(&self, query: &str, k: usize) -> Result<Vec<(i64, f32)>, RagError> {
@@ -465,40 +341,23 @@ impl RagStore {
 
     /// The exact scan over every chunk's vector (an int8 copy beside the database, see
     /// `vector::VectorCache`; measured in `benches/retrieval.rs`).
-    fn scan(&self, q: &[f32], model: &str, k: usize) -> rusqlite::Result<Vec<(i64, f32)>> {
-        self.vectors.top_k(
-            &self.conn,
-            crate::vector::stamp(&self.conn)?,
-            "SELECT c.id, v.v FROM chunks c JOIN vectors v ON v.hash = c.hash AND v.model = ?1",
-            model,
-            |r| r.get::<_, i64>(0),
-            q,
-            k,
-            |_| true,
-        )
+    fn scan(&self, q: &[f32], model: &str, k: usize) -> crate::storage::Result<Vec<(i64, f32)>> {
+        self.tables.nearest(&self.vectors, q, model, k)
     }
 
     fn chunk(&self, id: i64) -> Result<Option<ChunkHit>, RagError> {
-        self.conn
-            .query_row(
-                "SELECT id, path, start_line, end_line, heading, text, hash FROM chunks WHERE id = ?1",
-                [id],
-                |r| {
-                    Ok(ChunkHit {
-                        id: r.get(0)?,
-                        store: self.name.clone(),
-                        path: r.get(1)?,
-                        start_line: r.get::<_, i64>(2)? as usize,
-                        end_line: r.get::<_, i64>(3)? as usize,
-                        heading: r.get(4)?,
-                        text: r.get(5)?,
-                        hash: r.get(6)?,
-                        score: 0.0,
-                    })
-                },
-            )
-            .optional()
-            .map_err(|e| self.db_err(e))
+        let row = self.tables.chunk(id).map_err(|e| self.db_err(e))?;
+        Ok(row.map(|r| ChunkHit {
+            id: r.id,
+            store: self.name.clone(),
+            path: r.path,
+            start_line: r.start_line,
+            end_line: r.end_line,
+            heading: r.heading,
+            text: r.text,
+            hash: r.hash,
+            score: 0.0,
+        }))
     }
 }
 

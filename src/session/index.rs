@@ -5,60 +5,13 @@
 
 use std::path::{Path, PathBuf};
 
-use rusqlite::{params, Connection};
-use serde::Serialize;
-
 use crate::memory::query::terms;
-
-const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS sessions(
-    file TEXT PRIMARY KEY,
-    started TEXT NOT NULL,
-    duration_s INTEGER NOT NULL,
-    turns INTEGER NOT NULL,
-    summary TEXT NOT NULL,
-    tags TEXT NOT NULL,
-    name TEXT
-);
-CREATE TABLE IF NOT EXISTS session_stamps(file TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS mined(file TEXT PRIMARY KEY, mined_at TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS session_terms(file TEXT PRIMARY KEY, terms TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS memory_stats(
-    session_id TEXT NOT NULL,
-    budget_tokens INTEGER NOT NULL,
-    injected_tokens INTEGER NOT NULL,
-    compressed INTEGER NOT NULL,
-    avg_tokens_per_sec REAL NOT NULL,
-    recorded_at TEXT NOT NULL
-);
-";
-
-/// One row of the sessions index.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SessionEntry {
-    /// File name under `agents/sessions/` (also the session's id).
-    pub file: String,
-    pub started: String,
-    pub duration_s: i64,
-    pub turns: i64,
-    pub summary: String,
-    pub tags: Vec<String>,
-    pub name: Option<String>,
-}
-
-/// One `memory_stats` row.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SessionStats {
-    pub session_id: String,
-    pub budget_tokens: i64,
-    pub injected_tokens: i64,
-    pub compressed: bool,
-    pub avg_tokens_per_sec: f64,
-    pub recorded_at: String,
-}
+use crate::storage::sessions::SessionTables;
+pub use crate::storage::sessions::{SessionEntry, SessionStats};
+use crate::storage::Result as DbResult;
 
 pub struct SessionIndex {
-    conn: Connection,
+    tables: SessionTables,
     dir: PathBuf,
     /// Sessions the Go tool mined (its `manifest.yaml`, read at open, never written).
     go_mined: std::collections::HashSet<String>,
@@ -66,13 +19,12 @@ pub struct SessionIndex {
 
 impl SessionIndex {
     /// Opens the index in `<agents>/memories/harvey-index.db`; sessions live in `<agents>/sessions`.
-    pub fn open(agents_dir: &Path) -> rusqlite::Result<Self> {
+    pub fn open(agents_dir: &Path) -> DbResult<Self> {
         let db_dir = agents_dir.join("memories");
         let _ = std::fs::create_dir_all(&db_dir);
-        let conn = crate::db::open(&crate::memory::location::index_path(&db_dir))?;
-        crate::db::immediate(&conn, || conn.execute_batch(SCHEMA))?;
+        let tables = SessionTables::open(&crate::memory::location::index_path(&db_dir))?;
         Ok(Self {
-            conn,
+            tables,
             dir: agents_dir.join("sessions"),
             go_mined: super::go_manifest::mined_files(&db_dir),
         })
@@ -87,35 +39,25 @@ impl SessionIndex {
     /// summary and tags read again from its closing notes, and a record with exchanges
     /// and no row (the Go tool's, or one whose session was killed) is added. Returns
     /// (pruned, re-read or added).
-    pub fn reconcile(&self) -> rusqlite::Result<(usize, usize)> {
+    pub fn reconcile(&self) -> DbResult<(usize, usize)> {
         let (pruned, reread) = self.reread()?;
         Ok((pruned, reread + self.discover()?))
     }
 
-    fn reread(&self) -> rusqlite::Result<(usize, usize)> {
-        let files: Vec<String> = {
-            let mut stmt = self.conn.prepare("SELECT file FROM sessions")?;
-            let rows = stmt.query_map([], |r| r.get(0))?;
-            rows.collect::<rusqlite::Result<_>>()?
-        };
+    fn reread(&self) -> DbResult<(usize, usize)> {
+        let files = self.tables.files()?;
         let (mut pruned, mut reread) = (0, 0);
         for f in files {
             let path = self.dir.join(&f);
             let Some(stamp) = file_stamp(&path) else {
-                self.conn
-                    .execute("DELETE FROM sessions WHERE file = ?1", [&f])?;
-                self.conn
-                    .execute("DELETE FROM session_stamps WHERE file = ?1", [&f])?;
-                self.conn
-                    .execute("DELETE FROM session_terms WHERE file = ?1", [&f])?;
+                self.tables.remove(&f)?;
                 pruned += 1;
                 continue;
             };
             if self.stamp(&f)? == Some(stamp) {
                 continue;
             }
-            self.conn
-                .execute("DELETE FROM session_terms WHERE file = ?1", [&f])?;
+            self.tables.forget_terms(&f)?;
             if let Ok(text) = std::fs::read_to_string(&path) {
                 let record = super::fountain::parse(&text);
                 let note = |prefix: &str| {
@@ -125,10 +67,7 @@ impl SessionIndex {
                         .find_map(|n| n.strip_prefix(prefix).map(str::trim).map(str::to_string))
                 };
                 if let Some(summary) = note("Summary: ") {
-                    self.conn.execute(
-                        "UPDATE sessions SET summary = ?2 WHERE file = ?1",
-                        params![f, summary],
-                    )?;
+                    self.tables.set_summary(&f, &summary)?;
                 }
                 if let Some(tags) = note("Tags: ") {
                     let tags: Vec<&str> = tags
@@ -136,10 +75,7 @@ impl SessionIndex {
                         .map(str::trim)
                         .filter(|t| !t.is_empty())
                         .collect();
-                    self.conn.execute(
-                        "UPDATE sessions SET tags = ?2 WHERE file = ?1",
-                        params![f, tags.join(",")],
-                    )?;
+                    self.tables.set_tags(&f, &tags.join(","))?;
                 }
                 reread += 1;
             }
@@ -149,7 +85,7 @@ impl SessionIndex {
     }
 
     /// Adds the records in the sessions directory that have no row yet.
-    fn discover(&self) -> rusqlite::Result<usize> {
+    fn discover(&self) -> DbResult<usize> {
         let Ok(dir) = std::fs::read_dir(&self.dir) else {
             return Ok(0);
         };
@@ -186,31 +122,16 @@ impl SessionIndex {
         Ok(added)
     }
 
-    fn stamp(&self, file: &str) -> rusqlite::Result<Option<(i64, i64)>> {
-        use rusqlite::OptionalExtension;
-        self.conn
-            .query_row(
-                "SELECT mtime_ns, size FROM session_stamps WHERE file = ?1",
-                [file],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .optional()
+    fn stamp(&self, file: &str) -> DbResult<Option<(i64, i64)>> {
+        self.tables.stamp(file)
     }
 
-    fn set_stamp(&self, file: &str, (mtime_ns, size): (i64, i64)) -> rusqlite::Result<()> {
-        self.conn.execute(
-            "INSERT OR REPLACE INTO session_stamps(file, mtime_ns, size) VALUES (?1, ?2, ?3)",
-            params![file, mtime_ns, size],
-        )?;
-        Ok(())
+    fn set_stamp(&self, file: &str, stamp: (i64, i64)) -> DbResult<()> {
+        self.tables.set_stamp(file, stamp)
     }
 
-    pub fn put(&self, e: &SessionEntry) -> rusqlite::Result<()> {
-        self.conn.execute(
-            "INSERT OR REPLACE INTO sessions(file, started, duration_s, turns, summary, tags, name) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![e.file, e.started, e.duration_s, e.turns, e.summary, e.tags.join(","), e.name],
-        )?;
+    pub fn put(&self, e: &SessionEntry) -> DbResult<()> {
+        self.tables.put(e)?;
         // The file as indexed: a later change to it (a hand edit) is read at reconcile.
         match file_stamp(&self.dir.join(&e.file)) {
             Some(stamp) => self.set_stamp(&e.file, stamp),
@@ -218,45 +139,28 @@ impl SessionIndex {
         }
     }
 
-    pub fn rename(&self, file: &str, name: &str) -> rusqlite::Result<bool> {
-        Ok(self.conn.execute(
-            "UPDATE sessions SET name = ?2 WHERE file = ?1",
-            params![file, name],
-        )? > 0)
+    pub fn rename(&self, file: &str, name: &str) -> DbResult<bool> {
+        self.tables.rename(file, name)
     }
 
     /// Newest first.
-    pub fn recent(&self, n: usize) -> rusqlite::Result<Vec<SessionEntry>> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT file, started, duration_s, turns, summary, tags, name FROM sessions \
-             ORDER BY started DESC, file DESC LIMIT ?1",
-        )?;
-        let rows = stmt.query_map([i64::try_from(n).unwrap_or(i64::MAX)], read_entry)?;
-        rows.collect()
+    pub fn recent(&self, n: usize) -> DbResult<Vec<SessionEntry>> {
+        self.tables.recent(n, false)
     }
 
     /// Newest first, only sessions with a summary (what recall can show of them).
-    pub fn recent_summarized(&self, n: usize) -> rusqlite::Result<Vec<SessionEntry>> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT file, started, duration_s, turns, summary, tags, name FROM sessions \
-             WHERE trim(summary) != '' ORDER BY started DESC, file DESC LIMIT ?1",
-        )?;
-        let rows = stmt.query_map([i64::try_from(n).unwrap_or(i64::MAX)], read_entry)?;
-        rows.collect()
+    pub fn recent_summarized(&self, n: usize) -> DbResult<Vec<SessionEntry>> {
+        self.tables.recent(n, true)
     }
 
-    pub fn get(&self, file: &str) -> rusqlite::Result<Option<SessionEntry>> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT file, started, duration_s, turns, summary, tags, name FROM sessions WHERE file = ?1",
-        )?;
-        let mut rows = stmt.query_map([file], read_entry)?;
-        rows.next().transpose()
+    pub fn get(&self, file: &str) -> DbResult<Option<SessionEntry>> {
+        self.tables.get(file)
     }
 
     /// Sessions whose summary, tags or name share words with `query`, best first. A
     /// session without a summary (the Go tool's records have none) is searched by the
     /// words of its exchanges instead.
-    pub fn search(&self, query: &str, k: usize) -> rusqlite::Result<Vec<(SessionEntry, usize)>> {
+    pub fn search(&self, query: &str, k: usize) -> DbResult<Vec<(SessionEntry, usize)>> {
         let wanted = terms(query);
         let all = self.recent(10_000)?;
         let mut scored = Vec::new();
@@ -298,16 +202,8 @@ impl SessionIndex {
 
     /// The topic words of `file`'s exchanges, worked out once and kept until the file
     /// changes (see `reread`).
-    fn exchange_terms(&self, file: &str) -> rusqlite::Result<Vec<String>> {
-        use rusqlite::OptionalExtension;
-        let kept: Option<String> = self
-            .conn
-            .query_row(
-                "SELECT terms FROM session_terms WHERE file = ?1",
-                [file],
-                |r| r.get(0),
-            )
-            .optional()?;
+    fn exchange_terms(&self, file: &str) -> DbResult<Vec<String>> {
+        let kept = self.tables.terms(file)?;
         let joined = match kept {
             Some(t) => t,
             None => {
@@ -325,10 +221,7 @@ impl SessionIndex {
                     .into_iter()
                     .collect();
                 let joined = words.join(" ");
-                self.conn.execute(
-                    "INSERT OR REPLACE INTO session_terms(file, terms) VALUES (?1, ?2)",
-                    params![file, joined],
-                )?;
+                self.tables.set_terms(file, &joined)?;
                 joined
             }
         };
@@ -336,53 +229,26 @@ impl SessionIndex {
     }
 
     /// Records that `file` was mined (the manifest `/memory mine` consults).
-    pub fn mark_mined(&self, file: &str) -> rusqlite::Result<()> {
-        self.conn.execute(
-            "INSERT OR REPLACE INTO mined(file, mined_at) VALUES (?1, ?2)",
-            params![file, crate::memory::store::now_rfc3339()],
-        )?;
-        Ok(())
+    pub fn mark_mined(&self, file: &str) -> DbResult<()> {
+        self.tables
+            .mark_mined(file, &crate::memory::store::now_rfc3339())
     }
 
     /// Whether `file` was mined, by harvey or (its manifest says) by the Go tool.
-    pub fn is_mined(&self, file: &str) -> rusqlite::Result<bool> {
+    pub fn is_mined(&self, file: &str) -> DbResult<bool> {
         if self.go_mined.contains(file) {
             return Ok(true);
         }
-        let n: i64 =
-            self.conn
-                .query_row("SELECT COUNT(*) FROM mined WHERE file = ?1", [file], |r| {
-                    r.get(0)
-                })?;
-        Ok(n > 0)
+        self.tables.is_mined(file)
     }
 
-    pub fn record_stats(&self, s: &SessionStats) -> rusqlite::Result<()> {
-        self.conn.execute(
-            "INSERT INTO memory_stats(session_id, budget_tokens, injected_tokens, compressed, avg_tokens_per_sec, recorded_at) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![s.session_id, s.budget_tokens, s.injected_tokens, s.compressed, s.avg_tokens_per_sec, s.recorded_at],
-        )?;
-        Ok(())
+    pub fn record_stats(&self, s: &SessionStats) -> DbResult<()> {
+        self.tables.record_stats(s)
     }
 
     /// Every stats row, oldest first.
-    pub fn stats(&self) -> rusqlite::Result<Vec<SessionStats>> {
-        let mut stmt = self.conn.prepare(
-            "SELECT session_id, budget_tokens, injected_tokens, compressed, avg_tokens_per_sec, recorded_at \
-             FROM memory_stats ORDER BY recorded_at, rowid",
-        )?;
-        let rows = stmt.query_map([], |r| {
-            Ok(SessionStats {
-                session_id: r.get(0)?,
-                budget_tokens: r.get(1)?,
-                injected_tokens: r.get(2)?,
-                compressed: r.get(3)?,
-                avg_tokens_per_sec: r.get(4)?,
-                recorded_at: r.get(5)?,
-            })
-        })?;
-        rows.collect()
+    pub fn stats(&self) -> DbResult<Vec<SessionStats>> {
+        self.tables.stats()
     }
 }
 
@@ -399,23 +265,6 @@ fn file_stamp(path: &Path) -> Option<(i64, i64)> {
         i64::try_from(mtime).unwrap_or(i64::MAX),
         i64::try_from(meta.len()).unwrap_or(i64::MAX),
     ))
-}
-
-fn read_entry(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionEntry> {
-    let tags: String = r.get(5)?;
-    Ok(SessionEntry {
-        file: r.get(0)?,
-        started: r.get(1)?,
-        duration_s: r.get(2)?,
-        turns: r.get(3)?,
-        summary: r.get(4)?,
-        tags: tags
-            .split(',')
-            .filter(|t| !t.is_empty())
-            .map(str::to_string)
-            .collect(),
-        name: r.get(6)?,
-    })
 }
 
 /// The last sessions' summaries as a recall silo (`[recent sessions]`, query-independent).

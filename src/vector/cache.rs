@@ -12,13 +12,13 @@
 //! The copy is rebuilt (one query over the store's rows) when the store's [`Stamp`]
 //! differs from the one it was built for: a change in this process or another moves the
 //! stamp (triggers keep it), and a process that finds a file of the current stamp maps
-//! it without reading SQLite at all.
+//! it without reading SQLite at all. The rows come through a callback ([`Filler`]):
+//! reading them from SQLite is `storage::vectors`'s job.
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 
 use memmap2::{Mmap, UncheckedAdvice};
-use rusqlite::Connection;
 
 use super::key::Key;
 use super::sidecar::{self, Builder, Built, Identity, Refused, Stamp, HEADER, STEP};
@@ -85,21 +85,21 @@ impl<K> VectorCache<K> {
 
 impl<K: Key> VectorCache<K> {
     /// The `k` rows nearest to the unit vector `q` among those `keep` accepts, with their
-    /// (int8-rounded) similarity. `sql` selects the key columns and, last, the vector
-    /// BLOB, with `?1` bound to `model`; `read_key` turns a row into a key. The copy is
-    /// rebuilt when `stamp` (see [`super::stamp`]) differs from the one it was built for.
+    /// (int8-rounded) similarity. `rows` feeds a store's rows into a new copy (see
+    /// [`Filler`]; `storage::vectors` reads them from SQLite) and `io_error` turns a
+    /// failure to hold the copy into the caller's error. The copy is rebuilt when `stamp`
+    /// differs from the one it was built for.
     #[allow(clippy::too_many_arguments)]
-    pub fn top_k(
+    pub fn top_k_with<E>(
         &self,
-        conn: &Connection,
         stamp: Stamp,
-        sql: &str,
         model: &str,
-        read_key: impl Fn(&rusqlite::Row<'_>) -> rusqlite::Result<K>,
         q: &[f32],
         k: usize,
         keep: impl Fn(&K) -> bool,
-    ) -> rusqlite::Result<Vec<(K, f32)>> {
+        rows: &dyn Fn(&mut Filler<K>) -> Result<(), E>,
+        io_error: fn(std::io::Error) -> E,
+    ) -> Result<Vec<(K, f32)>, E> {
         let id = Identity {
             dim: q.len(),
             model: sidecar::name_hash(model),
@@ -111,19 +111,18 @@ impl<K: Key> VectorCache<K> {
             .is_some_and(|l| l.id == id && l.model == model)
         {
             *slot = None;
-            *slot = Some(self.load(conn, id, model, sql, &read_key)?);
+            *slot = Some(self.load(id, model, rows, io_error)?);
         }
         Ok(slot.as_ref().map_or_else(Vec::new, |l| l.scan(q, k, keep)))
     }
 
-    fn load(
+    fn load<E>(
         &self,
-        conn: &Connection,
         id: Identity,
         model: &str,
-        sql: &str,
-        read_key: &dyn Fn(&rusqlite::Row<'_>) -> rusqlite::Result<K>,
-    ) -> rusqlite::Result<Loaded<K>> {
+        rows: &dyn Fn(&mut Filler<K>) -> Result<(), E>,
+        io_error: fn(std::io::Error) -> E,
+    ) -> Result<Loaded<K>, E> {
         let (bytes, keys) = match self.sidecar.as_deref().map(|p| (p, open(p, id))) {
             Some((_, Ok(found))) => found,
             Some((path, Err(why))) => {
@@ -133,9 +132,9 @@ impl<K: Key> VectorCache<K> {
                         path.display()
                     );
                 }
-                build(conn, Some(path), id, model, sql, read_key)?
+                build(Some(path), id, rows, io_error)?
             }
-            None => build(conn, None, id, model, sql, read_key)?,
+            None => build(None, id, rows, io_error)?,
         };
         Ok(Loaded {
             id,
@@ -143,6 +142,51 @@ impl<K: Key> VectorCache<K> {
             keys,
             bytes,
         })
+    }
+}
+
+/// What a store's rows are fed into when a copy is built: each row's vector BLOB, then,
+/// when [`Filler::accepts`] it, the row's key (read only then).
+pub struct Filler<K> {
+    builder: Builder<K>,
+    v: Vec<f32>,
+    failed: Option<std::io::Error>,
+}
+
+impl<K: Key> Filler<K> {
+    fn new(builder: Builder<K>) -> Self {
+        let v = Vec::with_capacity(builder.dim());
+        Self {
+            builder,
+            v,
+            failed: None,
+        }
+    }
+
+    /// Whether `blob` holds a vector of the copy's dimension (a BLOB of another size is
+    /// skipped) and the copy can still take it.
+    pub fn accepts(&mut self, blob: &[u8]) -> bool {
+        self.v.clear();
+        self.failed.is_none() && extend_from_blob(&mut self.v, blob, self.builder.dim())
+    }
+
+    /// Adds the vector just accepted under `key`; false when writing the copy failed
+    /// (the caller stops reading rows).
+    pub fn push(&mut self, key: K) -> bool {
+        match self.builder.push(key, &self.v) {
+            Ok(()) => true,
+            Err(e) => {
+                self.failed = Some(e);
+                false
+            }
+        }
+    }
+
+    fn finish(self) -> Filled<K> {
+        match self.failed {
+            Some(e) => Err(e),
+            None => self.builder.finish(),
+        }
     }
 }
 
@@ -164,14 +208,12 @@ fn open<K: Key>(path: &Path, id: Identity) -> Result<(Bytes, Vec<K>), Refused> {
 
 /// Reads the store's rows into a new copy: a file at `path` (renamed into place, then
 /// mapped) or, without one or when writing it fails, memory.
-fn build<K: Key>(
-    conn: &Connection,
+fn build<K: Key, E>(
     path: Option<&Path>,
     id: Identity,
-    model: &str,
-    sql: &str,
-    read_key: &dyn Fn(&rusqlite::Row<'_>) -> rusqlite::Result<K>,
-) -> rusqlite::Result<(Bytes, Vec<K>)> {
+    rows: &dyn Fn(&mut Filler<K>) -> Result<(), E>,
+    io_error: fn(std::io::Error) -> E,
+) -> Result<(Bytes, Vec<K>), E> {
     let io_failed = |e: std::io::Error| {
         if let Some(p) = path {
             tracing::warn!(
@@ -180,7 +222,7 @@ fn build<K: Key>(
             );
         }
     };
-    match fill(Builder::new(path, id), conn, model, sql, read_key)? {
+    match fill(Builder::new(path, id), rows)? {
         Ok((Built::File(file), keys)) => match unsafe_map(&file) {
             Ok(map) => return Ok((Bytes::Mapped(map), keys)),
             Err(e) => io_failed(e),
@@ -188,11 +230,10 @@ fn build<K: Key>(
         Ok((Built::Memory(bytes), keys)) => return Ok((Bytes::Owned(bytes), keys)),
         Err(e) => io_failed(e),
     }
-    let sql_error = |e: std::io::Error| rusqlite::Error::ToSqlConversionFailure(Box::new(e));
-    match fill(Builder::new(None, id), conn, model, sql, read_key)?.map_err(sql_error)? {
+    match fill(Builder::new(None, id), rows)?.map_err(io_error)? {
         (Built::Memory(bytes), keys) => Ok((Bytes::Owned(bytes), keys)),
         (Built::File(file), keys) => {
-            Ok((Bytes::Mapped(unsafe_map(&file).map_err(sql_error)?), keys))
+            Ok((Bytes::Mapped(unsafe_map(&file).map_err(io_error)?), keys))
         }
     }
 }
@@ -205,27 +246,13 @@ fn unsafe_map(file: &std::fs::File) -> std::io::Result<Mmap> {
 
 type Filled<K> = std::io::Result<(Built, Vec<K>)>;
 
-fn fill<K: Key>(
-    mut builder: Builder<K>,
-    conn: &Connection,
-    model: &str,
-    sql: &str,
-    read_key: &dyn Fn(&rusqlite::Row<'_>) -> rusqlite::Result<K>,
-) -> rusqlite::Result<Filled<K>> {
-    let dim = builder.dim();
-    let mut v = Vec::with_capacity(dim);
-    let mut stmt = conn.prepare(sql)?;
-    let mut rows = stmt.query([model])?;
-    while let Some(r) = rows.next()? {
-        let blob = r.get_ref(r.as_ref().column_count() - 1)?.as_blob()?;
-        v.clear();
-        if extend_from_blob(&mut v, blob, dim) {
-            if let Err(e) = builder.push(read_key(r)?, &v) {
-                return Ok(Err(e));
-            }
-        }
-    }
-    Ok(builder.finish())
+fn fill<K: Key, E>(
+    builder: Builder<K>,
+    rows: &dyn Fn(&mut Filler<K>) -> Result<(), E>,
+) -> Result<Filled<K>, E> {
+    let mut filler = Filler::new(builder);
+    rows(&mut filler)?;
+    Ok(filler.finish())
 }
 
 impl<K: Clone> Loaded<K> {

@@ -1,5 +1,6 @@
 //! Vectors next to SQLite rows: content-hash keys, f32 BLOBs, brute-force top-k (fusion
-//! with full text is `memory::rank`).
+//! with full text is `memory::rank`). The `vectors` table, its stamp and the row reads
+//! are in `storage::vectors`; this module holds the arithmetic and the scan copy.
 //!
 //! Every store (memories, RAG stores, the knowledge base) keeps a `vectors` table keyed by
 //! (hash of the embedded text, embedder id). Rows point at a hash, never own a vector, so
@@ -13,45 +14,12 @@ mod cache;
 mod key;
 mod quant;
 mod sidecar;
-#[cfg(test)]
-mod tests;
 
-pub use cache::VectorCache;
+pub use cache::{Filler, VectorCache};
 pub use key::Key;
 pub use sidecar::{path_for as sidecar_path, remove_orphans as remove_orphan_temps, Stamp};
 
-use rusqlite::{params, Connection};
 use sha2::{Digest, Sha256};
-
-/// The vectors table and the store's stamp; created by every store that keeps vectors.
-///
-/// The stamp is a random store id (a file replaced by another store never matches an
-/// old copy) and a generation that triggers move on every change of `vectors` and of
-/// the tables a store names with [`watch`], in any process: the scan copy
-/// ([`VectorCache`]) is rebuilt when it moves.
-///
-/// A rowid table on purpose: a 384-float vector (1.5 KB) is larger than what an index
-/// b-tree (which a `WITHOUT ROWID` table is) keeps in its page, so every vector there
-/// spilled to an overflow page and the scan was several times slower (measured in
-/// `benches/retrieval.rs`).
-pub const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS vectors(
-    hash TEXT NOT NULL,
-    model TEXT NOT NULL,
-    v BLOB NOT NULL
-);
-CREATE UNIQUE INDEX IF NOT EXISTS vectors_key ON vectors(hash, model);
-CREATE TABLE IF NOT EXISTS vector_stamp(
-    id INTEGER PRIMARY KEY CHECK (id = 0),
-    store INTEGER NOT NULL,
-    generation INTEGER NOT NULL
-);
-INSERT OR IGNORE INTO vector_stamp(id, store, generation) VALUES (0, random(), 0);
-CREATE TRIGGER IF NOT EXISTS vectors_vstamp_insert AFTER INSERT ON vectors BEGIN
-    UPDATE vector_stamp SET generation = generation + 1 WHERE id = 0; END;
-CREATE TRIGGER IF NOT EXISTS vectors_vstamp_update AFTER UPDATE ON vectors BEGIN
-    UPDATE vector_stamp SET generation = generation + 1 WHERE id = 0; END;
-CREATE TRIGGER IF NOT EXISTS vectors_vstamp_delete AFTER DELETE ON vectors BEGIN
-    UPDATE vector_stamp SET generation = generation + 1 WHERE id = 0; END;";
 
 /// Hex sha256 (first 16 bytes) of the exact text that is embedded.
 pub fn text_hash(text: &str) -> String {
@@ -118,44 +86,6 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
     } else {
         dot / (na * nb)
     }
-}
-
-/// Stores vectors (one transaction is the caller's business).
-pub fn put(conn: &Connection, model: &str, items: &[(String, Vec<f32>)]) -> rusqlite::Result<()> {
-    let mut stmt =
-        conn.prepare_cached("INSERT OR REPLACE INTO vectors(hash, model, v) VALUES (?1, ?2, ?3)")?;
-    for (hash, v) in items {
-        stmt.execute(params![hash, model, to_blob(v)])?;
-    }
-    Ok(())
-}
-
-/// The store's stamp (see [`SCHEMA`]): its random id and change generation.
-pub fn stamp(conn: &Connection) -> rusqlite::Result<Stamp> {
-    let mut stmt =
-        conn.prepare_cached("SELECT store, generation FROM vector_stamp WHERE id = 0")?;
-    stmt.query_row([], |r| {
-        Ok(Stamp {
-            store: r.get(0)?,
-            generation: r.get(1)?,
-        })
-    })
-}
-
-/// Triggers that move the stamp when a row of `table` (the rows a store's vector scan
-/// joins, e.g. `chunks`) is added, changed or removed. `table` is a constant of the
-/// caller, never user input.
-pub fn watch(table: &str) -> String {
-    ["INSERT", "UPDATE", "DELETE"]
-        .iter()
-        .map(|op| {
-            format!(
-                "CREATE TRIGGER IF NOT EXISTS {table}_vstamp_{} AFTER {op} ON {table} BEGIN \
-                 UPDATE vector_stamp SET generation = generation + 1 WHERE id = 0; END;\n",
-                op.to_lowercase()
-            )
-        })
-        .collect()
 }
 
 /// Keeps the `k` best (score, key) pairs seen.

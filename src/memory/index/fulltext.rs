@@ -86,7 +86,7 @@ impl Index {
     /// database never matches an old file) and the generation of its memories.
     fn lexical_stamp(&self) -> rusqlite::Result<crate::vector::Stamp> {
         Ok(crate::vector::Stamp {
-            store: crate::vector::stamp(&self.conn)?.store,
+            store: crate::storage::vectors::stamp(&self.conn)?.store,
             generation: self.generation()?,
         })
     }

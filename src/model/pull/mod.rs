@@ -143,7 +143,7 @@ fn kept_note(kept: &Option<Kept>) -> String {
     kept.as_ref().map_or(String::new(), |k| format!("\n{k}"))
 }
 
-/// The wording of `db::hint` for the same failures.
+/// The wording of `storage::hint` for the same failures.
 fn io_hint(e: &std::io::Error) -> &'static str {
     if is_disk_full(e) {
         return "the disk is full: free some space and try again";

@@ -1,6 +1,7 @@
 //! The scan copy end to end: a small SQLite store, its sidecar file, rebuilds.
 
 use super::*;
+use crate::vector::{dot, normalize, sidecar_path, text_hash, TopK};
 
 const SQL: &str =
     "SELECT i.id, v.v FROM items i JOIN vectors v ON v.hash = i.hash AND v.model = ?1";

@@ -75,6 +75,18 @@ pub fn written_by_harvey(path: &Path) -> bool {
     .is_ok_and(|n| n > 0)
 }
 
+/// Whether the SQLite file at `path` has a `meta` row `key` (a text value). Read without
+/// touching the file.
+pub fn has_meta_value(path: &Path, key: &str) -> bool {
+    let Ok(conn) = open_untouched(path) else {
+        return false;
+    };
+    conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| {
+        r.get::<_, String>(0)
+    })
+    .is_ok()
+}
+
 /// Writes a consistent copy of the database `conn` to `path`, which must not exist:
 /// first under a temporary name beside it, then linked to `path` only if no other
 /// process got there first (`Ok(false)` then). An interrupted copy leaves no `path`.
