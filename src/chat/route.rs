@@ -21,30 +21,12 @@ pub enum Route {
     Answer,
 }
 
-/// The router's name for "no tool": answer from what the model knows. The name steers a
-/// small model as much as the hints do. Tried on the held-out lists and the benchmark's
-/// plain questions with the 1.5B: `answer` (every request gets an answer, and the 1.5B
-/// sent "Vec or array?" to `read_file`) 3 of 6 plain questions right, `no_tool` 0 of 6,
-/// `answer` listed last 2 of 6, `reply_directly` 5 of 6, tools unchanged.
-pub const NONE: &str = "reply_directly";
+/// The router's name for "no tool": answer from what the model knows.
+const NONE: &str = "answer";
 
 /// When answering directly is right, in the router's list.
 const NONE_WHEN: &str = "questions you can answer yourself: general knowledge, maths, explaining \
 a concept, translating, greetings, writing example code in your reply";
-
-/// Names the router shows instead of a tool's own, where the tool's name would pull a
-/// small model the wrong way: with `memory_write` beside `write_file`, "remember that I
-/// prefer tabs" went to `write_file` with both Qwen models; a verb the user would say
-/// keeps the two apart. The grammar admits the label; [`parse`] maps it back.
-const LABELS: &[(&str, &str)] = &[("memory_write", "remember"), ("memory_search", "recall")];
-
-/// The router's name for tool `name`.
-pub fn label(name: &str) -> &str {
-    LABELS
-        .iter()
-        .find(|(tool, _)| *tool == name)
-        .map_or(name, |(_, shown)| shown)
-}
 
 /// The request is cut to this many characters for the router (attachments add nothing to
 /// the choice and would cost prefill).
@@ -55,19 +37,19 @@ const MAX_REQUEST_CHARS: usize = 600;
 pub fn messages(registry: &Registry, request: &str) -> Vec<Message> {
     let mut list = format!("- {NONE}: {NONE_WHEN}\n");
     for (name, when) in registry.routes() {
-        list.push_str(&format!("- {}: {when}\n", label(name)));
+        list.push_str(&format!("- {name}: {when}\n"));
     }
     let offered: Vec<&str> = registry.routes().iter().map(|(n, _)| *n).collect();
     let examples: String = EXAMPLES
         .iter()
         .filter(|(_, choice)| *choice == NONE || offered.contains(choice))
-        .map(|(request, choice)| format!("{request} -> {}\n", label(choice)))
+        .map(|(request, choice)| format!("{request} -> {choice}\n"))
         .collect();
     let system = format!(
         "You decide how a coding assistant handles a request. The assistant works inside the \
 user's software project. Use a tool only when the request is about this project (its files, \
 code, version, license, git history), the user's earlier sessions, or asks to create, change, \
-run or remember something; otherwise {NONE}.\n\nOptions:\n{list}\nExamples:\n{examples}\n\
+run or remember something; otherwise answer.\n\nOptions:\n{list}\nExamples:\n{examples}\n\
 Reply with one option name only."
     );
     let request: String = request.chars().take(MAX_REQUEST_CHARS).collect();
@@ -80,8 +62,6 @@ Reply with one option name only."
 /// Requests unlike the benchmark's, one per kind of step.
 const EXAMPLES: &[(&str, &str)] = &[
     ("How many days are in a leap year?", NONE),
-    ("Good morning! Thanks for the help yesterday.", NONE),
-    ("What is the difference between TCP and UDP?", NONE),
     ("Show me the Makefile.", "read_file"),
     ("Write a Python function that checks for primes.", NONE),
     ("Where is the class UserSession defined?", "search_files"),
@@ -105,7 +85,7 @@ pub fn grammar(registry: &Registry) -> String {
     let names: Vec<String> = registry
         .routes()
         .iter()
-        .map(|(name, _)| format!("\"{}\"", label(name)))
+        .map(|(name, _)| format!("\"{name}\""))
         .chain(std::iter::once(format!("\"{NONE}\"")))
         .collect();
     format!("root ::= {}", names.join(" | "))
@@ -120,8 +100,8 @@ pub fn parse(registry: &Registry, reply: &str) -> Option<Route> {
     registry
         .routes()
         .iter()
-        .find(|(n, _)| label(n) == name)
-        .map(|(n, _)| Route::Tool(n.to_string()))
+        .any(|(n, _)| *n == name)
+        .then(|| Route::Tool(name.to_string()))
 }
 
 /// Asks the model for the request's first step, greedy, in an aside call. `None` when
@@ -138,18 +118,8 @@ pub fn choose(
     let mut opts = GenerateOptions::new(SamplingParams::greedy());
     opts.grammar = Some(grammar(registry));
     opts.max_tokens = Some(16);
-    // The instructions are the same for every request: kept in the cache, the next
-    // request decodes only itself (the 1.5B spent ~6 s a message prefilling them).
-    opts.keep_prompt = true;
     opts.abort = abort.clone();
     let c = engine.generate_aside(&messages(registry, request), &opts, &mut |_| {})?;
-    tracing::debug!(
-        "router: {} prompt tokens, {} decoded, {:.0} ms to the first token, chose {:?}",
-        c.stats.prompt_tokens,
-        c.stats.evaluated_tokens,
-        c.stats.ttft_ms,
-        c.text
-    );
     Ok(parse(registry, &c.text))
 }
 
@@ -169,10 +139,7 @@ mod tests {
     #[test]
     fn the_grammar_admits_each_first_step_and_none() {
         let g = grammar(&registry());
-        assert_eq!(
-            g,
-            "root ::= \"read_file\" | \"list_files\" | \"reply_directly\""
-        );
+        assert_eq!(g, "root ::= \"read_file\" | \"list_files\" | \"answer\"");
     }
 
     #[test]
@@ -182,7 +149,7 @@ mod tests {
             parse(&r, "list_files"),
             Some(Route::Tool("list_files".into()))
         );
-        assert_eq!(parse(&r, " reply_directly\n"), Some(Route::Answer));
+        assert_eq!(parse(&r, " answer\n"), Some(Route::Answer));
         assert_eq!(parse(&r, "git"), None);
         assert_eq!(parse(&r, ""), None);
     }
@@ -195,37 +162,13 @@ mod tests {
         assert!(m[0].content.contains("- list_files: "));
         assert!(m[0]
             .content
-            .contains("- reply_directly: questions you can answer yourself"));
+            .contains("- answer: questions you can answer yourself"));
         assert!(m[0].content.contains("Show me the Makefile. -> read_file"));
         assert!(
             !m[0].content.contains("-> git"),
             "examples only name offered steps"
         );
         assert_eq!(m[1].content, "What is in src?");
-    }
-
-    #[test]
-    fn a_tool_with_a_label_is_offered_and_parsed_under_it() {
-        let mut r = registry();
-        let root = std::path::PathBuf::from(".");
-        r.add(Box::new(crate::tools::memory::MemoryWrite(
-            crate::tools::memory::MemoryPlace {
-                agents_dir: root.join("agents"),
-                workspace: root,
-                embedder: None,
-                config: crate::config::Config::default().memory,
-            },
-        )));
-        assert!(grammar(&r).ends_with("\"list_files\" | \"remember\" | \"reply_directly\""));
-        let m = messages(&r, "Keep in mind I like tabs.");
-        assert!(m[0].content.contains("- remember: the user tells you"));
-        assert!(m[0].content.contains("kestrel. -> remember"));
-        assert!(!m[0].content.contains("memory_write"));
-        assert_eq!(
-            parse(&r, "remember"),
-            Some(Route::Tool("memory_write".into()))
-        );
-        assert_eq!(parse(&r, "memory_write"), None, "only the label is a reply");
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! The router (`tools.route`): the first step of a turn chosen in an aside call, the
-//! chosen call opened for the model, "no tool" holding the family's opener back; and with a
+//! chosen call opened for the model, "answer" holding the family's opener back; and with a
 //! real instruction-tuned model, that every choice is one of the offered names.
 
 use harvey::app::{call_forms, workspace_tools};
@@ -122,8 +122,7 @@ fn after_a_failed_chosen_call_the_model_may_call_again() {
 fn none_lets_the_model_answer_with_the_native_opener_held_back() {
     let dir = workspace();
     let registry = workspace_tools(dir.path());
-    let (turn, engine, _) =
-        routed_turn(&registry, &[route::NONE, "51.", ""], "What is 17 times 3?");
+    let (turn, engine, _) = routed_turn(&registry, &["answer", "51.", ""], "What is 17 times 3?");
     assert_eq!(turn.route, Some(Route::Answer));
     assert!(turn.calls.is_empty());
     assert_eq!(turn.completion.text, "51.");
@@ -157,11 +156,7 @@ fn every_offered_first_step_has_an_example_in_the_router_prompt() {
     let system = &route::messages(&registry, "Hi")[0].content;
     let routes = registry.routes();
     assert!(routes.len() >= 9, "{routes:?}");
-    for name in routes
-        .iter()
-        .map(|(n, _)| route::label(n))
-        .chain([route::NONE])
-    {
+    for name in routes.iter().map(|(n, _)| *n).chain(["answer"]) {
         assert!(
             system.contains(&format!(" -> {name}\n")),
             "no example for {name}"

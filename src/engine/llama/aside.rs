@@ -4,9 +4,11 @@
 //! - **Shared:** as sequence 1 of the chat context, in the cells the chat does not use.
 //!   The chat context is created with two sequences in one unified cache of n_ctx cells,
 //!   so this costs no second KV cache and no second compute buffer. Sequence 1 is emptied
-//!   after every call, except a call that asks to keep its prompt (the router: its
-//!   instructions are the same for every message, so the next call decodes only the
-//!   request); the chat takes those cells back before any step that may need them.
+//!   after every call, except a call that asks to keep its prompt (for a next call that
+//!   starts the same way); the chat takes those cells back when its count of tokens may
+//!   need them. Kept cells can split the free ones, and llama.cpp places a batch in
+//!   contiguous cells, so a caller that keeps prompts between chat prefills can meet
+//!   NoKvCacheSlot; the router does not keep its prompt for that reason.
 //! - **Own:** a context of its own, created on first use at the size the call needs and
 //!   recreated only when a call needs more (see [`aside_size`]). Used when the chat leaves
 //!   too little room, and always for recurrent and hybrid models, whose state is kept per
