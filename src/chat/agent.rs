@@ -15,7 +15,7 @@ use crate::tools::{formats, parse_call, Approval, Registry, ToolCall, ToolContex
 
 use super::call_watch::{self, JsonHead};
 use super::route::{self, Route};
-use answer::{answer_begun, answer_lead, fit_last_result, limit_rounds};
+use answer::{answer_begun, answer_lead, fit_turn, limit_rounds, no_room_notice, Room};
 
 use super::think::{self, Part, ThinkStream};
 use super::{prepare_turn, rolling::Compression, Conversation, TurnError, TurnLimits};
@@ -223,19 +223,30 @@ fn rounds(
     // After the call the router chose returned, the model answers from its result: small
     // models otherwise call the same tool again and again.
     let mut answer_next = false;
+    // The user's message: this turn's rounds follow it.
+    let user_at = conversation.turns().len().saturating_sub(1);
+    let mut room = Room::Left;
     loop {
+        if room == Room::None {
+            // Said once: the turn answers next and ends.
+            on_event(TurnEvent::Notice(no_room_notice(engine.info().n_ctx)));
+        }
         if let (Some(set), Some(Route::Tool(name))) = (tools, &first) {
             let record = chosen_call(engine, conversation, opts, set, name, &mut seen, on_event)?;
             first = None;
             answer_next = record.result.is_ok();
-            after_call(engine, conversation, opts, set, &mut calls, record)?;
+            room = after_call(engine, conversation, opts, set, &mut calls, record, user_at)?;
             continue;
         }
         // A call repeated word for word is answered from the first result, and then the
-        // model must answer: small models otherwise repeat it until the round cap.
+        // model must answer: small models otherwise repeat it until the round cap. So
+        // must a model whose results no longer fit in the context.
         let repeated = calls.last().is_some_and(|c: &CallRecord| c.reused);
-        let may_call = tools.is_some_and(|t| calls.len() < t.max_rounds) && !repeated;
-        let must_answer = first.take() == Some(Route::Answer) || std::mem::take(&mut answer_next);
+        let may_call =
+            tools.is_some_and(|t| calls.len() < t.max_rounds) && !repeated && room == Room::Left;
+        let must_answer = first.take() == Some(Route::Answer)
+            || std::mem::take(&mut answer_next)
+            || room == Room::None;
         let (o, lead, found) =
             reply_options(engine, conversation, opts, tools, must_answer, on_event)?;
         let mut c = generate_sorted(engine, conversation, &o, on_event)?;
@@ -257,7 +268,7 @@ fn rounds(
                     &counter,
                     on_event,
                 );
-                after_call(engine, conversation, opts, set, &mut calls, record)?;
+                room = after_call(engine, conversation, opts, set, &mut calls, record, user_at)?;
                 continue;
             }
         }
@@ -284,12 +295,13 @@ fn rounds(
             &mut seen,
             on_event,
         )?;
-        after_call(engine, conversation, opts, set, &mut calls, record)?;
+        room = after_call(engine, conversation, opts, set, &mut calls, record, user_at)?;
     }
 }
 
-/// Keeps a call's record, cuts its result to leave room for the reply, and adds the
-/// round cap's note once the cap is reached.
+/// Keeps a call's record, makes the turn's results leave room for the reply (see
+/// [`fit_turn`]; `user_at` is the user's message), and adds the round cap's note once
+/// the cap is reached.
 fn after_call(
     engine: &mut dyn Engine,
     conversation: &mut Conversation,
@@ -297,11 +309,14 @@ fn after_call(
     set: &ToolSet<'_>,
     calls: &mut Vec<CallRecord>,
     record: CallRecord,
-) -> Result<(), crate::engine::EngineError> {
+    user_at: usize,
+) -> Result<Room, crate::engine::EngineError> {
     calls.push(record);
-    fit_last_result(engine, conversation, opts)?;
-    limit_rounds(conversation, set, calls.len());
-    Ok(())
+    let room = fit_turn(engine, conversation, opts, user_at)?;
+    if room == Room::Left {
+        limit_rounds(conversation, set, calls.len());
+    }
+    Ok(room)
 }
 
 /// What the watcher found: the JSON head of a call that stopped the stream.

@@ -183,6 +183,13 @@ impl Conversation {
         self.messages.truncate(len);
     }
 
+    /// Takes out turn messages `range` (a tool round that no longer fits).
+    pub fn remove(&mut self, range: std::ops::Range<usize>) {
+        if range.start <= range.end && range.end <= self.messages.len() {
+            self.messages.drain(range);
+        }
+    }
+
     /// Removes the newest message if it is the user's (a turn that was never answered).
     pub fn pop_user(&mut self) {
         if self.messages.last().is_some_and(|m| m.role == Role::User) {

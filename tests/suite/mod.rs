@@ -36,5 +36,6 @@ mod special_files;
 mod think;
 mod tools;
 mod transfer;
+mod turn_room;
 mod upstream;
 mod writes;

@@ -36,15 +36,34 @@ const ANSWER_START: &str = "root ::= [^{<`\\x00] [^\\x00]*";
 /// context).
 const REPLY_ROOM: usize = 256;
 
-/// Cuts the newest tool result until the prompt leaves room for a reply: a result that
-/// would overflow the context otherwise ends the whole turn with "prompt too long".
-/// The cut keeps the result's start and says so. Runs before the round cap's short
-/// note is added, so it is always the result that is cut.
-pub(super) fn fit_last_result(
+/// The least of a tool result worth showing, in tokens: a result cut shorter than this
+/// says nothing, and its round is dropped instead.
+const MIN_RESULT: usize = 48;
+
+/// Whether this turn's tool rounds still fit beside room for the reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Room {
+    /// Everything fits (the newest result may have been cut, and older rounds of this
+    /// turn dropped, to make it so).
+    Left,
+    /// Not even a short result fits: the turn's rounds were taken out and the model must
+    /// answer without calling again.
+    None,
+}
+
+/// Makes the prompt leave room for a reply after a tool result: a result that would
+/// overflow the context otherwise ends the whole turn with "prompt too long". First the
+/// newest result is cut (keeping its start, saying so); where that would leave less than
+/// [`MIN_RESULT`], the turn's older rounds go first (oldest first); where even then no
+/// result fits (the system prompt, tools and memory fill the context), every round of
+/// the turn after `user_at` (the user's message) is taken out. Runs before the round
+/// cap's short note is added, so it is always a result that is cut.
+pub(super) fn fit_turn(
     engine: &mut dyn Engine,
     conversation: &mut Conversation,
     opts: &GenerateOptions,
-) -> Result<(), crate::engine::EngineError> {
+    user_at: usize,
+) -> Result<Room, crate::engine::EngineError> {
     let n_ctx = engine.info().n_ctx as usize;
     let reserve = opts
         .max_tokens
@@ -52,22 +71,75 @@ pub(super) fn fit_last_result(
         .min(REPLY_ROOM)
         .min(n_ctx / 4);
     let limit = n_ctx.saturating_sub(reserve);
-    for _ in 0..4 {
+    loop {
         let used = engine.count_prompt(&conversation.messages())?;
         let Some(last) = conversation.turns().last().filter(|m| m.role == Role::Tool) else {
+            return Ok(Room::Left);
+        };
+        if used <= limit {
+            return Ok(Room::Left);
+        }
+        let tokens = engine.count_tokens(&last.content);
+        if tokens.saturating_sub(used - limit) >= MIN_RESULT.min(tokens / 2).max(1) {
+            cut_last_result(engine, conversation, limit)?;
+            return Ok(Room::Left);
+        }
+        if !drop_oldest_round(conversation, user_at) {
+            conversation.truncate(user_at + 1);
+            return Ok(Room::None);
+        }
+    }
+}
+
+/// Cuts the newest result (a few passes: a cut changes how the text tokenizes).
+fn cut_last_result(
+    engine: &mut dyn Engine,
+    conversation: &mut Conversation,
+    limit: usize,
+) -> Result<(), crate::engine::EngineError> {
+    for _ in 0..4 {
+        let used = engine.count_prompt(&conversation.messages())?;
+        let Some(last) = conversation.turns().last() else {
             return Ok(());
         };
         if used <= limit {
             return Ok(());
         }
         let chars = last.content.chars().count();
-        let over = used - limit;
         let tokens = engine.count_tokens(&last.content).max(1);
-        let keep = chars.saturating_sub(chars * (over + 16) / tokens + 1);
+        let keep = chars.saturating_sub(chars * (used - limit + 16) / tokens + 1);
         let cut: String = last.content.chars().take(keep).collect();
         conversation.replace_last_tool(&format!("{cut}… [result cut to fit the context]"));
     }
     Ok(())
+}
+
+/// Takes out this turn's oldest round (a call and its results) when a newer one follows;
+/// `false` when only the newest round is left.
+fn drop_oldest_round(conversation: &mut Conversation, user_at: usize) -> bool {
+    let turns = conversation.turns();
+    let first = user_at + 1;
+    let next_call = turns
+        .iter()
+        .enumerate()
+        .skip(first + 1)
+        .find(|(_, m)| m.role == Role::Assistant)
+        .map(|(i, _)| i);
+    match next_call {
+        Some(next) if turns.get(first).is_some_and(|m| m.role == Role::Assistant) => {
+            conversation.remove(first..next);
+            true
+        }
+        _ => false,
+    }
+}
+
+/// What the user is told when no tool result fits: the model answers without it.
+pub(super) fn no_room_notice(n_ctx: u32) -> String {
+    format!(
+        "no room left in the context (n_ctx {n_ctx}) for the tool's result: the model answers \
+without it; a larger engine.n_ctx, fewer tools or /clear makes room"
+    )
 }
 
 /// The reply started with [`ANSWER_LEAD`] so the model continues a sentence instead of
