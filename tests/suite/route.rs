@@ -1,5 +1,5 @@
 //! The router (`tools.route`): the first step of a turn chosen in an aside call, the
-//! chosen call opened for the model, "answer" holding the family's opener back; and with a
+//! chosen call opened for the model, "no tool" holding the family's opener back; and with a
 //! real instruction-tuned model, that every choice is one of the offered names.
 
 use harvey::app::{call_forms, workspace_tools};
@@ -122,7 +122,11 @@ fn after_a_failed_chosen_call_the_model_may_call_again() {
 fn none_lets_the_model_answer_with_the_native_opener_held_back() {
     let dir = workspace();
     let registry = workspace_tools(dir.path());
-    let (turn, engine, _) = routed_turn(&registry, &["answer", "51.", ""], "What is 17 times 3?");
+    let (turn, engine, _) = routed_turn(
+        &registry,
+        &[route::Wording::PLAIN.none, "51.", ""],
+        "What is 17 times 3?",
+    );
     assert_eq!(turn.route, Some(Route::Answer));
     assert!(turn.calls.is_empty());
     assert_eq!(turn.completion.text, "51.");
@@ -153,14 +157,20 @@ fn a_reply_that_names_no_offered_step_leaves_the_choice_to_the_model() {
 fn every_offered_first_step_has_an_example_in_the_router_prompt() {
     let dir = workspace();
     let (registry, _) = harvey::app::default_tools(dir.path(), &harvey::config::Config::default());
-    let system = &route::messages(&registry, "Hi")[0].content;
     let routes = registry.routes();
     assert!(routes.len() >= 9, "{routes:?}");
-    for name in routes.iter().map(|(n, _)| *n).chain(["answer"]) {
-        assert!(
-            system.contains(&format!(" -> {name}\n")),
-            "no example for {name}"
-        );
+    for wording in [route::Wording::PLAIN, route::Wording::STEERED] {
+        let system = &route::messages(&registry, wording, "Hi")[0].content;
+        for name in routes
+            .iter()
+            .map(|(n, _)| wording.label(n))
+            .chain([wording.none])
+        {
+            assert!(
+                system.contains(&format!(" -> {name}\n")),
+                "no example for {name} ({wording:?})"
+            );
+        }
     }
 }
 
