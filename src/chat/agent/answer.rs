@@ -36,6 +36,9 @@ const ANSWER_START: &str = "root ::= [^{<`\\x00] [^\\x00]*";
 /// context).
 const REPLY_ROOM: usize = 256;
 
+/// Tokens kept for the round cap's note (`limit_rounds`), added after a result fits.
+const NOTE_ROOM: usize = 32;
+
 /// The least of a tool result worth showing, in tokens: a result cut shorter than this
 /// says nothing, and its round is dropped instead.
 const MIN_RESULT: usize = 48;
@@ -70,7 +73,8 @@ pub(super) fn fit_turn(
         .unwrap_or(REPLY_ROOM)
         .min(REPLY_ROOM)
         .min(n_ctx / 4);
-    let limit = n_ctx.saturating_sub(reserve);
+    // The round cap's note may follow the result: room for it too.
+    let limit = n_ctx.saturating_sub(reserve + NOTE_ROOM);
     loop {
         let used = engine.count_prompt(&conversation.messages())?;
         let Some(last) = conversation.turns().last().filter(|m| m.role == Role::Tool) else {
