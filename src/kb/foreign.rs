@@ -42,12 +42,12 @@ pub(super) fn open(path: &Path, default_project: &str) -> Result<KnowledgeBase, 
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use rusqlite::Connection;
+    use crate::storage::fixtures::write_foreign;
 
     /// The Go tool's layout, in our words.
     pub(crate) fn go_kb(path: &Path) {
-        let conn = Connection::open(path).unwrap();
-        conn.execute_batch(
+        write_foreign(
+            path,
             "CREATE TABLE projects(id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL UNIQUE,
                  description TEXT NOT NULL DEFAULT '', status TEXT NOT NULL DEFAULT 'active');
              CREATE TABLE observations(id INTEGER PRIMARY KEY AUTOINCREMENT, project_id INTEGER,
@@ -62,8 +62,7 @@ pub(crate) mod tests {
                  (2, 'note', 'The linter runs before every commit.');
              INSERT INTO concepts(name) VALUES ('deploys');
              INSERT INTO observation_concepts VALUES (1, 1);",
-        )
-        .unwrap();
+        );
     }
 
     #[test]

@@ -3,14 +3,14 @@
 //! `.spmd`, `.fountain` and `.md` are read alike; harvey writes `.spmd`. Keys harvey does
 //! not know are kept in [`Memory::extra`] and written back after the known ones. Writes
 //! are atomic: a temporary file in the same directory, fsync, rename, fsync of the
-//! directory.
+//! directory. The YAML itself (splitting the header off, reading and writing its keys)
+//! is `text::front_matter`'s; this module knows which keys a memory has.
 
 use std::io::Write;
 use std::path::Path;
 
-use serde_yaml::{Mapping, Value};
-
 use super::types::{Memory, MemoryType, DEFAULT_CONFIDENCE};
+use crate::text::front_matter::{self, Fields, HeaderError, Listed, Mismatch, SplitError};
 
 /// File extensions read as memories.
 pub const EXTENSIONS: [&str; 3] = ["spmd", "fountain", "md"];
@@ -55,22 +55,14 @@ const KNOWN_KEYS: [&str; 13] = [
 pub fn parse(bytes: &[u8], dir_type: Option<MemoryType>) -> Result<Memory, FormatError> {
     let text = std::str::from_utf8(bytes).map_err(|e| FormatError::NotUtf8(e.valid_up_to()))?;
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let (front, body) = split_front_matter(text)?;
-    let value: Value = serde_yaml::from_str(front).map_err(|e| FormatError::Yaml {
-        // +1 for the opening `---` line.
-        line: e.location().map_or(1, |l| l.line() + 1),
-        reason: e
-            .to_string()
-            .split(" at line ")
-            .next()
-            .unwrap_or("")
-            .to_string(),
+    let (front, body) = front_matter::split(text).map_err(|e| match e {
+        SplitError::NoFrontMatter => FormatError::NoFrontMatter,
+        SplitError::Unclosed => FormatError::Unclosed,
     })?;
-    let mut map = match value {
-        Value::Mapping(m) => m,
-        Value::Null => Mapping::new(),
-        _ => return Err(FormatError::NotMapping),
-    };
+    let mut map = Fields::parse(front).map_err(|e| match e {
+        HeaderError::Yaml { line, reason } => FormatError::Yaml { line, reason },
+        HeaderError::NotMapping => FormatError::NotMapping,
+    })?;
     let id = take_string(&mut map, "id")?
         .filter(|s| !s.trim().is_empty())
         .ok_or(FormatError::Missing("id"))?;
@@ -87,16 +79,13 @@ pub fn parse(bytes: &[u8], dir_type: Option<MemoryType>) -> Result<Memory, Forma
         .or_else(|| first_line(&summary))
         .or_else(|| first_line(body))
         .ok_or(FormatError::Missing("description"))?;
-    let confidence = match map.remove("confidence") {
-        None | Some(Value::Null) => DEFAULT_CONFIDENCE,
-        Some(Value::Number(n)) => n.as_f64().unwrap_or(DEFAULT_CONFIDENCE).clamp(0.0, 1.0),
-        Some(other) => {
-            return Err(FormatError::Field {
-                key: "confidence",
-                reason: format!("must be a number between 0 and 1, not {}", show(&other)),
-            })
-        }
-    };
+    let confidence = map
+        .take_number("confidence")
+        .map_err(|m| FormatError::Field {
+            key: "confidence",
+            reason: format!("must be a number between 0 and 1, not {}", m.found),
+        })?
+        .map_or(DEFAULT_CONFIDENCE, |n| n.clamp(0.0, 1.0));
     Ok(Memory {
         id: id.trim().to_string(),
         mtype,
@@ -118,74 +107,30 @@ pub fn parse(bytes: &[u8], dir_type: Option<MemoryType>) -> Result<Memory, Forma
 
 /// The file text of a memory: known keys in a fixed order, then the unknown ones.
 pub fn render(m: &Memory) -> String {
-    let mut map = Mapping::new();
-    let mut put = |k: &str, v: Value| {
-        map.insert(Value::String(k.into()), v);
-    };
-    let s = |t: &str| Value::String(yaml_text(t));
-    let list = |items: &[String]| Value::Sequence(items.iter().map(|t| s(t)).collect());
-    put("id", s(&m.id));
-    put("type", s(m.mtype.as_str()));
+    let mut map = Fields::default();
+    map.put_text("id", &m.id);
+    map.put_text("type", m.mtype.as_str());
     if let Some(kind) = &m.kind {
-        put("kind", s(kind));
+        map.put_text("kind", kind);
     }
-    put("created_at", s(&m.created_at));
-    put("updated_at", s(&m.updated_at));
-    put("supersedes", list(&m.supersedes));
-    put("tags", list(&m.tags));
-    put("description", s(&m.description));
-    put("summary", s(&m.summary));
+    map.put_text("created_at", &m.created_at);
+    map.put_text("updated_at", &m.updated_at);
+    map.put_list("supersedes", &m.supersedes);
+    map.put_list("tags", &m.tags);
+    map.put_text("description", &m.description);
+    map.put_text("summary", &m.summary);
     if let Some(action) = &m.action {
-        put("action", s(action));
+        map.put_text("action", action);
     }
-    put(
-        "confidence",
-        Value::Number(serde_yaml::Number::from(m.confidence)),
-    );
+    map.put_number("confidence", m.confidence);
     if let Some(session) = &m.source_session {
-        put("source_session", s(session));
+        map.put_text("source_session", session);
     }
     if let Some(expires) = &m.expires_at {
-        put("expires_at", s(expires));
+        map.put_text("expires_at", expires);
     }
-    for (k, v) in &m.extra {
-        if !k.as_str().is_some_and(|k| KNOWN_KEYS.contains(&k)) {
-            map.insert(k.clone(), yaml_value(v.clone()));
-        }
-    }
-    // Serializing a mapping of strings, numbers and sequences cannot fail.
-    let yaml = serde_yaml::to_string(&map).unwrap_or_default();
-    let mut out = format!("---\n{yaml}---\n");
-    if !m.body.is_empty() {
-        out.push_str(&m.body);
-        out.push('\n');
-    }
-    out
-}
-
-/// Text as a front-matter value. YAML reads U+0085, U+2028 and U+2029 as line breaks,
-/// and the emitter can end a block scalar on one, so the closing `---` would run into
-/// it and the whole file stop parsing: they are written as plain newlines.
-fn yaml_text(text: &str) -> String {
-    text.replace(['\u{85}', '\u{2028}', '\u{2029}'], "\n")
-}
-
-/// [`yaml_text`] on every string inside a value kept from another tool.
-fn yaml_value(value: Value) -> Value {
-    match value {
-        Value::String(t) => Value::String(yaml_text(&t)),
-        Value::Sequence(items) => Value::Sequence(items.into_iter().map(yaml_value).collect()),
-        Value::Mapping(map) => Value::Mapping(
-            map.into_iter()
-                .map(|(k, v)| (yaml_value(k), yaml_value(v)))
-                .collect(),
-        ),
-        Value::Tagged(mut t) => {
-            t.value = yaml_value(t.value);
-            Value::Tagged(t)
-        }
-        other => other,
-    }
+    map.put_others(&m.extra, &KNOWN_KEYS);
+    front_matter::join(&map, &m.body)
 }
 
 /// Writes `bytes` to `path` atomically (temp file, fsync, rename, fsync dir).
@@ -248,69 +193,29 @@ pub fn remove_stale_temps(dir: &Path) -> usize {
     removed
 }
 
-fn split_front_matter(text: &str) -> Result<(&str, &str), FormatError> {
-    let rest = text
-        .strip_prefix("---\n")
-        .or_else(|| text.strip_prefix("---\r\n"))
-        .ok_or(FormatError::NoFrontMatter)?;
-    let mut offset = 0;
-    for line in rest.split_inclusive('\n') {
-        if line.trim_end() == "---" {
-            let body = &rest[offset + line.len()..];
-            return Ok((&rest[..offset], body));
-        }
-        offset += line.len();
-    }
-    Err(FormatError::Unclosed)
+fn take_string(map: &mut Fields, key: &'static str) -> Result<Option<String>, FormatError> {
+    map.take_text(key).map_err(|m| FormatError::Field {
+        key,
+        reason: format!("must be text, not {}", m.found),
+    })
 }
 
-fn take_string(map: &mut Mapping, key: &'static str) -> Result<Option<String>, FormatError> {
-    match map.remove(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s)),
-        Some(Value::Number(n)) => Ok(Some(n.to_string())),
-        Some(Value::Bool(b)) => Ok(Some(b.to_string())),
-        Some(other) => Err(FormatError::Field {
-            key,
-            reason: format!("must be text, not {}", show(&other)),
-        }),
-    }
+fn take_list(map: &mut Fields, key: &'static str) -> Result<Vec<String>, FormatError> {
+    let listed = map.take_list(key).map_err(|m| list_error(key, m))?;
+    Ok(match listed {
+        None => Vec::new(),
+        Some(Listed::Text(s)) => super::types::split_tags(&s),
+        Some(Listed::Items(items)) => items,
+    })
 }
 
-fn take_list(map: &mut Mapping, key: &'static str) -> Result<Vec<String>, FormatError> {
-    match map.remove(key) {
-        None | Some(Value::Null) => Ok(Vec::new()),
-        Some(Value::String(s)) => Ok(super::types::split_tags(&s)),
-        Some(Value::Sequence(items)) => items
-            .into_iter()
-            .filter(|v| !v.is_null())
-            .map(|v| match v {
-                Value::String(s) => Ok(s),
-                Value::Number(n) => Ok(n.to_string()),
-                Value::Bool(b) => Ok(b.to_string()),
-                other => Err(FormatError::Field {
-                    key,
-                    reason: format!("items must be text, not {}", show(&other)),
-                }),
-            })
-            .collect(),
-        Some(other) => Err(FormatError::Field {
-            key,
-            reason: format!("must be a list, not {}", show(&other)),
-        }),
-    }
-}
-
-fn show(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "text",
-        Value::Sequence(_) => "a list",
-        Value::Mapping(_) => "a mapping",
-        Value::Tagged(_) => "a tagged value",
-    }
+fn list_error(key: &'static str, m: Mismatch) -> FormatError {
+    let reason = if m.in_list {
+        format!("items must be text, not {}", m.found)
+    } else {
+        format!("must be a list, not {}", m.found)
+    };
+    FormatError::Field { key, reason }
 }
 
 fn first_line(text: &str) -> Option<String> {

@@ -36,17 +36,16 @@ fn written_by_harvey(path: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::storage::fixtures::{read_text, write_foreign, write_harvey};
 
     #[test]
     fn the_go_tools_index_is_left_alone_and_an_old_harvey_index_is_moved() {
         let dir = tempfile::tempdir().unwrap();
         let go = dir.path().join(SHARED_NAME);
-        let conn = rusqlite::Connection::open(&go).unwrap();
-        conn.execute_batch(
+        write_foreign(
+            &go,
             "CREATE TABLE memories(id TEXT, body TEXT); INSERT INTO memories VALUES ('a', 'b');",
-        )
-        .unwrap();
-        drop(conn);
+        );
         let before = std::fs::read(&go).unwrap();
         let path = index_path(dir.path());
         assert_eq!(path, dir.path().join(INDEX_FILE));
@@ -63,16 +62,9 @@ mod tests {
         );
 
         std::fs::remove_file(&go).unwrap();
-        let old = crate::storage::open(&go).unwrap();
-        old.execute_batch("CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT); INSERT INTO meta VALUES ('schema', '4'); CREATE TABLE vectors(h TEXT); INSERT INTO vectors VALUES ('kept');")
-            .unwrap();
-        drop(old);
+        write_harvey(&go, "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT); INSERT INTO meta VALUES ('schema', '4'); CREATE TABLE vectors(h TEXT); INSERT INTO vectors VALUES ('kept');");
         let path = index_path(dir.path());
         assert!(!go.exists(), "the old harvey index is moved");
-        let conn = rusqlite::Connection::open(&path).unwrap();
-        let kept: String = conn
-            .query_row("SELECT h FROM vectors", [], |r| r.get(0))
-            .unwrap();
-        assert_eq!(kept, "kept");
+        assert_eq!(read_text(&path, "SELECT h FROM vectors"), "kept");
     }
 }

@@ -167,7 +167,7 @@ impl Silo for MemorySilo<'_> {
             .top(&FACTUAL, now, FACTUAL_POOL)
             .map_err(|source| StoreError::Index {
                 path: store.dir().join(crate::memory::location::INDEX_FILE),
-                source: source.into(),
+                source,
             })?;
         let mut out: Vec<Candidate> = top
             .iter()

@@ -97,10 +97,10 @@ impl MemoryStore {
         Ok(scored)
     }
 
-    fn index_error(&self, source: impl Into<crate::storage::Error>) -> StoreError {
+    fn index_error(&self, source: crate::storage::Error) -> StoreError {
         StoreError::Index {
             path: self.dir().join(crate::memory::location::INDEX_FILE),
-            source: source.into(),
+            source,
         }
     }
 

@@ -121,10 +121,7 @@ impl MemoryStore {
             source,
         })?;
         let db = super::location::index_path(&dir);
-        let index = Index::open(&db).map_err(|source| StoreError::Index {
-            path: db,
-            source: source.into(),
-        })?;
+        let index = Index::open(&db).map_err(|source| StoreError::Index { path: db, source })?;
         let mut store = Self {
             dir,
             workspace: workspace.to_path_buf(),
@@ -146,10 +143,7 @@ impl MemoryStore {
             source,
         })?;
         let db = super::location::index_path(&dir);
-        let index = Index::open(&db).map_err(|source| StoreError::Index {
-            path: db,
-            source: source.into(),
-        })?;
+        let index = Index::open(&db).map_err(|source| StoreError::Index { path: db, source })?;
         Ok(Self {
             dir,
             workspace: workspace.to_path_buf(),
@@ -259,10 +253,10 @@ impl MemoryStore {
         result.map_err(|e| self.db_err(e))
     }
 
-    pub(super) fn db_err(&self, source: impl Into<crate::storage::Error>) -> StoreError {
+    pub(super) fn db_err(&self, source: crate::storage::Error) -> StoreError {
         StoreError::Index {
             path: self.dir.join(crate::memory::location::INDEX_FILE),
-            source: source.into(),
+            source,
         }
     }
 

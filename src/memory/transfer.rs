@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::store::{check_fields, parse_time, MemoryStore, StoreError, WriteOutcome};
 use super::types::{Draft, Memory, MemoryType};
+use crate::text::front_matter::Fields;
 
 /// Longest id accepted from an import line (ids become file names).
 const MAX_ID_CHARS: usize = 80;
@@ -42,8 +43,8 @@ pub struct Exported {
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub body: String,
     /// Front-matter keys harvey does not know (another tool's), kept as they were.
-    #[serde(default, skip_serializing_if = "serde_yaml::Mapping::is_empty")]
-    pub extra: serde_yaml::Mapping,
+    #[serde(default, skip_serializing_if = "Fields::is_empty")]
+    pub extra: Fields,
 }
 
 impl From<&Memory> for Exported {
@@ -251,7 +252,7 @@ mod tests {
             source_session: None,
             expires_at: None,
             body: "INT. TERMINAL - DAY\n".into(),
-            extra: serde_yaml::from_str("reviewer: alice").unwrap(),
+            extra: Fields::parse("reviewer: alice").unwrap(),
         }
     }
 

@@ -84,7 +84,7 @@ pub struct Memory {
     pub source_session: Option<String>,
     pub expires_at: Option<String>,
     pub body: String,
-    pub extra: serde_yaml::Mapping,
+    pub extra: crate::text::front_matter::Fields,
 }
 
 /// What a caller supplies to write a memory; the store fills in id and timestamps.

@@ -114,6 +114,7 @@ pub fn list(agents_dir: &Path) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::storage::fixtures::{write_foreign, write_harvey};
 
     #[test]
     fn an_old_harvey_store_moves_to_its_own_name_and_a_go_store_stays() {
@@ -121,17 +122,15 @@ mod tests {
         let agents = dir.path();
         std::fs::create_dir_all(rag_dir(agents)).unwrap();
         let old = go_path(agents, "mine");
-        let conn = crate::storage::open(&old).unwrap();
-        conn.execute_batch(
+        write_harvey(
+            &old,
             "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT); INSERT INTO meta VALUES ('schema', '1');",
-        )
-        .unwrap();
-        drop(conn);
+        );
         let go = go_path(agents, "theirs");
-        rusqlite::Connection::open(&go)
-            .unwrap()
-            .execute_batch("CREATE TABLE chunks(id INTEGER PRIMARY KEY, content TEXT)")
-            .unwrap();
+        write_foreign(
+            &go,
+            "CREATE TABLE chunks(id INTEGER PRIMARY KEY, content TEXT)",
+        );
         let before = std::fs::read(&go).unwrap();
 
         assert_eq!(list(agents), vec!["mine", "theirs"]);

@@ -33,13 +33,13 @@ pub(super) fn open(path: &Path, name: &str) -> Result<RagStore, RagError> {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use rusqlite::Connection;
+    use crate::storage::fixtures::write_foreign;
 
     /// The Go tool's layout, written in our words: chunks with content, a float64
     /// vector blob, the source file and (later columns) line numbers.
     pub(crate) fn go_store(path: &Path) {
-        let conn = Connection::open(path).unwrap();
-        conn.execute_batch(
+        write_foreign(
+            path,
             "PRAGMA journal_mode = WAL;
              CREATE TABLE chunks(id INTEGER PRIMARY KEY, content TEXT NOT NULL,
                  embedding BLOB NOT NULL, source TEXT NOT NULL DEFAULT '',
@@ -47,8 +47,7 @@ pub(crate) mod tests {
              INSERT INTO chunks(content, embedding, source, start_line, end_line) VALUES
                  ('The release script refuses to run with uncommitted changes.', x'00', 'docs/release.md', 3, 9),
                  ('Deploys go to the staging host first.', x'00', 'docs/deploy.md', 1, 4);",
-        )
-        .unwrap();
+        );
     }
 
     #[test]

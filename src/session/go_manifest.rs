@@ -11,6 +11,8 @@ use std::path::Path;
 
 use serde::Deserialize;
 
+use crate::text::front_matter::{read_document, DocumentError};
+
 /// The file name, in the memories directory.
 pub const FILE: &str = "manifest.yaml";
 
@@ -52,11 +54,11 @@ pub fn mined_files(memories_dir: &Path) -> HashSet<String> {
 }
 
 /// The file names in a manifest's `sessions` list.
-fn parse(text: &str) -> Result<HashSet<String>, serde_yaml::Error> {
+fn parse(text: &str) -> Result<HashSet<String>, DocumentError> {
     if text.trim().is_empty() {
         return Ok(HashSet::new());
     }
-    let raw: Raw = serde_yaml::from_str(text)?;
+    let raw: Raw = read_document(text)?;
     Ok(raw
         .sessions
         .unwrap_or_default()

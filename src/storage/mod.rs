@@ -9,7 +9,10 @@
 //! nothing here imports them back, except `vector`'s arithmetic and scan copy.
 
 pub mod connection;
+#[cfg(test)]
+pub mod fixtures;
 pub mod kb;
+pub mod memories;
 pub mod rag;
 pub mod sessions;
 pub mod shared;

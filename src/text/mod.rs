@@ -1,8 +1,11 @@
 //! Text helpers shared by modules that prepare text for the model (the rolling summary,
 //! end-of-session mining, files read into the context). Pure functions on strings: no
 //! engine, no I/O; sizes are measured by a caller-given cost (tokens of the loaded model).
+//! [`front_matter`] reads and writes the YAML header of memory files (and the Go tool's
+//! YAML beside them) for `memory` and `session`.
 
 pub mod duration;
+pub mod front_matter;
 
 /// Splits `lines` into consecutive groups whose joined size (by `cost`) stays within
 /// `limit`; a single oversized line is cut into pieces by characters.

@@ -249,10 +249,6 @@ fn memory() -> impl Strategy<Value = Memory> {
             if id.is_empty() || description.is_empty() {
                 return None;
             }
-            let mut map = serde_yaml::Mapping::new();
-            for (k, v) in extra {
-                map.insert(serde_yaml::Value::String(k), serde_yaml::Value::String(v));
-            }
             Some(Memory {
                 id,
                 mtype,
@@ -268,7 +264,7 @@ fn memory() -> impl Strategy<Value = Memory> {
                 source_session,
                 expires_at,
                 body: body.trim_end().to_string(),
-                extra: map,
+                extra: extra.into_iter().collect(),
             })
         },
     )
@@ -292,7 +288,7 @@ fn has_yaml_breaks(m: &Memory) -> bool {
             .into_iter()
             .any(opt)
         || m.tags.iter().chain(&m.supersedes).any(|t| breaks(t))
-        || m.extra.values().any(|v| v.as_str().is_some_and(breaks))
+        || m.extra.texts().any(breaks)
 }
 
 proptest! {

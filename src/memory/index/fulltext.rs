@@ -23,7 +23,7 @@ impl Index {
         types: &[MemoryType],
         now: i64,
         limit: usize,
-    ) -> rusqlite::Result<Vec<(DocMeta, f64)>> {
+    ) -> crate::storage::Result<Vec<(DocMeta, f64)>> {
         self.with_lexical(|index| {
             index.search(query, limit, |d| {
                 d.expires.is_none_or(|e| e > now) && (types.is_empty() || types.contains(&d.mtype))
@@ -41,7 +41,7 @@ impl Index {
         types: &[MemoryType],
         now: i64,
         limit: usize,
-    ) -> rusqlite::Result<Vec<(DocMeta, f64)>> {
+    ) -> crate::storage::Result<Vec<(DocMeta, f64)>> {
         self.with_lexical(|index| {
             let own = index.query_terms(query);
             let mut terms: Vec<(String, f32)> = own.iter().map(|t| (t.clone(), 1.0)).collect();
@@ -55,13 +55,13 @@ impl Index {
     }
 
     /// What ranking needs of the active memory `id` (from the postings).
-    pub fn meta(&self, id: &str) -> rusqlite::Result<Option<DocMeta>> {
+    pub fn meta(&self, id: &str) -> crate::storage::Result<Option<DocMeta>> {
         self.with_lexical(|index| index.meta(id))
     }
 
     /// Runs `f` on the full-text postings: the ones in hand or the saved file when they
     /// are current, else built again (and saved).
-    fn with_lexical<T>(&self, f: impl FnOnce(&LexicalIndex) -> T) -> rusqlite::Result<T> {
+    fn with_lexical<T>(&self, f: impl FnOnce(&LexicalIndex) -> T) -> crate::storage::Result<T> {
         let stamp = self.lexical_stamp()?;
         let mut slot = self.lexical.borrow_mut();
         let index = match slot.take() {
@@ -84,16 +84,16 @@ impl Index {
 
     /// What the postings must have been built for: the store's random id (a new
     /// database never matches an old file) and the generation of its memories.
-    fn lexical_stamp(&self) -> rusqlite::Result<crate::vector::Stamp> {
+    fn lexical_stamp(&self) -> crate::storage::Result<crate::vector::Stamp> {
         Ok(crate::vector::Stamp {
-            store: crate::storage::vectors::stamp(&self.conn)?.store,
+            store: self.tables.vector_stamp()?.store,
             generation: self.generation()?,
         })
     }
 
     /// The postings built from the rows, saved for the next process (a failed save
     /// costs that process a build, nothing else).
-    fn build_lexical(&self, stamp: crate::vector::Stamp) -> rusqlite::Result<LexicalIndex> {
+    fn build_lexical(&self, stamp: crate::vector::Stamp) -> crate::storage::Result<LexicalIndex> {
         let index = self.lexical_index(stamp)?;
         if let Some(path) = &self.lexical_file {
             if let Err(e) = index.save(path) {
@@ -104,28 +104,22 @@ impl Index {
     }
 
     /// The postings of every active memory (one query).
-    fn lexical_index(&self, stamp: crate::vector::Stamp) -> rusqlite::Result<LexicalIndex> {
-        let mut stmt = self.conn.prepare(
-            "SELECT m.id, m.type, m.expires, m.confidence, m.updated, \
-             f.description, f.summary, f.tags, f.action, f.body \
-             FROM memories m JOIN memories_fts f ON f.rowid = m.rowid WHERE m.archived = 0",
-        )?;
-        let mut rows = stmt.query([])?;
-        let mut docs: Vec<(DocMeta, [String; 5])> = Vec::new();
-        while let Some(r) = rows.next()? {
-            let text = |i: usize| r.get::<_, Option<String>>(i).map(Option::unwrap_or_default);
-            let mtype: String = r.get(1)?;
-            docs.push((
-                DocMeta {
-                    id: r.get(0)?,
-                    mtype: MemoryType::parse(&mtype).unwrap_or(MemoryType::ToolUse),
-                    expires: r.get(2)?,
-                    confidence: r.get(3)?,
-                    updated: r.get(4)?,
-                },
-                [text(5)?, text(6)?, text(7)?, text(8)?, text(9)?],
-            ));
-        }
+    fn lexical_index(&self, stamp: crate::vector::Stamp) -> crate::storage::Result<LexicalIndex> {
+        let docs: Vec<(DocMeta, [String; 5])> = self
+            .tables
+            .active_texts()?
+            .into_iter()
+            .map(|t| {
+                let meta = DocMeta {
+                    id: t.id,
+                    mtype: super::stored_type(&t.mtype),
+                    expires: t.expires,
+                    confidence: t.confidence,
+                    updated: t.updated,
+                };
+                (meta, t.fields)
+            })
+            .collect();
         let texts = docs.iter().map(|(meta, f)| DocText {
             meta: meta.clone(),
             fields: [&f[0], &f[1], &f[2], &f[3], &f[4]],

@@ -213,7 +213,7 @@ impl MemoryStore {
             source_session: draft.source_session.clone().filter(|s| !s.is_empty()),
             expires_at: draft.expires_at.clone().filter(|s| !s.is_empty()),
             body: f.body,
-            extra: serde_yaml::Mapping::new(),
+            extra: Default::default(),
         };
         Ok((m, rel))
     }
