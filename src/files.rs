@@ -2,7 +2,7 @@
 //! text files, whole or by line ranges, and PDFs by page ranges through `pdftotext`.
 //!
 //! Paths go through the same sandbox as the model's read tools
-//! ([`crate::tools::sandbox::resolve`]): nothing outside the workspace, in `agents/` or
+//! ([`crate::sandbox::resolve`]): nothing outside the workspace, in `agents/` or
 //! `.git/`, or secret-looking. Binary files are refused. Nothing here counts tokens or
 //! decides what fits: the caller does, with the loaded model's tokenizer. Nothing prints.
 
@@ -12,7 +12,7 @@ use std::process::Command;
 
 use crate::regular_file::{self, OpenError};
 
-use crate::tools::sandbox::{display, resolve};
+use crate::sandbox::{display, resolve};
 
 /// Largest file read, in bytes (the token count decides what fits; this only keeps a
 /// stray multi-gigabyte file from being loaded at all).
@@ -44,7 +44,7 @@ pub struct FileText {
 #[derive(Debug, thiserror::Error)]
 pub enum FileError {
     #[error("{0}")]
-    Sandbox(#[from] crate::tools::ToolError),
+    Sandbox(#[from] crate::sandbox::SandboxError),
     #[error("{0} is a directory; name a file in it")]
     Directory(String),
     #[error("{path} looks like a binary file ({why}); /read takes text files and PDFs")]

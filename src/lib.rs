@@ -19,6 +19,8 @@
 //! - `engine`: the only importer of `llama_cpp_2`: load, template, tokenize, generate.
 //! - `tokens`: the token-counting boundary other modules use instead of the engine.
 //! - `text`: shared text helpers (chunking lines to a token limit, durations as written).
+//! - `sandbox`: the workspace's path rules (inside it, not `agents/`, `.git/` or a secret)
+//!   that the tools, the git command, `files` and session mining share.
 //! - `files`: workspace files read into the context (`/read`, `/attach`, `/context pin`).
 //!
 //! The core never prints: everything but `repl` returns values.
@@ -43,6 +45,7 @@ pub mod project;
 pub mod rag;
 pub mod regular_file;
 pub mod repl;
+pub mod sandbox;
 pub mod session;
 pub mod sources;
 pub mod storage;

@@ -8,8 +8,9 @@ use std::io::{self, Write};
 use crate::app::App;
 use crate::command::{argv, Decision, Who};
 use crate::engine::Role;
+use crate::sandbox::resolve_write;
 use crate::tools::files::{commit, current_text, Change};
-use crate::tools::sandbox::resolve_write;
+use crate::tools::ToolError;
 
 use super::render;
 
@@ -86,6 +87,7 @@ pub fn command(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()
         Err(why) => return writeln!(out, "[not written: {why}]"),
     };
     let change = match resolve_write(&app.workspace, &parsed.path)
+        .map_err(ToolError::from)
         .and_then(|target| Ok((current_text(&target)?, target)))
     {
         Ok((old, target)) => Change { target, old, new },

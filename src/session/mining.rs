@@ -307,7 +307,7 @@ const MAX_WORKSPACE_FILES: usize = 16;
 const MAX_WORKSPACE_BYTES: u64 = 256 * 1024;
 
 /// The texts of the workspace files the session names (words such as `README.md` or
-/// `src/main.rs` that resolve to a file inside the workspace, through the tools' sandbox:
+/// `src/main.rs` that resolve to a file inside the workspace, through the sandbox:
 /// never `agents/`, `.git/` or secret-looking files) and of the README, at most
 /// [`MAX_WORKSPACE_FILES`]: what the assistant may be quoting.
 pub fn workspace_texts(root: &Path, exchanges: &[(String, String)]) -> Vec<String> {
@@ -327,7 +327,7 @@ pub fn workspace_texts(root: &Path, exchanges: &[(String, String)]) -> Vec<Strin
     let mut texts = Vec::new();
     let mut seen = Vec::new();
     for name in names {
-        let Ok(path) = crate::tools::sandbox::resolve(root, &name) else {
+        let Ok(path) = crate::sandbox::resolve(root, &name) else {
             continue;
         };
         let small =

@@ -3,7 +3,7 @@
 //! ([`Tool::preview`]) and asks `[y/N]`; where nobody can answer (`harvey run`,
 //! `harvey tool call`, a REPL whose input is not a terminal) a write is refused unless
 //! `tools.allow_writes` is on. Paths go through the write sandbox
-//! ([`sandbox::resolve_write`]), bytes through [`atomic::write`], and every decision gets
+//! ([`crate::sandbox::resolve_write`]), bytes through [`atomic::write`], and every decision gets
 //! an audit line.
 //!
 //! The change is planned twice: once for the preview, once when it runs. If the file
@@ -17,9 +17,9 @@ use std::path::PathBuf;
 
 use serde_json::{Map, Value};
 
-use super::sandbox::{resolve_write, WriteTarget};
 use super::{arg_str, atomic, diff, Approval, Param, ParamKind, Preview, Tool, ToolError};
 use crate::command::{AuditLog, Decision, Entry, Who};
+use crate::sandbox::{resolve_write, WriteTarget};
 
 /// Longest `content` of one `write_file` call, in characters.
 pub const MAX_CONTENT_CHARS: usize = 4000;

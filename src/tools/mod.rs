@@ -21,7 +21,6 @@ pub mod files;
 pub mod formats;
 pub mod grammar;
 pub mod memory;
-pub mod sandbox;
 pub mod sessions;
 pub mod workspace;
 
@@ -78,6 +77,18 @@ pub enum ToolError {
     /// it was not parsed, and did not run.
     #[error("cut off: the call stopped ({0}) before it was complete; it did not run")]
     CutOff(&'static str),
+}
+
+impl From<crate::sandbox::SandboxError> for ToolError {
+    fn from(e: crate::sandbox::SandboxError) -> Self {
+        use crate::sandbox::SandboxError as S;
+        match e {
+            S::BadArguments(m) => Self::BadArguments(m),
+            S::Refused(m) => Self::Refused(m),
+            S::NotFound(m) => Self::NotFound(m),
+            S::Failed(m) => Self::Failed(m),
+        }
+    }
 }
 
 /// A tool the model can call.

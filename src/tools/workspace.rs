@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use super::sandbox::{check_relative, display, is_secret_name, resolve};
 use super::{arg_int, arg_str, Param, ParamKind, Tool, ToolError};
+use crate::sandbox::{check_relative, display, is_secret_name, resolve};
 
 const MAX_READ_LINES: usize = 200;
 const MAX_READ_BYTES: usize = 16 * 1024;

@@ -338,7 +338,7 @@ fn real_model_write_file_call_parses_and_is_refused_in_harvey_run() {
     assert_eq!(parsed.name, "write_file");
     let path = parsed.arguments["path"].as_str().unwrap().to_string();
     assert!(
-        harvey::tools::sandbox::resolve_write(ws.path(), &path).is_ok(),
+        harvey::sandbox::resolve_write(ws.path(), &path).is_ok(),
         "{path}"
     );
     let err = call.result.as_ref().unwrap_err();

@@ -1,5 +1,5 @@
 //! The paths a git read may name: the same rules as the read tools'
-//! ([`crate::tools::sandbox`]), applied to every argument that could be a path.
+//! ([`crate::sandbox`]), applied to every argument that could be a path.
 //!
 //! git takes paths in many places: bare words (a revision or a path, git decides), after
 //! `--`, as `REV:PATH` (and `:N:PATH`, `-L1,5:PATH`), and as option values
@@ -13,7 +13,7 @@
 
 use std::path::{Component, Path};
 
-use crate::tools::sandbox;
+use crate::sandbox;
 
 /// Checks every argument after the subcommand; the error says which one and why.
 pub fn check(workspace: &Path, args: &[String]) -> Result<(), String> {

@@ -8,10 +8,30 @@
 //! path and the project guidance files (`HARVEY.md`, `AGENTS.md`) are refused. A new
 //! file's missing parent directories may be created, but only below the deepest existing
 //! ancestor, which must itself resolve (through any symlinks) inside the workspace.
+//!
+//! These rules are shared by everything that touches a workspace path for the model or
+//! the user: the tools, the read-only git command, `/read` and `/write`, session mining.
+//! So they stand on the ground floor: std only, nothing of harvey above them.
 
 use std::path::{Component, Path, PathBuf};
 
-use super::ToolError;
+/// Why a path was not accepted; the tools turn it into the `ToolError` of the same name
+/// and text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SandboxError {
+    /// The text is not a usable path (a directory for a file, no parent).
+    #[error("bad arguments: {0}")]
+    BadArguments(String),
+    /// Outside the workspace, inside `agents/` or `.git/`, or a secret-looking file.
+    #[error("refused: {0}")]
+    Refused(String),
+    /// Nothing there.
+    #[error("not found: {0}")]
+    NotFound(String),
+    /// The workspace itself cannot be resolved.
+    #[error("failed: {0}")]
+    Failed(String),
+}
 
 /// Longest path a tool accepts, in bytes.
 pub const MAX_PATH_BYTES: usize = 1024;
@@ -54,11 +74,11 @@ fn is_private_dir(first_component: &str) -> bool {
 
 /// Resolves `requested` (relative to `root`, or absolute inside it) to an existing path
 /// inside the workspace, or says why not.
-pub fn resolve(root: &Path, requested: &str) -> Result<PathBuf, ToolError> {
+pub fn resolve(root: &Path, requested: &str) -> Result<PathBuf, SandboxError> {
     check_text(requested)?;
     let root = root
         .canonicalize()
-        .map_err(|e| ToolError::Failed(format!("workspace unavailable: {e}")))?;
+        .map_err(|e| SandboxError::Failed(format!("workspace unavailable: {e}")))?;
     let requested = if requested.trim().is_empty() {
         "."
     } else {
@@ -66,7 +86,7 @@ pub fn resolve(root: &Path, requested: &str) -> Result<PathBuf, ToolError> {
     };
     let candidate = Path::new(requested);
     if !candidate.is_absolute() && escapes(candidate) {
-        return Err(ToolError::Refused(format!(
+        return Err(SandboxError::Refused(format!(
             "{requested} is outside the workspace"
         )));
     }
@@ -75,12 +95,12 @@ pub fn resolve(root: &Path, requested: &str) -> Result<PathBuf, ToolError> {
     } else {
         root.join(candidate)
     };
-    let resolved = joined
-        .canonicalize()
-        .map_err(|_| ToolError::NotFound(format!("{requested} does not exist in the workspace")))?;
+    let resolved = joined.canonicalize().map_err(|_| {
+        SandboxError::NotFound(format!("{requested} does not exist in the workspace"))
+    })?;
     let relative = resolved
         .strip_prefix(&root)
-        .map_err(|_| ToolError::Refused(format!("{requested} is outside the workspace")))?;
+        .map_err(|_| SandboxError::Refused(format!("{requested} is outside the workspace")))?;
     check_relative(relative, requested)?;
     Ok(resolved)
 }
@@ -101,12 +121,14 @@ fn escapes(path: &Path) -> bool {
     false
 }
 
-fn check_text(requested: &str) -> Result<(), ToolError> {
+fn check_text(requested: &str) -> Result<(), SandboxError> {
     if requested.contains('\0') {
-        return Err(ToolError::Refused("paths cannot contain NUL bytes".into()));
+        return Err(SandboxError::Refused(
+            "paths cannot contain NUL bytes".into(),
+        ));
     }
     if requested.len() > MAX_PATH_BYTES {
-        return Err(ToolError::Refused(format!(
+        return Err(SandboxError::Refused(format!(
             "path is {} bytes long; the limit is {MAX_PATH_BYTES}",
             requested.len()
         )));
@@ -115,7 +137,7 @@ fn check_text(requested: &str) -> Result<(), ToolError> {
 }
 
 /// Refuses private directories and secret-looking names anywhere along the path.
-pub fn check_relative(relative: &Path, shown: &str) -> Result<(), ToolError> {
+pub fn check_relative(relative: &Path, shown: &str) -> Result<(), SandboxError> {
     let parts: Vec<String> = relative
         .components()
         .filter_map(|c| match c {
@@ -125,18 +147,18 @@ pub fn check_relative(relative: &Path, shown: &str) -> Result<(), ToolError> {
         .collect();
     if let Some(first) = parts.first() {
         if is_private_dir(first) {
-            return Err(ToolError::Refused(format!(
+            return Err(SandboxError::Refused(format!(
                 "{shown} is inside {first}/, which tools may not read"
             )));
         }
     }
     if let Some(secret) = parts.iter().find(|p| is_secret_name(p)) {
-        return Err(ToolError::Refused(format!(
+        return Err(SandboxError::Refused(format!(
             "{secret} looks like a secret file"
         )));
     }
     if let Some(pair) = parts.windows(2).find(|w| is_secret_pair(&w[0], &w[1])) {
-        return Err(ToolError::Refused(format!(
+        return Err(SandboxError::Refused(format!(
             "{}/{} looks like a secret file",
             pair[0], pair[1]
         )));
@@ -177,16 +199,16 @@ pub struct WriteTarget {
 
 /// Resolves `requested` as a file to write: an existing file inside the workspace (its
 /// symlinks followed), or a new one whose nearest existing ancestor is inside it.
-pub fn resolve_write(root: &Path, requested: &str) -> Result<WriteTarget, ToolError> {
+pub fn resolve_write(root: &Path, requested: &str) -> Result<WriteTarget, SandboxError> {
     check_text(requested)?;
     let root = root
         .canonicalize()
-        .map_err(|e| ToolError::Failed(format!("workspace unavailable: {e}")))?;
+        .map_err(|e| SandboxError::Failed(format!("workspace unavailable: {e}")))?;
     let requested = requested.trim();
-    let outside = || ToolError::Refused(format!("{requested} is outside the workspace"));
+    let outside = || SandboxError::Refused(format!("{requested} is outside the workspace"));
     let candidate = Path::new(requested);
     if requested.is_empty() || requested.ends_with('/') {
-        return Err(ToolError::BadArguments(format!(
+        return Err(SandboxError::BadArguments(format!(
             "{requested:?} is not a file path"
         )));
     }
@@ -209,14 +231,14 @@ pub fn resolve_write(root: &Path, requested: &str) -> Result<WriteTarget, ToolEr
 }
 
 /// An existing path, resolved: a symlink must lead to a file that exists.
-fn existing_file(joined: &Path, requested: &str) -> Result<PathBuf, ToolError> {
+fn existing_file(joined: &Path, requested: &str) -> Result<PathBuf, SandboxError> {
     let resolved = joined.canonicalize().map_err(|_| {
-        ToolError::Refused(format!(
+        SandboxError::Refused(format!(
             "{requested} is a symlink to nothing; harvey does not write through it"
         ))
     })?;
     if resolved.is_dir() {
-        return Err(ToolError::BadArguments(format!(
+        return Err(SandboxError::BadArguments(format!(
             "{requested} is a directory, not a file"
         )));
     }
@@ -225,23 +247,23 @@ fn existing_file(joined: &Path, requested: &str) -> Result<PathBuf, ToolError> {
 
 /// A new file: the nearest existing ancestor, resolved, plus the missing names (plain
 /// names only: no `.` or `..` below what exists).
-fn new_file(joined: &Path, requested: &str) -> Result<(PathBuf, Option<PathBuf>), ToolError> {
+fn new_file(joined: &Path, requested: &str) -> Result<(PathBuf, Option<PathBuf>), SandboxError> {
     let mut missing = Vec::new();
     let mut ancestor = joined;
     while std::fs::symlink_metadata(ancestor).is_err() {
         missing.push(ancestor.file_name().map(|n| n.to_os_string()));
         ancestor = ancestor
             .parent()
-            .ok_or_else(|| ToolError::BadArguments(format!("{requested} has no parent")))?;
+            .ok_or_else(|| SandboxError::BadArguments(format!("{requested} has no parent")))?;
     }
     let base = ancestor.canonicalize().map_err(|_| {
-        ToolError::Refused(format!(
+        SandboxError::Refused(format!(
             "{} (in {requested}) is a symlink to nothing",
             ancestor.display()
         ))
     })?;
     if !base.is_dir() {
-        return Err(ToolError::BadArguments(format!(
+        return Err(SandboxError::BadArguments(format!(
             "{requested}: {} is a file, not a directory",
             ancestor.display()
         )));
@@ -251,7 +273,7 @@ fn new_file(joined: &Path, requested: &str) -> Result<(PathBuf, Option<PathBuf>)
         match name {
             Some(n) if n != "." && n != ".." => path.push(n),
             _ => {
-                return Err(ToolError::BadArguments(format!(
+                return Err(SandboxError::BadArguments(format!(
                     "{requested}: only plain names may follow the directories that exist"
                 )))
             }
@@ -263,9 +285,9 @@ fn new_file(joined: &Path, requested: &str) -> Result<(PathBuf, Option<PathBuf>)
 }
 
 /// [`check_relative`], plus `.git` anywhere and the guidance files.
-fn check_writable(relative: &Path, shown: &str) -> Result<(), ToolError> {
+fn check_writable(relative: &Path, shown: &str) -> Result<(), SandboxError> {
     if relative.as_os_str().is_empty() {
-        return Err(ToolError::BadArguments(format!(
+        return Err(SandboxError::BadArguments(format!(
             "{shown} is the workspace itself"
         )));
     }
@@ -276,7 +298,7 @@ fn check_writable(relative: &Path, shown: &str) -> Result<(), ToolError> {
         };
         let name = name.to_string_lossy();
         if name == ".git" {
-            return Err(ToolError::Refused(format!(
+            return Err(SandboxError::Refused(format!(
                 "{shown} is inside a .git directory, which tools may not write"
             )));
         }
@@ -285,7 +307,7 @@ fn check_writable(relative: &Path, shown: &str) -> Result<(), ToolError> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned());
     if name.as_deref().is_some_and(is_guidance_name) {
-        return Err(ToolError::Refused(format!(
+        return Err(SandboxError::Refused(format!(
             "{shown} is the project's guidance for harvey; only the user edits it"
         )));
     }
@@ -381,7 +403,7 @@ mod tests {
         }
         assert!(matches!(
             resolve(root, "nope.txt"),
-            Err(ToolError::NotFound(_))
+            Err(SandboxError::NotFound(_))
         ));
         assert!(resolve(root, &"a/".repeat(600))
             .unwrap_err()
