@@ -46,7 +46,7 @@ pub enum MiningBenchError {
         source: std::io::Error,
     },
     /// Point `--sessions` at a directory of recorded sessions.
-    #[error("no recorded sessions (*.spmd) in {0}; pass --sessions DIR")]
+    #[error("no recorded sessions (*.spmd) in {0}; point --sessions DIR at a directory of them")]
     NoSessions(PathBuf),
     #[error("cannot open the temporary memory store: {0}")]
     Memory(#[from] StoreError),
