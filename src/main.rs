@@ -69,7 +69,8 @@ enum Command {
     /// with engine.lookup off, auto and on when replies quote the context and when not);
     /// --footprint adds the memory scenario of a full session (chat model, embedder, a
     /// 100k-chunk RAG store, a chat turn and a summary) against its goal. --agent runs the
-    /// agent benchmark instead (tool choice, call validity, answers; see --help).
+    /// agent benchmark instead (tool choice, call validity, answers; see --help), --mining
+    /// the memory-mining one (what mining keeps from recorded sessions).
     Bench(BenchArgs),
     /// Typed memories for scripts: add, import, list, show, recall (also in batch),
     /// forget, flag, index, rebuild, status. Files live in <workspace>/agents/memories/.
@@ -184,6 +185,18 @@ struct BenchArgs {
     /// task, no turn) and scores its choice as the first tool.
     #[arg(long, value_name = "MODE", requires = "agent", value_parser = ["auto", "on", "off", "only"])]
     route: Option<String>,
+    /// Run the mining benchmark instead: each recorded session (.spmd) of --sessions goes
+    /// through end-of-session mining as /exit and /memory mine run it (proposals under the
+    /// JSON grammar, then the grounding, completeness, specificity, duplicate and secret
+    /// screen), greedy, in a fresh temporary workspace and memory store (nothing is saved;
+    /// the records are only read). Reports per session the proposals, the kept memories
+    /// with their evidence, and the dropped ones by reason; then totals.
+    #[arg(long, conflicts_with_all = ["agent", "pace", "footprint", "footprint_only"])]
+    mining: bool,
+    /// With --mining: the directory of recorded sessions (default: tests/fixtures/sessions,
+    /// in the current directory or else in harvey's repository).
+    #[arg(long, value_name = "DIR", requires = "mining")]
+    sessions: Option<PathBuf>,
     /// Run only the decode-pace comparison: harvey's decode speed at a KV depth beside
     /// llama.cpp's own benchmark loop (llama-bench's context shape: depth + N cells, one
     /// sequence, random tokens, nothing sampled), the same loop in harvey's context shape,
@@ -323,6 +336,9 @@ fn print_tool_result(result: &Result<String, harvey::tools::ToolError>, json: bo
 }
 
 fn bench(options: &AppOptions, args: &BenchArgs) -> Result<ExitCode> {
+    if args.mining {
+        return cli::bench_mining::run(options, args.sessions.as_deref(), args.threads, args.json);
+    }
     let (workspace, config, model) = App::resolve(options)?;
     let mut params = engine_params(&config, model);
     if let Some(t) = args.threads {

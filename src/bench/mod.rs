@@ -8,6 +8,7 @@ pub mod agent;
 pub mod footprint;
 pub mod kv;
 pub mod lookup;
+pub mod mining;
 pub mod pace;
 pub mod render;
 pub mod rss;

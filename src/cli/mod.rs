@@ -2,6 +2,7 @@
 //! flags, asks the library (the operations in `ops`, the stores, the model wing) and renders
 //! the result; none imports another face (`repl`).
 
+pub mod bench_mining;
 pub mod knowledge;
 pub mod memory;
 pub mod model;

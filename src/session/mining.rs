@@ -134,6 +134,8 @@ pub struct Mined {
     pub parsed: usize,
     /// The `max_tokens` each chunk's generation had (the grammar's worst case).
     pub max_tokens: usize,
+    /// The model's answer for each parsed chunk, as generated (for benchmarks).
+    pub outputs: Vec<String>,
 }
 
 impl Mined {
@@ -191,6 +193,7 @@ pub fn mine_report(
         let parsed: Output = serde_json::from_str(text.trim())
             .map_err(|e| MineError::Parse(e.to_string(), out.text.clone()))?;
         mined.parsed += 1;
+        mined.outputs.push(text.trim().to_string());
         for item in parsed.memories {
             admit(&mut mined, item, &chunk, &workspace);
         }

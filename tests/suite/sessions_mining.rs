@@ -256,3 +256,57 @@ fn memory_mine_reviews_proposals_and_replay_resends_the_turns() {
         "We deploy with ./deploy.sh. How do we roll back?"
     );
 }
+
+#[test]
+fn mining_bench_reports_each_session_kept_with_evidence_and_drops_by_reason() {
+    use harvey::bench::mining::{mine_sessions, render, session_files, totals};
+    use harvey::engine::scripted::ScriptedEngine;
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sessions");
+    let files = session_files(&dir).unwrap();
+    assert_eq!(files.len(), 5);
+    let before: Vec<String> = files
+        .iter()
+        .map(|f| std::fs::read_to_string(f).unwrap())
+        .collect();
+    let item = |evidence: &str, description: &str| {
+        format!(
+            r#"{{"evidence": "{evidence}", "type": "workflow", "kind": "pitfall", "description": "{description}", "summary": "", "action": "", "tags": ["deploy"]}}"#
+        )
+    };
+    // One chunk a session; the second session (./deploy.sh) gets a grounded proposal and
+    // one that quotes nothing said.
+    let deploy = format!(
+        r#"{{"memories": [{}, {}]}}"#,
+        item(
+            "it refuses to run when the git tree is dirty",
+            "deploy.sh refuses to run on a dirty git tree"
+        ),
+        item("never deploy on Fridays", "Never deploy on Fridays"),
+    );
+    let empty = r#"{"memories": []}"#.to_string();
+    let replies = [empty.clone(), deploy, empty.clone(), empty.clone(), empty];
+    let mut engine = ScriptedEngine::new(4096, replies);
+    let sessions = mine_sessions(&mut engine, &files).unwrap();
+    let t = totals(&sessions);
+    assert_eq!((t.sessions, t.errors, t.exchanges), (5, 0, 10));
+    assert_eq!((t.proposals, t.kept, t.drops.not_grounded), (2, 1, 1));
+    assert_eq!(sessions[0].outputs, [r#"{"memories": []}"#]);
+    assert_eq!(sessions[1].file, "harvey-session-20261102-140000.spmd");
+    assert_eq!(
+        sessions[1].kept[0].evidence,
+        "it refuses to run when the git tree is dirty"
+    );
+    let json = serde_json::to_value(&sessions[1]).unwrap();
+    assert_eq!(json["kept"][0]["type"], "workflow");
+    assert_eq!(json["dropped"][0]["reason"], "not_grounded");
+    assert_eq!(json["drops"]["not_grounded"], 1);
+    let table = render::table(&sessions, &t);
+    assert_eq!(table.lines().count(), 7, "{table}");
+    assert!(
+        render::details(&sessions[1]).contains("dropped (not_grounded) Never deploy on Fridays")
+    );
+    // The records are only read.
+    for (f, text) in files.iter().zip(&before) {
+        assert_eq!(&std::fs::read_to_string(f).unwrap(), text);
+    }
+}
