@@ -17,7 +17,9 @@
 //!   mining prompt, the system prompt or the injected `[memory context]`.
 //! - **generic**: no topic word of the description or summary (stopwords and generic
 //!   shell advice such as touch, ls, git status, file, run removed) occurs in the evidence:
-//!   the memory says something the quote does not, or nothing specific to this workspace.
+//!   the memory says something the quote does not, or nothing specific to this workspace;
+//!   or the evidence names exact values (a number, a path, a file name, an identifier) and
+//!   the memory keeps none of them.
 //!
 //! Pure functions on strings: no engine, no I/O (the caller reads the workspace files).
 
@@ -295,8 +297,50 @@ const GENERIC: &[&str] = &[
     "user",
 ];
 
-/// Whether no specific topic word of the description or summary occurs in the evidence.
+/// Whether the memory says nothing specific the quote says: no specific topic word of the
+/// description or summary occurs in the evidence, or the evidence names an exact value (a
+/// number, a path or file name, an identifier: see [`exact_values`]) and the memory keeps
+/// none of them. Sharing a topic word is not stating the quote's fact: the 1.5B turned "The
+/// web service listens on port 8080 behind nginx." into "This setup is common for deploying
+/// web services using Nginx as a reverse proxy.", which shares "nginx" and loses the port.
 pub fn is_generic(claim: &Claim) -> bool {
+    let exact = exact_values(claim.evidence);
+    if !exact.is_empty() {
+        let memory =
+            format!("{} {} {}", claim.description, claim.summary, claim.action).to_lowercase();
+        // A path also counts by its last part (`./deploy.sh` kept as `deploy.sh`).
+        let kept = |v: &String| {
+            let last = v.rsplit('/').next().unwrap_or(v);
+            memory.contains(v.as_str()) || (!last.is_empty() && memory.contains(last))
+        };
+        if !exact.iter().any(kept) {
+            return true;
+        }
+    }
+    shares_no_topic(claim)
+}
+
+/// The words of `text` that name an exact value, lowercased, their surrounding
+/// punctuation trimmed: one with a digit (`8080`, `v1.2`), a path (`./deploy.sh`,
+/// `src/main.rs`), a dotted file name (`server.toml`) or an identifier with `_`.
+pub fn exact_values(text: &str) -> Vec<String> {
+    let edge = |c: char| !(c.is_alphanumeric() || c == '.' || c == '/' || c == '_');
+    text.split_whitespace()
+        .map(|w| w.trim_matches(edge).trim_end_matches('.').to_lowercase())
+        .filter(|w| {
+            let dotted = w
+                .trim_start_matches('.')
+                .split('.')
+                .filter(|p| !p.is_empty())
+                .count()
+                >= 2;
+            w.chars().any(|c| c.is_ascii_digit()) || w.contains('/') || w.contains('_') || dotted
+        })
+        .collect()
+}
+
+/// Whether no specific topic word of the description or summary occurs in the evidence.
+fn shares_no_topic(claim: &Claim) -> bool {
     let specific = |text: &str| -> Vec<String> {
         words(text)
             .into_iter()

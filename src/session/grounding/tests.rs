@@ -167,6 +167,59 @@ fn generic_advice_is_not_specific_even_when_said() {
     )));
 }
 
+/// A memory that shares a topic word with its quote but drops the quote's exact value
+/// says something else (seen with the 1.5B on the fixture sessions).
+#[test]
+fn a_memory_that_loses_the_quotes_exact_values_is_generic() {
+    let quote = "The web service listens on port 8080 behind nginx.";
+    assert!(is_generic(&claim(
+        "This setup is common for deploying web services using Nginx as a reverse proxy.",
+        "",
+        quote
+    )));
+    assert!(!is_generic(&claim(
+        "The web service listens on port 8080 behind nginx",
+        "",
+        quote
+    )));
+    let deploy = "We deploy with ./deploy.sh, which refuses a dirty tree.";
+    assert!(!is_generic(&claim(
+        "Commit or stash changes before running ./deploy.sh.",
+        "",
+        deploy
+    )));
+    assert!(is_generic(&claim(
+        "Deploys refuse a dirty tree",
+        "commit first",
+        deploy
+    )));
+    // No exact value in the quote: the topic words decide, as before.
+    assert!(!is_generic(&claim(
+        "The user wants short answers",
+        "they read on a small screen",
+        "Please keep answers short, I read them on a small screen."
+    )));
+}
+
+#[test]
+fn exact_values_are_numbers_paths_file_names_and_identifiers() {
+    assert_eq!(
+        exact_values("Port 8080, see ./deploy.sh and server.toml (HIGH_WATER_MARK) in src/lib.rs."),
+        [
+            "8080",
+            "./deploy.sh",
+            "server.toml",
+            "high_water_mark",
+            "src/lib.rs"
+        ]
+    );
+    assert!(exact_values("Please keep answers short, I read them on a small screen.").is_empty());
+    assert!(
+        exact_values("It stopped. Then...").is_empty(),
+        "sentence dots are no file names"
+    );
+}
+
 #[test]
 fn a_label_copied_into_the_quote_and_cut_words_still_match() {
     let ws = Workspace::default();
