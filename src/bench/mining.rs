@@ -40,7 +40,7 @@ pub struct MiningOptions {
 
 #[derive(Debug, thiserror::Error)]
 pub enum MiningBenchError {
-    #[error("{path}: {source}")]
+    #[error("cannot read {}", path.display())]
     Io {
         path: PathBuf,
         source: std::io::Error,
