@@ -191,6 +191,29 @@ const DANGLING: &[&str] = &[
     "when", "which", "while", "with", "without",
 ];
 
+/// An optional field (summary, action) cut at its grammar bound `limit`, ended at its last
+/// full sentence instead: "Port 8080. The proxy forwards to the ap" → "Port 8080.". A
+/// text that is already complete comes back as is; one with no full sentence before the
+/// cut comes back empty (the memory keeps its description). The description has no
+/// such rescue: it is the memory.
+pub fn to_last_sentence(text: &str, limit: usize) -> String {
+    if is_complete(text, limit) {
+        return text.to_string();
+    }
+    let t = text.trim_end();
+    let ends = t
+        .char_indices()
+        .filter(|(i, c)| {
+            matches!(c, '.' | '!' | '?')
+                && t[i + 1..].chars().next().is_some_and(char::is_whitespace)
+        })
+        .map(|(i, _)| i + 1);
+    ends.filter(|&end| is_complete(&t[..end], limit))
+        .last()
+        .map(|end| t[..end].to_string())
+        .unwrap_or_default()
+}
+
 /// Whether `text` is a finished phrase: shorter than its grammar bound `limit` (a text
 /// of exactly the bound was cut there), no open bracket or backtick, and no trailing
 /// comma, colon, hyphen or word such as "and".

@@ -203,7 +203,9 @@ pub fn mine_report(
 }
 
 /// Keeps `item` when it passes every check, or counts why not.
-fn admit(mined: &mut Mined, item: Item, chunk: &[Said], workspace: &Workspace) {
+fn admit(mined: &mut Mined, mut item: Item, chunk: &[Said], workspace: &Workspace) {
+    item.summary = grounding::to_last_sentence(&item.summary, SUMMARY_MAX_CHARS);
+    item.action = grounding::to_last_sentence(&item.action, ACTION_MAX_CHARS);
     let claim = Claim {
         description: &item.description,
         summary: &item.summary,

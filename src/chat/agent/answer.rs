@@ -9,8 +9,8 @@ use super::super::Conversation;
 use super::{ToolSet, TurnEvent, NO_ANSWER};
 
 /// The reply's first token where it must be an answer, under a grammar that admits no
-/// call's first character (`{`, `<`, a fence's backtick); streamed like the rest. Empty
-/// when the model ends at once.
+/// call's first character (`{`, `<`, a fence's backtick) nor a header's `[`; streamed like
+/// the rest. Empty when the model ends at once.
 pub(super) fn answer_lead(
     engine: &mut dyn Engine,
     conversation: &Conversation,
@@ -29,8 +29,10 @@ pub(super) fn answer_lead(
     Ok(c.text)
 }
 
-/// A reply that does not start a call: its first character is no `{`, `<` or backtick.
-const ANSWER_START: &str = "root ::= [^{<`\\x00] [^\\x00]*";
+/// A reply that does not start a call: its first character is no `{`, `<` or backtick;
+/// nor `[`, which opens the header of a tool result (`[command: git status → exit 0]`)
+/// or of the memory block (`[project facts]`): small models copy those as their answer.
+const ANSWER_START: &str = "root ::= [^{<`[\\x00] [^\\x00]*";
 
 /// Room kept for the reply after a tool result, in tokens (at most a quarter of the
 /// context).

@@ -278,3 +278,24 @@ fn drops_are_counted_and_shown_by_reason() {
     assert_eq!(drops.count(DropReason::NotGrounded), 2);
     assert_eq!(drops.to_string(), "2 not_grounded, 1 secret");
 }
+
+#[test]
+fn a_summary_cut_at_its_bound_ends_at_its_last_full_sentence() {
+    let limit = 60;
+    let cut = "nginx listens on port 8080. The proxy forwards every request";
+    let cut = &format!("{cut}{}", " x".repeat(40))[..limit];
+    assert_eq!(cut.chars().count(), limit);
+    assert!(!is_complete(cut, limit));
+    assert_eq!(to_last_sentence(cut, limit), "nginx listens on port 8080.");
+    // A sentence end inside a word (a version, a file name) is not one.
+    let no_end = &format!("use v1.2 with deploy.sh and then{}", " y".repeat(40))[..limit];
+    assert_eq!(to_last_sentence(no_end, limit), "");
+    // Mid-phrase without the bound: cut back to the sentence before it.
+    assert_eq!(
+        to_last_sentence("Builds need GCC 12. Run it with", limit),
+        "Builds need GCC 12."
+    );
+    // Complete texts come back unchanged, the empty one too.
+    assert_eq!(to_last_sentence("Port 8731.", limit), "Port 8731.");
+    assert_eq!(to_last_sentence("", limit), "");
+}
