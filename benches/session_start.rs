@@ -10,6 +10,12 @@
 //! model id (an exact scan costs the same whatever they hold), so no memory is embedded.
 //! `HARVEY_BENCH_SIZES=1000,10000` chooses the sizes; `HARVEY_BENCH_BIN` the binary
 //! (default: target/release/harvey, so run `cargo build --release` first).
+//!
+//! Then the 10k workspace again with a RAG store of `HARVEY_BENCH_RAG_CHUNKS` synthetic
+//! chunks (default 100,000; 0 skips it) in use (`agents/rag/settings.json`), so the
+//! recall also searches it (full text and vectors), as a session that has `/rag use`d a
+//! big store starts. Its chunks and vectors come from `harvey bench --footprint`'s
+//! builder (`bench::footprint::build_store`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -63,18 +69,53 @@ fn main() {
                 t.elapsed().as_secs_f64()
             );
         }
-        let mut ms: Vec<f64> = (0..=RUNS)
-            .map(|i| cold_recall(&bin, &ws, QUERIES[i % QUERIES.len()]))
-            .collect();
-        ms.remove(0);
-        ms.sort_by(f64::total_cmp);
-        println!(
-            "{n:>8}  {:>14.1}  {:>4.1}–{:.1}",
-            ms[RUNS / 2],
-            ms[0],
-            ms[RUNS - 1]
-        );
+        print_row(&n.to_string(), &measure(&bin, &ws));
     }
+    let chunks: usize = std::env::var("HARVEY_BENCH_RAG_CHUNKS")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(100_000);
+    if chunks > 0 {
+        let ws = base.join(format!("ws-10000-rag-{chunks}"));
+        if !ws.join("agents/rag/settings.json").exists() {
+            let t = Instant::now();
+            fixture(&ws, 10_000, &embedder);
+            rag_fixture(&ws, chunks, &embedder);
+            eprintln!(
+                "built {} in {:.1} s",
+                ws.display(),
+                t.elapsed().as_secs_f64()
+            );
+        }
+        print_row(&format!("10000 + {chunks} RAG chunks"), &measure(&bin, &ws));
+    }
+}
+
+/// Median, min and max of `RUNS` cold recalls after one warm-up, in ms.
+fn measure(bin: &Path, ws: &Path) -> [f64; 3] {
+    let mut ms: Vec<f64> = (0..=RUNS)
+        .map(|i| cold_recall(bin, ws, QUERIES[i % QUERIES.len()]))
+        .collect();
+    ms.remove(0);
+    ms.sort_by(f64::total_cmp);
+    [ms[RUNS / 2], ms[0], ms[RUNS - 1]]
+}
+
+fn print_row(what: &str, [median, min, max]: &[f64; 3]) {
+    println!("{what:>8}  {median:>14.1}  {min:>4.1}–{max:.1}");
+}
+
+/// A RAG store `bench` of `chunks` synthetic chunks in `ws`, set as the one recall uses.
+fn rag_fixture(ws: &Path, chunks: usize, embedder: &LlamaEmbedder) {
+    let agents = ws.join("agents");
+    std::fs::create_dir_all(harvey::rag::rag_dir(&agents)).expect("rag dir");
+    let path = harvey::rag::files::own_path(&agents, "bench");
+    harvey::bench::footprint::build_store(&path, embedder, chunks).expect("the store builds");
+    let settings = harvey::rag::settings::RagSettings {
+        active: vec!["bench".into()],
+        enabled: true,
+    };
+    settings.save(&agents).expect("rag settings");
 }
 
 /// One new process answering one query under a 1024-token budget, in ms.

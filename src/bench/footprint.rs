@@ -196,7 +196,10 @@ fn history() -> Vec<Message> {
 }
 
 /// Fills a new store at `path` with `n` synthetic chunks and unit vectors.
-fn build_store(path: &Path, embedder: &LlamaEmbedder, n: usize) -> Result<(), RagError> {
+/// A RAG store of `n` synthetic chunks (40 words each, 20 chunks a file) with synthetic
+/// unit vectors under `embedder`'s model id, at `path` (nothing is embedded). Also the
+/// session-start benchmark's 100k-chunk store.
+pub fn build_store(path: &Path, embedder: &LlamaEmbedder, n: usize) -> Result<(), RagError> {
     // The store records the real embedder's id; the build inserts its own vectors and
     // never embeds, so a stand-in with that id and width will do.
     let embedder: std::sync::Arc<dyn Embedder> = std::sync::Arc::new(crate::tokens::HashEmbedder {

@@ -201,15 +201,14 @@ pub fn to_last_sentence(text: &str, limit: usize) -> String {
         return text.to_string();
     }
     let t = text.trim_end();
-    let ends = t
+    let mut ends = t
         .char_indices()
         .filter(|(i, c)| {
             matches!(c, '.' | '!' | '?')
                 && t[i + 1..].chars().next().is_some_and(char::is_whitespace)
         })
         .map(|(i, _)| i + 1);
-    ends.filter(|&end| is_complete(&t[..end], limit))
-        .last()
+    ends.rfind(|&end| is_complete(&t[..end], limit))
         .map(|end| t[..end].to_string())
         .unwrap_or_default()
 }
