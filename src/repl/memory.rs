@@ -15,7 +15,7 @@ pub fn command(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()
     if sub == "status" || sub.is_empty() {
         return status(app, out);
     }
-    let Some(store) = app.memory.as_mut() else {
+    let Some(store) = app.memory_mut() else {
         return writeln!(
             out,
             "memory is off (memory.enabled is false, or the store could not be opened — see the notes at startup)"
@@ -64,18 +64,19 @@ fn mine(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()> {
         "[mining {file}: {} exchanges… (Ctrl-C to stop)]",
         exchanges.len()
     )?;
-    app.abort.clear();
-    let workspace = mining::workspace_texts(&app.workspace, &exchanges);
-    let mined = mining::mine_report(app.engine.as_mut(), &exchanges, &workspace, &app.abort);
+    app.abort().clear();
+    let workspace = mining::workspace_texts(app.workspace(), &exchanges);
+    let abort = app.abort().clone();
+    let mined = mining::mine_report(app.engine_mut(), &exchanges, &workspace, &abort);
     let mut mined = match mined {
         Ok(m) => m,
         Err(e) => return writeln!(out, "error: {e}"),
     };
-    if let Some(index) = app.sessions.as_ref() {
+    if let Some(index) = app.sessions() {
         let _ = index.mark_mined(&file);
     }
-    let ask = app.ask.clone();
-    let Some(store) = app.memory.as_mut() else {
+    let ask = app.asker();
+    let Some(store) = app.memory_mut() else {
         return Ok(());
     };
     mining::screen(store, &mut mined);
@@ -132,7 +133,7 @@ fn session_to_mine(
     name: Option<&str>,
     force: bool,
 ) -> Result<(String, Vec<(String, String)>), String> {
-    let Some(index) = app.sessions.as_ref() else {
+    let Some(index) = app.sessions() else {
         return Err("the sessions index is unavailable".into());
     };
     let file = match name {
@@ -359,13 +360,13 @@ fn budget_line(n_ctx: u32, pct: f64, budget: usize, share: f64, top_k: usize) ->
 /// `/memory recall QUERY`: the session-start ranking as a list of `memory.top_k` items
 /// (after the factual ones), from every source — the same list as `harvey memory recall`.
 fn recall(app: &App, query: &str, out: &mut impl Write) -> io::Result<()> {
-    let Some(store) = app.memory.as_ref() else {
+    let Some(store) = app.memory() else {
         return Ok(());
     };
     if query.is_empty() {
         return writeln!(out, "usage: /memory recall QUERY");
     }
-    let m = &app.config.memory;
+    let m = &app.config().memory;
     let limits = crate::memory::Limits::list(m.top_k, m.factual_share);
     match app.recall_with(store, query, limits) {
         Ok(found) if found.items.is_empty() => writeln!(out, "nothing matches {query:?}"),
@@ -392,9 +393,9 @@ fn recall(app: &App, query: &str, out: &mut impl Write) -> io::Result<()> {
 }
 
 fn status(app: &App, out: &mut impl Write) -> io::Result<()> {
-    let m = &app.config.memory;
-    let n_ctx = app.engine.info().n_ctx;
-    let Some(store) = app.memory.as_ref() else {
+    let m = &app.config().memory;
+    let n_ctx = app.engine().info().n_ctx;
+    let Some(store) = app.memory() else {
         return writeln!(out, "memory is off");
     };
     writeln!(out, "store     {}", store.dir().display())?;
@@ -446,7 +447,7 @@ fn status(app: &App, out: &mut impl Write) -> io::Result<()> {
             "off (memory.inject_on_start: false)"
         }
     )?;
-    match &app.injection {
+    match app.injection() {
         Some(i) => writeln!(out, "this session: {}", i.summary_line())?,
         None => writeln!(
             out,
@@ -454,8 +455,7 @@ fn status(app: &App, out: &mut impl Write) -> io::Result<()> {
         )?,
     }
     let stats = app
-        .sessions
-        .as_ref()
+        .sessions()
         .and_then(|s| s.stats().ok())
         .unwrap_or_default();
     budget_advice(out, &stats, m.budget_pct)
@@ -492,7 +492,7 @@ pub fn budget_advice(
 }
 
 pub fn context(app: &App, out: &mut impl Write) -> io::Result<()> {
-    match &app.injection {
+    match app.injection() {
         Some(i) if !i.text.is_empty() => {
             writeln!(
                 out,
@@ -510,7 +510,7 @@ pub fn context(app: &App, out: &mut impl Write) -> io::Result<()> {
         None => writeln!(
             out,
             "no memory context yet: it is recalled from your first message{}",
-            if app.config.memory.enabled && app.config.memory.inject_on_start {
+            if app.config().memory.enabled && app.config().memory.inject_on_start {
                 ""
             } else {
                 " (injection is off in the config)"
