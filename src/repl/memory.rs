@@ -5,6 +5,7 @@ use std::io::{self, Write};
 use crate::app::App;
 use crate::memory::index::Row;
 use crate::memory::{Draft, MemoryStore, MemoryType};
+use crate::ops::memory::{self as ops, ListRequest, RecallRequest};
 use crate::session::mining;
 
 const USAGE: &str = "usage: /memory list [--type T] [--kind K] | show ID | add TYPE TEXT | edit ID | forget ID | flag ID | recall QUERY | index | mine [FILE] [--force] | profile show|edit | status";
@@ -26,11 +27,11 @@ pub fn command(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()
         "show" => show(store, rest, out),
         "add" => add(store, rest, out),
         "edit" => edit(store, rest, out),
-        "forget" => match store.forget(rest) {
+        "forget" => match ops::forget(store, rest) {
             Ok(()) => writeln!(out, "archived {rest}: it will not be recalled again"),
             Err(e) => writeln!(out, "error: {e}"),
         },
-        "flag" => match store.flag(rest) {
+        "flag" => match ops::flag(store, rest) {
             Ok(f) if f.archived => writeln!(
                 out,
                 "{rest}: confidence {:.1} — archived (at or below 0.2)",
@@ -39,7 +40,7 @@ pub fn command(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()
             Ok(f) => writeln!(out, "{rest}: confidence now {:.1}", f.confidence),
             Err(e) => writeln!(out, "error: {e}"),
         },
-        "index" => match store.overview() {
+        "index" => match ops::index(store) {
             Ok(text) => write!(out, "{text}"),
             Err(e) => writeln!(out, "error: {e}"),
         },
@@ -196,7 +197,11 @@ fn review(
 
 /// `/memory profile show|edit`: the workspace profile memories.
 fn profile(store: &mut MemoryStore, args: &str, out: &mut impl Write) -> io::Result<()> {
-    let rows = match store.list(Some(MemoryType::WorkspaceProfile), None) {
+    let profile = ListRequest {
+        mtype: Some(MemoryType::WorkspaceProfile),
+        ..ListRequest::default()
+    };
+    let rows = match ops::list(store, &profile) {
         Ok(r) => r,
         Err(e) => return writeln!(out, "error: {e}"),
     };
@@ -221,7 +226,7 @@ fn profile(store: &mut MemoryStore, args: &str, out: &mut impl Write) -> io::Res
                         summary: "name: ; role: ; tools: ; notes: ".into(),
                         ..Draft::default()
                     };
-                    match store.write(&draft) {
+                    match ops::add(store, &draft) {
                         Ok(o) => o.id().to_string(),
                         Err(e) => return writeln!(out, "error: {e}"),
                     }
@@ -233,23 +238,26 @@ fn profile(store: &mut MemoryStore, args: &str, out: &mut impl Write) -> io::Res
     }
 }
 
-fn list(store: &MemoryStore, args: &str, out: &mut impl Write) -> io::Result<()> {
-    let mut mtype = None;
-    let mut kind = None;
+/// `--type T` and `--kind K` after `/memory list`; `Err` is the message to show.
+fn list_request(args: &str) -> Result<ListRequest, String> {
+    let mut request = ListRequest::default();
     let mut words = args.split_whitespace();
     while let Some(w) = words.next() {
         match (w, words.next()) {
-            ("--type", Some(t)) => match MemoryType::parse(t) {
-                Some(t) => mtype = Some(t),
-                None => {
-                    return writeln!(out, "unknown type {t:?}: one of {}", MemoryType::choices())
-                }
-            },
-            ("--kind", Some(k)) => kind = Some(k.to_string()),
-            _ => return writeln!(out, "usage: /memory list [--type T] [--kind K]"),
+            ("--type", Some(t)) => request.mtype = Some(ops::parse_type(t)?),
+            ("--kind", Some(k)) => request.kind = Some(k.to_string()),
+            _ => return Err("usage: /memory list [--type T] [--kind K]".into()),
         }
     }
-    match store.list(mtype, kind.as_deref()) {
+    Ok(request)
+}
+
+fn list(store: &MemoryStore, args: &str, out: &mut impl Write) -> io::Result<()> {
+    let request = match list_request(args) {
+        Ok(r) => r,
+        Err(message) => return writeln!(out, "{message}"),
+    };
+    match ops::list(store, &request) {
         Ok(rows) if rows.is_empty() => {
             writeln!(out, "no memories (add one with /memory add TYPE TEXT)")
         }
@@ -280,14 +288,10 @@ pub fn list_line(r: &Row) -> String {
 }
 
 fn show(store: &MemoryStore, id: &str, out: &mut impl Write) -> io::Result<()> {
-    match store.path_of(id).and_then(|p| {
-        std::fs::read_to_string(&p)
-            .map(|t| (p.clone(), t))
-            .map_err(|source| crate::memory::StoreError::Io { path: p, source })
-    }) {
-        Ok((path, text)) => {
-            writeln!(out, "{}", path.display())?;
-            write!(out, "{text}")
+    match ops::show(store, id) {
+        Ok(shown) => {
+            writeln!(out, "{}", shown.path.display())?;
+            write!(out, "{}", shown.text)
         }
         Err(e) => writeln!(out, "error: {e}"),
     }
@@ -307,7 +311,7 @@ fn add(store: &mut MemoryStore, args: &str, out: &mut impl Write) -> io::Result<
         source_session: None,
         ..Draft::default()
     };
-    match store.write(&draft) {
+    match ops::add(store, &draft) {
         Ok(outcome) => writeln!(out, "{}", outcome.describe()),
         Err(e) => writeln!(out, "error: {e}"),
     }
@@ -366,8 +370,12 @@ fn recall(app: &App, query: &str, out: &mut impl Write) -> io::Result<()> {
     if query.is_empty() {
         return writeln!(out, "usage: /memory recall QUERY");
     }
-    let m = &app.config().memory;
-    let limits = crate::memory::Limits::list(m.top_k, m.factual_share);
+    let request = RecallRequest {
+        query: query.to_string(),
+        k: None,
+        budget: None,
+    };
+    let limits = ops::recall_limits(&app.config().memory, &request);
     match app.recall_with(store, query, limits) {
         Ok(found) if found.items.is_empty() => writeln!(out, "nothing matches {query:?}"),
         Ok(found) => {
@@ -398,8 +406,9 @@ fn status(app: &App, out: &mut impl Write) -> io::Result<()> {
     let Some(store) = app.memory() else {
         return writeln!(out, "memory is off");
     };
-    writeln!(out, "store     {}", store.dir().display())?;
-    match store.counts() {
+    let status = ops::status(store);
+    writeln!(out, "store     {}", status.dir.display())?;
+    match status.counts {
         Ok(counts) => {
             for (t, active, archived) in counts {
                 writeln!(
@@ -411,17 +420,14 @@ fn status(app: &App, out: &mut impl Write) -> io::Result<()> {
         }
         Err(e) => writeln!(out, "error: {e}")?,
     }
-    match store.embedder() {
-        Some(e) => {
-            let (with, without) = store
-                .index()
-                .vector_coverage(e.model_id())
-                .unwrap_or((0, 0));
+    match status.vectors {
+        Some(v) => {
+            let (with, without) = v.coverage.unwrap_or((0, 0));
             writeln!(
                 out,
                 "vectors   {with} of {} active memories ({})",
                 with + without,
-                e.model_id()
+                v.model
             )?;
         }
         None => writeln!(out, "vectors   none: no embedder, recall is full-text only")?,
