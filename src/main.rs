@@ -461,7 +461,7 @@ fn interactive(options: &AppOptions, resume: Option<Option<String>>) -> Result<E
     }
     let stable = app.stable_memory_context();
     app.prepare_prefix(&stable);
-    let abort = app.abort.clone();
+    let abort = app.abort().clone();
     ctrlc::set_handler(move || abort.raise()).context("cannot install the Ctrl-C handler")?;
     // SIGTERM and SIGHUP run the same end-of-session sequence as /exit.
     let signals = signal_hook::iterator::Signals::new([

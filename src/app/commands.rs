@@ -113,6 +113,37 @@ impl App {
         Some(self.attach(&format!("command {}", argv::display(&report.words)), text))
     }
 
+    /// `/safemode on|off`; returns whether it changed.
+    pub fn set_safe_mode(&mut self, on: bool) -> bool {
+        let changed = self.security.safe_mode != on;
+        self.security.safe_mode = on;
+        changed
+    }
+
+    /// `/safemode allow PROG`: puts `name` on the allowlist; returns whether it was new.
+    pub fn allow_program(&mut self, name: &str) -> bool {
+        let new = !self.security.allowed.iter().any(|a| a == name);
+        if new {
+            self.security.allowed.push(name.to_string());
+        }
+        new
+    }
+
+    /// `/safemode deny PROG`: takes `name` off the allowlist; returns whether it was on.
+    pub fn deny_program(&mut self, name: &str) -> bool {
+        let before = self.security.allowed.len();
+        self.security.allowed.retain(|a| a != name);
+        before != self.security.allowed.len()
+    }
+
+    /// `/safemode reset`: safe mode on, the default allowlist; returns whether it changed.
+    pub fn reset_security(&mut self) -> bool {
+        let was = (self.security.safe_mode, self.security.allowed.clone());
+        self.security.safe_mode = true;
+        self.security.allowed = Settings::default_allowed();
+        was != (self.security.safe_mode, self.security.allowed.clone())
+    }
+
     /// Saves the session's safe mode and allowlist in `security:` of
     /// `agents/harvey.yaml` (only that section is rewritten).
     pub fn save_security(&self) -> Result<PathBuf, ConfigError> {

@@ -3,6 +3,7 @@
 //! `App` owns the engine and the conversation; the REPL and `harvey run` drive it.
 //! Nothing here prints.
 
+mod access;
 mod close;
 mod commands;
 pub mod context;
@@ -64,68 +65,68 @@ pub enum AppError {
 }
 
 pub struct App {
-    pub workspace: PathBuf,
-    pub config: Config,
-    pub engine: Box<dyn Engine>,
-    pub conversation: Conversation,
+    workspace: PathBuf,
+    config: Config,
+    engine: Box<dyn Engine>,
+    conversation: Conversation,
     /// Stats of every turn of this session, oldest first.
-    pub turns: Vec<TurnStats>,
+    turns: Vec<TurnStats>,
     /// Rolling-summary compressions of this session, oldest first.
-    pub compressions: Vec<Compression>,
+    compressions: Vec<Compression>,
     /// What happened to the stable prompt prefix at startup.
-    pub prefix: PrefixOutcome,
+    prefix: PrefixOutcome,
     /// Tools the model may call, and the grammar for calling them.
-    pub tools: Registry,
+    tools: Registry,
     /// How the model's calls open and the grammar each continues under.
     call_forms: crate::chat::agent::CallForms,
     /// `max_tokens` of a tool call: the grammar's worst case in tokens.
     tool_max_tokens: usize,
     /// `/tools on|off` (starts as `tools.enabled`).
-    pub tools_enabled: bool,
+    tools_enabled: bool,
     /// The project guidance in the system prompt (`HARVEY.md`/`AGENTS.md`), for `/context`.
-    pub guidance: String,
+    guidance: String,
     /// Things the user should know at startup (guidance cut, …).
-    pub notices: Vec<String>,
-    pub abort: AbortFlag,
+    notices: Vec<String>,
+    abort: AbortFlag,
     /// The memory store (`None` when memory is off or could not be opened).
-    pub memory: Option<MemoryStore>,
+    memory: Option<MemoryStore>,
     /// The sentence embedder shared by memory, RAG stores and the knowledge base.
-    pub embedder: Option<Arc<dyn Embedder>>,
+    embedder: Option<Arc<dyn Embedder>>,
     /// The knowledge base (`None` when memory is off or it could not be opened).
-    pub kb: Option<KnowledgeBase>,
+    kb: Option<KnowledgeBase>,
     /// The RAG stores recall uses (`/rag use`), and whether it uses them (`/rag on|off`).
-    pub rag: Vec<RagStore>,
-    pub rag_enabled: bool,
+    rag: Vec<RagStore>,
+    rag_enabled: bool,
     /// The `[memory context]` injected at session start (`None` until the first message).
-    pub injection: Option<Injection>,
+    injection: Option<Injection>,
     /// The session record under `agents/sessions/`.
-    pub recorder: Recorder,
+    recorder: Recorder,
     /// The sessions index and stats (`None` if it could not be opened).
-    pub sessions: Option<SessionIndex>,
+    sessions: Option<SessionIndex>,
     /// Every exchange of this session (user, reply), uncompressed, for the summary.
-    pub transcript: Vec<(String, String)>,
+    transcript: Vec<(String, String)>,
     /// `/rename NAME`: the session's name in the index.
-    pub session_name: Option<String>,
+    session_name: Option<String>,
     /// Asks the user whether a writing tool call may run (installed by the REPL; used
     /// when `tools.confirm_memory_writes` is on).
-    pub confirm_writes: Option<Box<crate::chat::agent::Confirm>>,
+    confirm_writes: Option<Box<crate::chat::agent::Confirm>>,
     /// Asks the user a question and returns the answer (installed by the REPL; `None`
     /// when nobody can answer, e.g. `harvey run`).
-    pub ask: Option<std::rc::Rc<Ask>>,
+    ask: Option<std::rc::Rc<Ask>>,
     /// Whether the model's file writes may be confirmed through `ask`: the REPL sets it
     /// when its input is a terminal (someone is there to read the diff). Otherwise such
     /// writes are refused unless `tools.allow_writes` is on.
-    pub ask_file_writes: bool,
+    ask_file_writes: bool,
     /// A note for the next recorded exchange (e.g. where a continued session came from).
     pending_notes: Vec<String>,
     /// Text attached to the next user message only (`!prog`, `/kb inject`, …).
-    pub attachments: crate::chat::attachment::Attachments,
+    attachments: crate::chat::attachment::Attachments,
     /// The session's command settings (from `security:`, changed by `/safemode`).
-    pub security: crate::command::Settings,
+    security: crate::command::Settings,
     /// `agents/harvey-audit.jsonl` (the Go tool's `agents/audit.jsonl` is never written).
-    pub audit: crate::command::AuditLog,
+    audit: crate::command::AuditLog,
     /// The last turn's `<think>` block (`/think show`); never part of the conversation.
-    pub last_thought: Option<String>,
+    last_thought: Option<String>,
     /// The first failure to write the session record: the close reports it (an exchange
     /// that did not reach the disk must not pass unsaid).
     record_problem: Option<String>,

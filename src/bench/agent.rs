@@ -21,7 +21,7 @@ use serde::Serialize;
 
 use crate::app::App;
 use crate::chat::agent::AgentTurn;
-use crate::chat::route::{self, Route};
+use crate::chat::route::Route;
 use crate::config::ConfigError;
 use crate::config::RouteMode;
 use crate::engine::{EngineError, EngineParams, LlamaEngine, StopReason};
@@ -157,15 +157,16 @@ pub fn run(opts: &AgentOptions) -> Result<AgentReport, AgentBenchError> {
     let load_secs = started.elapsed().as_secs_f64();
     let mut app = open_app(&fixture, engine, opts.reply_tokens)?;
     let route_only = opts.route.as_deref() == Some("only");
-    app.config.tools.route = match opts.route.as_deref() {
+    let route = match opts.route.as_deref() {
         Some("on" | "only") => RouteMode::On,
         Some("off") => RouteMode::Off,
         Some(_) => RouteMode::Auto,
-        None => app.config.tools.route,
+        None => app.config().tools.route,
     };
+    app.set_route(route);
     let stable = app.stable_memory_context();
     app.prepare_prefix(&stable);
-    let mut notes = app.notices.clone();
+    let mut notes = app.notices().to_vec();
     let mut results = Vec::new();
     for task in tasks.iter().take(opts.tasks.unwrap_or(tasks.len())) {
         if task.needs_git && !fixture.has_git {
@@ -179,7 +180,7 @@ pub fn run(opts: &AgentOptions) -> Result<AgentReport, AgentBenchError> {
             run_task(&mut app, task)
         });
     }
-    let info = app.engine.info();
+    let info = app.engine().info();
     Ok(AgentReport {
         model: info.name.clone(),
         model_file: opts
@@ -191,7 +192,7 @@ pub fn run(opts: &AgentOptions) -> Result<AgentReport, AgentBenchError> {
         model_bytes: info.file_bytes,
         n_ctx: info.n_ctx,
         reply_tokens: opts.reply_tokens,
-        max_rounds: app.config.tools.max_rounds_per_turn,
+        max_rounds: app.config().tools.max_rounds_per_turn,
         load_secs,
         has_git: fixture.has_git,
         notes,
@@ -231,21 +232,14 @@ fn open_app(
 /// Forgets the conversation and the pinned memory block, so the next message starts a
 /// session: recall runs for it and the block is injected as at any session start.
 fn fresh_session(app: &mut App) {
-    app.clear();
-    app.conversation.set_context(None);
-    app.injection = None;
-    app.transcript.clear();
+    app.start_fresh_session();
 }
 
 fn run_task(app: &mut App, task: &Task) -> TaskResult {
     let started = Instant::now();
     let turn = app.agent_turn(task.prompt, &mut |_| {});
     let secs = started.elapsed().as_secs_f64();
-    let memory_block = app
-        .injection
-        .as_ref()
-        .map(|i| i.text.clone())
-        .unwrap_or_default();
+    let memory_block = app.injection().map(|i| i.text.clone()).unwrap_or_default();
     match turn {
         Ok(turn) => score_turn(app, task, &turn, &memory_block, secs),
         Err(e) => TaskResult {
@@ -259,8 +253,7 @@ fn run_task(app: &mut App, task: &Task) -> TaskResult {
 /// Only the router on `task`: its choice scored as the first tool.
 fn route_task(app: &mut App, task: &Task) -> TaskResult {
     let started = Instant::now();
-    let abort = app.abort.clone();
-    let choice = route::choose(app.engine.as_mut(), &app.tools, task.prompt, &abort);
+    let choice = app.choose_route(task.prompt);
     let secs = started.elapsed().as_secs_f64();
     match choice {
         Ok(choice) => {
@@ -306,7 +299,7 @@ fn score_turn(
                 .call
                 .as_ref()
                 .map_or_else(|| "(unparsed call)".into(), |c| c.summary()),
-            valid: score::args_valid(&app.tools, c),
+            valid: score::args_valid(app.tools(), c),
             ok: c.result.is_ok(),
         })
         .collect();
@@ -326,7 +319,7 @@ fn score_turn(
         answer_ok: score::answer_ok(task.check, reply),
         parroted: score::parroted(
             reply,
-            app.conversation.system(),
+            app.conversation().system(),
             memory_block,
             task.answers_from_memory,
         ),

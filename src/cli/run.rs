@@ -112,12 +112,12 @@ pub fn run_once(options: &AppOptions, args: RunArgs) -> Result<ExitCode> {
     }
     let interrupt = Interrupt::install()?;
     let mut app = App::open(options)?;
-    for notice in &app.config.notices {
+    for notice in &app.config().notices {
         eprintln!("warning: {notice}");
     }
-    let _ = interrupt.abort.set(app.abort.clone());
+    let _ = interrupt.abort.set(app.abort().clone());
     if let Some(n) = args.max_tokens {
-        app.config.sampling.max_tokens = n.max(1);
+        app.set_reply_max_tokens(n.max(1));
     }
     let stable = app.stable_memory_context();
     app.prepare_prefix(&stable);
@@ -215,16 +215,16 @@ fn run_json(
         "draft_tokens": s.draft_tokens,
         "accepted_tokens": s.accepted_tokens,
         "stop": completion.stop,
-        "prefix": app.prefix.describe(),
+        "prefix": app.prefix().describe(),
         "session": closed.map(|c| c.record.display().to_string()),
         "summary_pending": closed.is_some_and(|c| c.pending),
-        "memory": app.injection.as_ref().map(|i| serde_json::json!({
+        "memory": app.injection().map(|i| serde_json::json!({
             "items": i.items.iter().map(|p| &p.candidate.id).collect::<Vec<_>>(),
             "tokens": i.tokens,
             "budget": i.budget,
             "text": i.text,
         })),
-        "prefix_from_cache": matches!(app.prefix, harvey::chat::prefix_cache::PrefixOutcome::Restored { .. }),
+        "prefix_from_cache": matches!(app.prefix(), harvey::chat::prefix_cache::PrefixOutcome::Restored { .. }),
         "tool_calls": turn.calls.iter().map(|c| serde_json::json!({
             "call": c.call.as_ref().map(|c| c.summary()),
             "ok": c.result.is_ok(),

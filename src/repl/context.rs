@@ -58,13 +58,13 @@ fn show(app: &App, out: &mut impl Write) -> io::Result<()> {
         Err(e) => return writeln!(out, "error: cannot count the context: {e}"),
     };
     render(out, &parts)?;
-    for pin in app.conversation.pins() {
+    for pin in app.conversation().pins() {
         writeln!(out, "  pinned: {}", pin.label)?;
     }
-    for a in app.attachments.list() {
+    for a in app.attachments().list() {
         writeln!(out, "  next message: {} ({} tokens)", a.label, a.tokens)?;
     }
-    if let Some(i) = app.injection.as_ref().filter(|i| !i.text.is_empty()) {
+    if let Some(i) = app.injection().filter(|i| !i.text.is_empty()) {
         writeln!(
             out,
             "  memory: {} items (/context memory shows them)",

@@ -5,6 +5,7 @@ use std::io::{self, Write};
 use crate::app::App;
 use crate::memory::index::Row;
 use crate::memory::{Draft, MemoryStore, MemoryType};
+use crate::ops::memory::{self as ops, ListRequest, RecallRequest};
 use crate::session::mining;
 
 const USAGE: &str = "usage: /memory list [--type T] [--kind K] | show ID | add TYPE TEXT | edit ID | forget ID | flag ID | recall QUERY | index | mine [FILE] [--force] | profile show|edit | status";
@@ -15,7 +16,7 @@ pub fn command(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()
     if sub == "status" || sub.is_empty() {
         return status(app, out);
     }
-    let Some(store) = app.memory.as_mut() else {
+    let Some(store) = app.memory_mut() else {
         return writeln!(
             out,
             "memory is off (memory.enabled is false, or the store could not be opened — see the notes at startup)"
@@ -26,11 +27,11 @@ pub fn command(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()
         "show" => show(store, rest, out),
         "add" => add(store, rest, out),
         "edit" => edit(store, rest, out),
-        "forget" => match store.forget(rest) {
+        "forget" => match ops::forget(store, rest) {
             Ok(()) => writeln!(out, "archived {rest}: it will not be recalled again"),
             Err(e) => writeln!(out, "error: {e}"),
         },
-        "flag" => match store.flag(rest) {
+        "flag" => match ops::flag(store, rest) {
             Ok(f) if f.archived => writeln!(
                 out,
                 "{rest}: confidence {:.1} — archived (at or below 0.2)",
@@ -39,7 +40,7 @@ pub fn command(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()
             Ok(f) => writeln!(out, "{rest}: confidence now {:.1}", f.confidence),
             Err(e) => writeln!(out, "error: {e}"),
         },
-        "index" => match store.overview() {
+        "index" => match ops::index(store) {
             Ok(text) => write!(out, "{text}"),
             Err(e) => writeln!(out, "error: {e}"),
         },
@@ -64,18 +65,19 @@ fn mine(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()> {
         "[mining {file}: {} exchanges… (Ctrl-C to stop)]",
         exchanges.len()
     )?;
-    app.abort.clear();
-    let workspace = mining::workspace_texts(&app.workspace, &exchanges);
-    let mined = mining::mine_report(app.engine.as_mut(), &exchanges, &workspace, &app.abort);
+    app.abort().clear();
+    let workspace = mining::workspace_texts(app.workspace(), &exchanges);
+    let abort = app.abort().clone();
+    let mined = mining::mine_report(app.engine_mut(), &exchanges, &workspace, &abort);
     let mut mined = match mined {
         Ok(m) => m,
         Err(e) => return writeln!(out, "error: {e}"),
     };
-    if let Some(index) = app.sessions.as_ref() {
+    if let Some(index) = app.sessions() {
         let _ = index.mark_mined(&file);
     }
-    let ask = app.ask.clone();
-    let Some(store) = app.memory.as_mut() else {
+    let ask = app.asker();
+    let Some(store) = app.memory_mut() else {
         return Ok(());
     };
     mining::screen(store, &mut mined);
@@ -132,7 +134,7 @@ fn session_to_mine(
     name: Option<&str>,
     force: bool,
 ) -> Result<(String, Vec<(String, String)>), String> {
-    let Some(index) = app.sessions.as_ref() else {
+    let Some(index) = app.sessions() else {
         return Err("the sessions index is unavailable".into());
     };
     let file = match name {
@@ -195,7 +197,11 @@ fn review(
 
 /// `/memory profile show|edit`: the workspace profile memories.
 fn profile(store: &mut MemoryStore, args: &str, out: &mut impl Write) -> io::Result<()> {
-    let rows = match store.list(Some(MemoryType::WorkspaceProfile), None) {
+    let profile = ListRequest {
+        mtype: Some(MemoryType::WorkspaceProfile),
+        ..ListRequest::default()
+    };
+    let rows = match ops::list(store, &profile) {
         Ok(r) => r,
         Err(e) => return writeln!(out, "error: {e}"),
     };
@@ -220,7 +226,7 @@ fn profile(store: &mut MemoryStore, args: &str, out: &mut impl Write) -> io::Res
                         summary: "name: ; role: ; tools: ; notes: ".into(),
                         ..Draft::default()
                     };
-                    match store.write(&draft) {
+                    match ops::add(store, &draft) {
                         Ok(o) => o.id().to_string(),
                         Err(e) => return writeln!(out, "error: {e}"),
                     }
@@ -232,23 +238,26 @@ fn profile(store: &mut MemoryStore, args: &str, out: &mut impl Write) -> io::Res
     }
 }
 
-fn list(store: &MemoryStore, args: &str, out: &mut impl Write) -> io::Result<()> {
-    let mut mtype = None;
-    let mut kind = None;
+/// `--type T` and `--kind K` after `/memory list`; `Err` is the message to show.
+fn list_request(args: &str) -> Result<ListRequest, String> {
+    let mut request = ListRequest::default();
     let mut words = args.split_whitespace();
     while let Some(w) = words.next() {
         match (w, words.next()) {
-            ("--type", Some(t)) => match MemoryType::parse(t) {
-                Some(t) => mtype = Some(t),
-                None => {
-                    return writeln!(out, "unknown type {t:?}: one of {}", MemoryType::choices())
-                }
-            },
-            ("--kind", Some(k)) => kind = Some(k.to_string()),
-            _ => return writeln!(out, "usage: /memory list [--type T] [--kind K]"),
+            ("--type", Some(t)) => request.mtype = Some(ops::parse_type(t)?),
+            ("--kind", Some(k)) => request.kind = Some(k.to_string()),
+            _ => return Err("usage: /memory list [--type T] [--kind K]".into()),
         }
     }
-    match store.list(mtype, kind.as_deref()) {
+    Ok(request)
+}
+
+fn list(store: &MemoryStore, args: &str, out: &mut impl Write) -> io::Result<()> {
+    let request = match list_request(args) {
+        Ok(r) => r,
+        Err(message) => return writeln!(out, "{message}"),
+    };
+    match ops::list(store, &request) {
         Ok(rows) if rows.is_empty() => {
             writeln!(out, "no memories (add one with /memory add TYPE TEXT)")
         }
@@ -279,14 +288,10 @@ pub fn list_line(r: &Row) -> String {
 }
 
 fn show(store: &MemoryStore, id: &str, out: &mut impl Write) -> io::Result<()> {
-    match store.path_of(id).and_then(|p| {
-        std::fs::read_to_string(&p)
-            .map(|t| (p.clone(), t))
-            .map_err(|source| crate::memory::StoreError::Io { path: p, source })
-    }) {
-        Ok((path, text)) => {
-            writeln!(out, "{}", path.display())?;
-            write!(out, "{text}")
+    match ops::show(store, id) {
+        Ok(shown) => {
+            writeln!(out, "{}", shown.path.display())?;
+            write!(out, "{}", shown.text)
         }
         Err(e) => writeln!(out, "error: {e}"),
     }
@@ -306,7 +311,7 @@ fn add(store: &mut MemoryStore, args: &str, out: &mut impl Write) -> io::Result<
         source_session: None,
         ..Draft::default()
     };
-    match store.write(&draft) {
+    match ops::add(store, &draft) {
         Ok(outcome) => writeln!(out, "{}", outcome.describe()),
         Err(e) => writeln!(out, "error: {e}"),
     }
@@ -359,14 +364,18 @@ fn budget_line(n_ctx: u32, pct: f64, budget: usize, share: f64, top_k: usize) ->
 /// `/memory recall QUERY`: the session-start ranking as a list of `memory.top_k` items
 /// (after the factual ones), from every source — the same list as `harvey memory recall`.
 fn recall(app: &App, query: &str, out: &mut impl Write) -> io::Result<()> {
-    let Some(store) = app.memory.as_ref() else {
+    let Some(store) = app.memory() else {
         return Ok(());
     };
     if query.is_empty() {
         return writeln!(out, "usage: /memory recall QUERY");
     }
-    let m = &app.config.memory;
-    let limits = crate::memory::Limits::list(m.top_k, m.factual_share);
+    let request = RecallRequest {
+        query: query.to_string(),
+        k: None,
+        budget: None,
+    };
+    let limits = ops::recall_limits(&app.config().memory, &request);
     match app.recall_with(store, query, limits) {
         Ok(found) if found.items.is_empty() => writeln!(out, "nothing matches {query:?}"),
         Ok(found) => {
@@ -392,13 +401,14 @@ fn recall(app: &App, query: &str, out: &mut impl Write) -> io::Result<()> {
 }
 
 fn status(app: &App, out: &mut impl Write) -> io::Result<()> {
-    let m = &app.config.memory;
-    let n_ctx = app.engine.info().n_ctx;
-    let Some(store) = app.memory.as_ref() else {
+    let m = &app.config().memory;
+    let n_ctx = app.engine().info().n_ctx;
+    let Some(store) = app.memory() else {
         return writeln!(out, "memory is off");
     };
-    writeln!(out, "store     {}", store.dir().display())?;
-    match store.counts() {
+    let status = ops::status(store);
+    writeln!(out, "store     {}", status.dir.display())?;
+    match status.counts {
         Ok(counts) => {
             for (t, active, archived) in counts {
                 writeln!(
@@ -410,17 +420,14 @@ fn status(app: &App, out: &mut impl Write) -> io::Result<()> {
         }
         Err(e) => writeln!(out, "error: {e}")?,
     }
-    match store.embedder() {
-        Some(e) => {
-            let (with, without) = store
-                .index()
-                .vector_coverage(e.model_id())
-                .unwrap_or((0, 0));
+    match status.vectors {
+        Some(v) => {
+            let (with, without) = v.coverage.unwrap_or((0, 0));
             writeln!(
                 out,
                 "vectors   {with} of {} active memories ({})",
                 with + without,
-                e.model_id()
+                v.model
             )?;
         }
         None => writeln!(out, "vectors   none: no embedder, recall is full-text only")?,
@@ -446,7 +453,7 @@ fn status(app: &App, out: &mut impl Write) -> io::Result<()> {
             "off (memory.inject_on_start: false)"
         }
     )?;
-    match &app.injection {
+    match app.injection() {
         Some(i) => writeln!(out, "this session: {}", i.summary_line())?,
         None => writeln!(
             out,
@@ -454,8 +461,7 @@ fn status(app: &App, out: &mut impl Write) -> io::Result<()> {
         )?,
     }
     let stats = app
-        .sessions
-        .as_ref()
+        .sessions()
         .and_then(|s| s.stats().ok())
         .unwrap_or_default();
     budget_advice(out, &stats, m.budget_pct)
@@ -492,7 +498,7 @@ pub fn budget_advice(
 }
 
 pub fn context(app: &App, out: &mut impl Write) -> io::Result<()> {
-    match &app.injection {
+    match app.injection() {
         Some(i) if !i.text.is_empty() => {
             writeln!(
                 out,
@@ -510,7 +516,7 @@ pub fn context(app: &App, out: &mut impl Write) -> io::Result<()> {
         None => writeln!(
             out,
             "no memory context yet: it is recalled from your first message{}",
-            if app.config.memory.enabled && app.config.memory.inject_on_start {
+            if app.config().memory.enabled && app.config().memory.inject_on_start {
                 ""
             } else {
                 " (injection is off in the config)"

@@ -65,19 +65,17 @@ pub fn run(app: &mut App, signals: Option<signal_hook::iterator::Signals>) -> io
     let mut editor = editor()?;
     let mut out = io::stdout();
     if let Some(n) = input::import_go_history(&mut editor, &app.agents_dir(), &history) {
-        app.notices.push(format!(
+        app.add_notice(format!(
             "line history: {n} entries from the Go harvey's agents/harvey_history"
         ));
     }
     match crate::project::ensure_agents_gitignore(&app.agents_dir()) {
-        Ok(true) => app.notices.push(
+        Ok(true) => app.add_notice(
             "wrote agents/.gitignore (sessions, cache, databases and history stay private)".into(),
         ),
         Ok(false) => {}
         // Not a reason to refuse the session (a full disk): said, and tried next time.
-        Err(e) => app
-            .notices
-            .push(format!("error: cannot write agents/.gitignore: {e}")),
+        Err(e) => app.add_notice(format!("error: cannot write agents/.gitignore: {e}")),
     }
     banner(&mut out, app)?;
     // A missing history file is normal on the first run.
@@ -88,7 +86,7 @@ pub fn run(app: &mut App, signals: Option<signal_hook::iterator::Signals>) -> io
     let (events, inbox) = mpsc::channel::<Event>();
     let (control, requests) = mpsc::sync_channel::<Control>(0);
     let (answer, answers) = mpsc::channel::<String>();
-    let idle = idle::Idle::new(app.abort.clone());
+    let idle = idle::Idle::new(app.abort().clone());
     spawn_reader(
         editor,
         history,
@@ -99,7 +97,7 @@ pub fn run(app: &mut App, signals: Option<signal_hook::iterator::Signals>) -> io
     );
     wire_questions(app, control.clone(), answers);
     if let Some(mut signals) = signals {
-        let abort = app.abort.clone();
+        let abort = app.abort().clone();
         std::thread::spawn(move || {
             if let Some(signal) = signals.forever().next() {
                 // Stop a reply in progress so the loop gets to the signal.
@@ -200,16 +198,16 @@ fn wire_questions(
         ask_line.send(Control::Ask(question.to_string())).ok()?;
         answers.lock().ok()?.recv().ok()
     });
-    if app.config.tools.confirm_memory_writes {
+    if app.config().tools.confirm_memory_writes {
         let confirm = std::rc::Rc::clone(&ask);
-        app.confirm_writes = Some(Box::new(move |what: &str| {
+        app.install_write_confirmation(Box::new(move |what: &str| {
             let reply = confirm(&format!("allow {what}? [y/N] ")).unwrap_or_default();
             matches!(reply.trim().to_lowercase().as_str(), "y" | "yes")
         }));
     }
-    app.ask = Some(ask);
+    app.install_asker(ask);
     // File writes are confirmed only by someone who can see the diff.
-    app.ask_file_writes = io::IsTerminal::is_terminal(&io::stdin());
+    app.set_ask_file_writes(io::IsTerminal::is_terminal(&io::stdin()));
 }
 
 /// First interactive session without a workspace profile: a few questions (Enter skips,
@@ -219,7 +217,7 @@ fn onboard(
     editor: &mut Editor<InputHelper, FileHistory>,
     out: &mut impl Write,
 ) -> io::Result<()> {
-    let Some(store) = app.memory.as_mut() else {
+    let Some(store) = app.memory_mut() else {
         return Ok(());
     };
     if !crate::onboarding::needs_profile(store) {
@@ -301,7 +299,7 @@ fn remember(editor: &mut Editor<InputHelper, FileHistory>, line: &str, path: &Pa
 }
 
 fn banner(out: &mut impl Write, app: &App) -> io::Result<()> {
-    let i = app.engine.info();
+    let i = app.engine().info();
     writeln!(
         out,
         "harvey {} — {} ({} ctx, {} threads), workspace {}",
@@ -309,9 +307,9 @@ fn banner(out: &mut impl Write, app: &App) -> io::Result<()> {
         i.name,
         i.n_ctx,
         i.threads,
-        app.workspace.display()
+        app.workspace().display()
     )?;
-    for notice in &app.notices {
+    for notice in app.notices() {
         writeln!(out, "note: {notice}")?;
     }
     writeln!(out, "Type /help for commands, Ctrl-D to exit.")
@@ -360,7 +358,7 @@ fn dispatch(
         CommandKind::Status => status(app, out)?,
         CommandKind::Clear => {
             app.clear();
-            let pins = app.conversation.pins().len();
+            let pins = app.conversation().pins().len();
             match pins {
                 0 => writeln!(out, "[conversation cleared]")?,
                 n => writeln!(out, "[conversation cleared; {n} pinned items kept]")?,
@@ -379,7 +377,7 @@ fn dispatch(
             if args.is_empty() {
                 writeln!(out, "usage: /rename NAME")?;
             } else {
-                app.session_name = Some(args.to_string());
+                app.rename_session(args);
                 writeln!(out, "[this session is now called {args:?}]")?;
             }
         }
@@ -399,7 +397,7 @@ fn think(app: &App, args: &str, out: &mut impl Write) -> io::Result<()> {
     if !matches!(args, "" | "show") {
         return writeln!(out, "usage: /think [show]");
     }
-    match &app.last_thought {
+    match app.last_thought() {
         Some(t) => writeln!(out, "{}", render::thought(t)),
         None => writeln!(out, "[no reply of this session had a <think> block]"),
     }
@@ -411,12 +409,12 @@ fn rag(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()> {
         Err(e) => return writeln!(out, "{e}"),
     };
     let place = rag::Place {
-        workspace: &app.workspace,
-        config: &app.config,
-        embedder: app.embedder.clone(),
+        workspace: app.workspace(),
+        config: app.config(),
+        embedder: app.embedder().cloned(),
     };
-    app.abort.clear();
-    let abort = app.abort.clone();
+    app.abort().clear();
+    let abort = app.abort().clone();
     let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let mut drew = false;
     let mut progress = |p: crate::rag::ingest::Progress| {
@@ -452,7 +450,7 @@ fn kb(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()> {
     if op == knowledge::KbOp::Import {
         return kb_import(app, out);
     }
-    let Some(kb) = &app.kb else {
+    let Some(kb) = app.kb() else {
         return writeln!(out, "the knowledge base is unavailable (memory is off or it failed to open; see the startup notices)");
     };
     match knowledge::run_kb(kb, op, false, out)? {
@@ -467,18 +465,18 @@ fn kb(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()> {
 
 /// `/kb import`: the open (Go, in-memory) knowledge base is replaced by the imported one.
 fn kb_import(app: &mut App, out: &mut impl Write) -> io::Result<()> {
-    let agents = app.workspace.join("agents");
+    let agents = app.workspace().join("agents");
     let project = crate::kb::default_project(
-        app.config.memory.knowledge_base.project.as_deref(),
-        &app.workspace,
+        app.config().memory.knowledge_base.project.as_deref(),
+        app.workspace(),
     );
-    let done = match crate::kb::import::import(&agents, &project, app.embedder.clone()) {
+    let done = match crate::kb::import::import(&agents, &project, app.embedder().cloned()) {
         Ok(done) => done,
         Err(e) => return writeln!(out, "{e}"),
     };
     knowledge::import_summary(out, &done, false)?;
-    match crate::kb::KnowledgeBase::open(&agents, &project, app.embedder.clone()) {
-        Ok(kb) => app.kb = Some(kb),
+    match crate::kb::KnowledgeBase::open(&agents, &project, app.embedder().cloned()) {
+        Ok(kb) => app.replace_knowledge_base(kb),
         Err(e) => writeln!(out, "the imported knowledge base does not open: {e}")?,
     }
     Ok(())
@@ -486,13 +484,13 @@ fn kb_import(app: &mut App, out: &mut impl Write) -> io::Result<()> {
 
 fn status(app: &App, out: &mut impl Write) -> io::Result<()> {
     let view = render::StatusView {
-        info: app.engine.info(),
+        info: app.engine().info(),
         context_used: app.context_used().unwrap_or(0),
-        cached_tokens: app.engine.cached_tokens(),
-        last_turn: app.turns.last(),
-        turns: app.turns.len(),
-        prefix: app.prefix.describe(),
-        compressions: app.compressions.len(),
+        cached_tokens: app.engine().cached_tokens(),
+        last_turn: app.turns().last(),
+        turns: app.turns().len(),
+        prefix: app.prefix().describe(),
+        compressions: app.compressions().len(),
         soc: crate::platform::soc_line(std::path::Path::new("/")),
     };
     render::status(out, &view)
@@ -500,12 +498,12 @@ fn status(app: &App, out: &mut impl Write) -> io::Result<()> {
 
 fn tools(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()> {
     match args {
-        "on" => app.tools_enabled = true,
-        "off" => app.tools_enabled = false,
+        "on" => app.set_tools_enabled(true),
+        "off" => app.set_tools_enabled(false),
         "" => {}
         other => return writeln!(out, "usage: /tools [on|off] (not {other:?})"),
     }
-    render::tools(out, &app.tools.list(), app.tools_enabled)
+    render::tools(out, &app.tools().list(), app.tools_enabled())
 }
 
 fn chat(app: &mut App, text: &str, out: &mut impl Write) -> io::Result<()> {
@@ -536,7 +534,7 @@ fn chat(app: &mut App, text: &str, out: &mut impl Write) -> io::Result<()> {
                 )?;
             }
             writeln!(out, "[{}]", render::turn_line(&turn.completion.stats))?;
-            if app.recorder.has_unsaved() {
+            if app.recorder().has_unsaved() {
                 let problem = app
                     .record_problem()
                     .unwrap_or("the session record is behind");
@@ -549,11 +547,11 @@ fn chat(app: &mut App, text: &str, out: &mut impl Write) -> io::Result<()> {
         }
         Err(e) => {
             writeln!(out, "error: {e}")?;
-            if !app.attachments.is_empty() {
+            if !app.attachments().is_empty() {
                 writeln!(
                     out,
                     "[{} tokens of attachments wait for your next message; /clear drops them]",
-                    app.attachments.tokens()
+                    app.attachments().tokens()
                 )?;
             }
             Ok(())

@@ -25,16 +25,16 @@ pub fn command(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()
 fn dirs(app: &App) -> Vec<PathBuf> {
     ModelSources::standard(
         None,
-        app.config.model.path.as_deref(),
-        &app.config.model.models_dir,
-        &app.workspace,
+        app.config().model.path.as_deref(),
+        &app.config().model.models_dir,
+        app.workspace(),
     )
     .dirs
 }
 
 fn list(app: &App, out: &mut impl Write) -> io::Result<()> {
     let dirs = dirs(app);
-    let loaded = app.engine.info().path.clone();
+    let loaded = app.engine().info().path.clone();
     let mut files = catalog::gguf_files(&dirs);
     if !files.iter().any(|f| catalog::same_file(f, &loaded)) && loaded.is_file() {
         files.insert(0, loaded.clone());
@@ -54,7 +54,7 @@ fn list(app: &App, out: &mut impl Write) -> io::Result<()> {
 
 fn show(app: &App, name: &str, out: &mut impl Write) -> io::Result<()> {
     let path = if name.is_empty() {
-        app.engine.info().path.clone()
+        app.engine().info().path.clone()
     } else {
         match catalog::named(name, &dirs(app)) {
             Ok(p) => p,
@@ -83,13 +83,13 @@ fn switch(app: &mut App, name: &str, out: &mut impl Write) -> io::Result<()> {
         Ok(_) => {}
         Err(e) => return writeln!(out, "cannot use {}: {e}", path.display()),
     }
-    if catalog::same_file(&path, &app.engine.info().path) {
+    if catalog::same_file(&path, &app.engine().info().path) {
         return writeln!(out, "[{} is already loaded]", path.display());
     }
     writeln!(
         out,
         "[freeing {} and loading {} …]",
-        app.engine.info().name,
+        app.engine().info().name,
         path.display()
     )?;
     out.flush()?;
@@ -98,8 +98,8 @@ fn switch(app: &mut App, name: &str, out: &mut impl Write) -> io::Result<()> {
         Err(e) => writeln!(
             out,
             "error: {e}\n[still on {} ({})]",
-            app.engine.info().name,
-            app.engine.info().path.display()
+            app.engine().info().name,
+            app.engine().info().path.display()
         ),
     }
 }

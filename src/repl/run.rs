@@ -15,14 +15,14 @@ pub fn command(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()
             "usage: !PROGRAM ARGS… or /run PROGRAM ARGS… (no shell: | > ; $() and globs are plain arguments)"
         );
     }
-    let asker = app.ask.clone();
+    let asker = app.asker();
     let ask = move |question: &str| {
         asker
             .as_ref()
             .and_then(|ask| ask(question))
             .is_some_and(|reply| matches!(reply.trim().to_lowercase().as_str(), "y" | "yes"))
     };
-    let can_ask = app.ask.is_some();
+    let can_ask = app.asker().is_some();
     let mut screen = Screen::new(out);
     let ran = app.run_user_command(
         args,
@@ -53,12 +53,12 @@ pub fn audit(app: &App, args: &str, out: &mut impl Write) -> io::Result<()> {
             }
         },
     };
-    match app.audit.last(n) {
+    match app.audit().last(n) {
         Ok((entries, _)) if entries.is_empty() => {
             writeln!(
                 out,
                 "no commands recorded yet ({})",
-                app.audit.path().display()
+                app.audit().path().display()
             )
         }
         Ok((entries, bad)) => {
@@ -69,7 +69,7 @@ pub fn audit(app: &App, args: &str, out: &mut impl Write) -> io::Result<()> {
                 writeln!(
                     out,
                     "[{bad} line(s) of {} do not parse]",
-                    app.audit.path().display()
+                    app.audit().path().display()
                 )?;
             }
             Ok(())
@@ -77,7 +77,7 @@ pub fn audit(app: &App, args: &str, out: &mut impl Write) -> io::Result<()> {
         Err(e) => writeln!(
             out,
             "error: cannot read {}: {e}",
-            app.audit.path().display()
+            app.audit().path().display()
         ),
     }
 }

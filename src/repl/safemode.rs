@@ -5,7 +5,7 @@
 use std::io::{self, Write};
 
 use crate::app::App;
-use crate::command::policy::{check_name, Settings};
+use crate::command::policy::check_name;
 
 pub const USAGE: &str = "/safemode [status] | on | off | allow PROGRAM | deny PROGRAM | reset";
 
@@ -17,29 +17,16 @@ pub fn command(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()
     let rest = rest.trim();
     let changed = match (sub, rest) {
         ("" | "status", "") => return status(app, out),
-        ("on", "") => set(&mut app.security.safe_mode, true),
-        ("off", "") => set(&mut app.security.safe_mode, false),
+        ("on", "") => app.set_safe_mode(true),
+        ("off", "") => app.set_safe_mode(false),
         ("allow", name) if !name.is_empty() => {
             if let Err(e) = check_name(name) {
                 return writeln!(out, "error: {e}");
             }
-            let new = !app.security.allowed.iter().any(|a| a == name);
-            if new {
-                app.security.allowed.push(name.to_string());
-            }
-            new
+            app.allow_program(name)
         }
-        ("deny", name) if !name.is_empty() => {
-            let before = app.security.allowed.len();
-            app.security.allowed.retain(|a| a != name);
-            before != app.security.allowed.len()
-        }
-        ("reset", "") => {
-            let was = (app.security.safe_mode, app.security.allowed.clone());
-            app.security.safe_mode = true;
-            app.security.allowed = Settings::default_allowed();
-            was != (app.security.safe_mode, app.security.allowed.clone())
-        }
+        ("deny", name) if !name.is_empty() => app.deny_program(name),
+        ("reset", "") => app.reset_security(),
         _ => return writeln!(out, "usage: {USAGE}"),
     };
     if !changed {
@@ -48,7 +35,7 @@ pub fn command(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()
     }
     match app.save_security() {
         Ok(path) => {
-            let shown = path.strip_prefix(&app.workspace).unwrap_or(&path);
+            let shown = path.strip_prefix(app.workspace()).unwrap_or(&path);
             writeln!(
                 out,
                 "[saved in {} under security: (safe_mode, allowed_commands, run_timeout)]",
@@ -63,14 +50,8 @@ pub fn command(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()
     status(app, out)
 }
 
-fn set(flag: &mut bool, value: bool) -> bool {
-    let changed = *flag != value;
-    *flag = value;
-    changed
-}
-
 fn status(app: &App, out: &mut impl Write) -> io::Result<()> {
-    let s = &app.security;
+    let s = app.security();
     let mode = if s.safe_mode {
         "on: programs off the allowlist ask [y/N] first"
     } else {

@@ -10,7 +10,7 @@ pub fn command(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()
     let (sub, rest) = args.split_once(char::is_whitespace).unwrap_or((args, ""));
     match sub {
         "" | "list" => {
-            let Some(index) = &app.sessions else {
+            let Some(index) = app.sessions() else {
                 return writeln!(out, "the sessions index is unavailable");
             };
             match index.recent(20) {
@@ -35,7 +35,7 @@ pub fn command(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()
         }
         "show" => {
             let path = if rest.trim().is_empty() {
-                app.recorder.path().map(PathBuf::from).ok_or_else(|| {
+                app.recorder().path().map(PathBuf::from).ok_or_else(|| {
                     "this session has no exchanges yet; /session show FILE shows another"
                         .to_string()
                 })
@@ -89,12 +89,12 @@ fn replay(app: &mut App, name: &str, out: &mut impl Write) -> io::Result<()> {
         out,
         "[replaying {} user turns with {}]",
         record.exchanges.len(),
-        app.engine.info().name
+        app.engine().info().name
     )?;
     for ex in &record.exchanges {
         writeln!(out, "you> {}", ex.user)?;
         super::chat(app, &ex.user, out)?;
-        if app.abort.is_raised() {
+        if app.abort().is_raised() {
             writeln!(out, "[replay stopped]")?;
             break;
         }

@@ -50,10 +50,10 @@ pub fn first_code_block(text: &str) -> Option<String> {
 
 /// The last reply of this session (or of the conversation it continues).
 fn last_reply(app: &App) -> Option<String> {
-    if let Some((_, reply)) = app.transcript.last() {
+    if let Some((_, reply)) = app.transcript().last() {
         return Some(reply.clone());
     }
-    app.conversation
+    app.conversation()
         .turns()
         .iter()
         .rev()
@@ -86,7 +86,7 @@ pub fn command(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()
         Ok(t) => t,
         Err(why) => return writeln!(out, "[not written: {why}]"),
     };
-    let change = match resolve_write(&app.workspace, &parsed.path)
+    let change = match resolve_write(app.workspace(), &parsed.path)
         .map_err(ToolError::from)
         .and_then(|target| Ok((current_text(&target)?, target)))
     {
@@ -105,7 +105,7 @@ pub fn command(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()
     }
     match commit(
         &change,
-        &app.audit,
+        app.audit(),
         Who::User,
         "/write",
         Decision::Confirmed,
@@ -125,8 +125,7 @@ fn confirm_overwrite(app: &App, change: &Change, out: &mut impl Write) -> io::Re
         change.stat()
     );
     Ok(app
-        .ask
-        .as_ref()
+        .asker()
         .and_then(|ask| ask(&question))
         .is_some_and(|r| matches!(r.trim().to_lowercase().as_str(), "y" | "yes")))
 }

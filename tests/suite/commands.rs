@@ -34,7 +34,7 @@ fn app(ws: &Path, replies: &[&str]) -> App {
 
 /// The REPL's answer to every `[y/N]` question is `answer`.
 fn answering(app: &mut App, answer: &'static str) {
-    app.ask = Some(Rc::new(move |_q: &str| Some(answer.to_string())));
+    app.install_asker(Rc::new(move |_q: &str| Some(answer.to_string())));
 }
 
 fn line(app: &mut App, text: &str) -> String {
@@ -69,16 +69,16 @@ fn metacharacters_reach_the_program_as_plain_arguments() {
     );
     assert!(!ws.path().join("out.txt").exists());
     // Both outputs ride on the next message only, counted in tokens.
-    assert_eq!(app.attachments.list().len(), 2);
-    assert!(app.attachments.tokens() > 0);
+    assert_eq!(app.attachments().list().len(), 2);
+    assert!(app.attachments().tokens() > 0);
     line(&mut app, "what did that print?");
-    let sent = &app.conversation.messages()[1].content;
+    let sent = &app.conversation().messages()[1].content;
     assert!(
         sent.starts_with("[command: echo 'a;' rm x → exit 0]\na; rm x\n\n[command: echo"),
         "{sent}"
     );
     assert!(sent.ends_with("what did that print?"), "{sent}");
-    assert!(app.attachments.is_empty());
+    assert!(app.attachments().is_empty());
     let entries = audit(ws.path());
     assert_eq!(entries[0].program, "echo");
     assert_eq!(entries[0].args, ["a;", "rm", "x"]);
@@ -174,7 +174,7 @@ fn a_command_past_the_timeout_is_killed_with_its_children() {
     assert_eq!(entry.exit, None);
     assert_eq!(entry.ended.as_deref(), Some("killed after the 1s timeout"));
     line(&mut app, "and?");
-    let sent = &app.conversation.messages()[1].content;
+    let sent = &app.conversation().messages()[1].content;
     assert!(
         sent.contains("→ killed after the 1s timeout]\nstarted"),
         "{sent}"
@@ -194,7 +194,7 @@ fn long_output_is_capped_for_the_model_and_whole_on_screen() {
         "{}",
         &out[big.len()..]
     );
-    let block = &app.attachments.list()[0].text;
+    let block = &app.attachments().list()[0].text;
     assert!(block.len() < 9 * 1024, "{}", block.len());
     assert!(block.contains("line 00000") && block.contains("line 01999"));
     assert!(block.contains("bytes cut here"), "{block}");
@@ -267,7 +267,7 @@ fn the_models_run_command_always_asks_and_is_refused_where_nobody_can() {
     let mut app = self::app(ws.path(), &[RUN_CALL, "ok", RUN_CALL, "ok"]);
     let asked = Rc::new(std::cell::RefCell::new(Vec::<String>::new()));
     let log = Rc::clone(&asked);
-    app.ask = Some(Rc::new(move |q: &str| {
+    app.install_asker(Rc::new(move |q: &str| {
         log.borrow_mut().push(q.to_string());
         Some(if log.borrow().len() == 1 { "y" } else { "n" }.to_string())
     }));
@@ -369,7 +369,7 @@ fn safemode_changes_are_saved_in_the_security_section_only() {
     assert!(config.security.allowed_commands.contains(&"rm".to_string()));
     // A new session starts with the saved settings.
     let mut again = self::app(ws.path(), &[]);
-    assert!(!again.security.safe_mode);
+    assert!(!again.security().safe_mode);
     let out = line(&mut again, "/safemode reset");
     assert!(out.contains("safe mode  on"), "{out}");
     assert!(!harvey::config::load(ws.path())

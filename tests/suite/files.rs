@@ -53,7 +53,7 @@ pub fn number_after(text: &str, before: &str) -> usize {
 
 /// The attachment block of the last user message: what precedes `text`.
 pub fn block_before(app: &App, text: &str) -> String {
-    let messages = app.conversation.messages();
+    let messages = app.conversation().messages();
     let sent = &messages
         .iter()
         .rev()
@@ -74,7 +74,7 @@ pub fn read_fits_and_rides_on_the_next_message(app: &mut App) {
         "{out}"
     );
     let tokens = number_after(&out, "lines 2–3: ");
-    assert_eq!(app.attachments.tokens(), tokens);
+    assert_eq!(app.attachments().tokens(), tokens);
     line(app, "What do these lines say?");
     let block = block_before(app, "What do these lines say?");
     assert!(
@@ -85,12 +85,12 @@ pub fn read_fits_and_rides_on_the_next_message(app: &mut App) {
         !block.contains("alpha") && !block.contains("delta"),
         "{block}"
     );
-    assert_eq!(app.engine.count_tokens(&block), tokens, "{block}");
+    assert_eq!(app.engine().count_tokens(&block), tokens, "{block}");
     assert!(
-        app.attachments.is_empty(),
+        app.attachments().is_empty(),
         "attachments ride on one message only"
     );
-    let record = std::fs::read_to_string(app.recorder.path().unwrap()).unwrap();
+    let record = std::fs::read_to_string(app.recorder().path().unwrap()).unwrap();
     assert!(
         record.contains(&format!(
             "attached file notes.md lines 2–3 ({tokens} tokens)"
@@ -126,10 +126,10 @@ pub fn too_big_is_refused_with_both_numbers(app: &mut App, ws: &Path) {
         .map(|i| format!("line {i} of a long file about nothing much\n"))
         .collect();
     std::fs::write(ws.join("big.txt"), big).unwrap();
-    let turns = app.turns.len();
+    let turns = app.turns().len();
     let free = app.room().unwrap().free;
     let whole = harvey::files::read(ws, "big.txt", &[]).unwrap();
-    let tokens = app.engine.count_tokens(&whole.text);
+    let tokens = app.engine().count_tokens(&whole.text);
     assert!(
         tokens > free,
         "the test file must not fit: {tokens} ≤ {free}"
@@ -142,8 +142,8 @@ pub fn too_big_is_refused_with_both_numbers(app: &mut App, ws: &Path) {
         "{out}"
     );
     assert!(out.contains("nothing was attached"), "{out}");
-    assert!(app.attachments.is_empty());
-    assert_eq!(app.turns.len(), turns, "nothing was sent");
+    assert!(app.attachments().is_empty());
+    assert_eq!(app.turns().len(), turns, "nothing was sent");
     let lines = number_after(&out, "/read big.txt 1-");
     assert!((1..400).contains(&lines), "{out}");
     let fits = line(app, &format!("/read big.txt 1-{lines}"));
@@ -161,7 +161,7 @@ pub fn too_big_is_refused_with_both_numbers(app: &mut App, ws: &Path) {
     )
     .unwrap();
     assert!(
-        app.engine.count_tokens(&one_more.text) > free,
+        app.engine().count_tokens(&one_more.text) > free,
         "the offered range is the largest that fits"
     );
     let used = app.context_used().unwrap();
@@ -170,7 +170,7 @@ pub fn too_big_is_refused_with_both_numbers(app: &mut App, ws: &Path) {
         out.contains("file big.txt has ") && out.contains("nothing was pinned"),
         "{out}"
     );
-    assert!(app.conversation.pins().is_empty());
+    assert!(app.conversation().pins().is_empty());
     assert_eq!(app.context_used().unwrap(), used, "the prompt is as it was");
 }
 
@@ -197,7 +197,7 @@ fn attach_takes_whole_files_and_refuses_binaries_and_escapes() {
     let mut app = app(ws.path(), 4096, &["ok"]);
     let out = line(&mut app, "/attach notes.md");
     assert!(out.starts_with("[attached file notes.md: "), "{out}");
-    assert!(app.attachments.list()[0].text.contains("delta line four"));
+    assert!(app.attachments().list()[0].text.contains("delta line four"));
     let refusals = [
         (
             "/attach tool.bin",
@@ -221,7 +221,7 @@ fn attach_takes_whole_files_and_refuses_binaries_and_escapes() {
         assert!(out.contains(needle), "{command}: {out}");
     }
     assert_eq!(
-        app.attachments.list().len(),
+        app.attachments().list().len(),
         1,
         "only notes.md was attached"
     );
@@ -249,7 +249,7 @@ fn pdf_page_ranges_read_through_pdftotext() {
         out.starts_with("[attached PDF doc.pdf pages 2–3: "),
         "{out}"
     );
-    let text = &app.attachments.list()[0].text;
+    let text = &app.attachments().list()[0].text;
     assert!(text.starts_with("[PDF doc.pdf, pages 2–3]\n"), "{text}");
     assert!(
         text.contains("Page two says bravo") && text.contains("Page three says charlie"),
@@ -258,7 +258,7 @@ fn pdf_page_ranges_read_through_pdftotext() {
     assert!(!text.contains("alpha") && !text.contains("delta"), "{text}");
     let out = line(&mut app, "/read doc.pdf 9-10");
     assert!(out.contains("pdftotext could not read doc.pdf"), "{out}");
-    assert_eq!(app.attachments.list().len(), 1);
+    assert_eq!(app.attachments().list().len(), 1);
 }
 
 /// `/context add` then a turn, `/clear`, another turn: the pin is still in the prompt
@@ -276,12 +276,12 @@ pub fn pinned_survives_clear_and_the_prefix_is_reused(app: &mut App) {
         "what the pin costs"
     );
     assert!(
-        pin_tokens > app.engine.count_tokens(pin),
+        pin_tokens > app.engine().count_tokens(pin),
         "header and template count too"
     );
     line(app, "Hello there, who are you?");
-    let first = app.turns.last().unwrap().clone();
-    let record = std::fs::read_to_string(app.recorder.path().unwrap()).unwrap();
+    let first = app.turns().last().unwrap().clone();
+    let record = std::fs::read_to_string(app.recorder().path().unwrap()).unwrap();
     assert!(
         record.contains(&format!("pinned text ({pin_tokens} tokens)")),
         "{record}"
@@ -290,24 +290,24 @@ pub fn pinned_survives_clear_and_the_prefix_is_reused(app: &mut App) {
         first.evaluated_tokens, first.prompt_tokens,
         "a cold cache evaluates all"
     );
-    let before_clear = app.conversation.messages();
+    let before_clear = app.conversation().messages();
     assert_eq!(
         line(app, "/clear"),
         "[conversation cleared; 1 pinned items kept]\n"
     );
     line(app, "Quickly, what is the codename?");
-    let messages = app.conversation.messages();
+    let messages = app.conversation().messages();
     assert!(
         messages.iter().any(|m| m.content.contains(pin)),
         "the pin survived /clear"
     );
-    let second = app.turns.last().unwrap().clone();
+    let second = app.turns().last().unwrap().clone();
     let old = app
-        .engine
+        .engine()
         .prompt_ids(&before_clear[..before_clear.len() - 1])
         .unwrap();
     let new = app
-        .engine
+        .engine()
         .prompt_ids(&messages[..messages.len() - 1])
         .unwrap();
     let common = old.iter().zip(&new).take_while(|(a, b)| a == b).count();
@@ -330,7 +330,7 @@ fn pinned_text_survives_clear_and_the_prefix_is_reused_on_the_next_turn() {
     pinned_survives_clear_and_the_prefix_is_reused(&mut app);
     let out = line(&mut app, "/context clear");
     assert_eq!(out, "[pinned context cleared: 1 items]\n");
-    assert!(app.conversation.pins().is_empty());
+    assert!(app.conversation().pins().is_empty());
 }
 
 /// `/context` rows add up to the context in use, and with what is attached and free to
@@ -354,7 +354,7 @@ pub fn context_parts_add_up(app: &mut App) {
     let n_ctx = number_after(&out, "context of ");
     assert_eq!(used + row("attachments") + row("free"), n_ctx, "{out}");
     assert!(row("pinned") > 0 && row("conversation") > 0, "{out}");
-    assert_eq!(row("attachments"), app.attachments.tokens(), "{out}");
+    assert_eq!(row("attachments"), app.attachments().tokens(), "{out}");
 }
 
 #[test]
@@ -415,7 +415,7 @@ fn compact_folds_the_conversation_now_and_prints_tokens_before_and_after() {
     let after = number_after(&out, "→");
     assert_eq!(after, app.context_used().unwrap());
     assert!(after < before, "{out}");
-    assert_eq!(app.conversation.summary(), Some("a short summary"));
-    assert_eq!(app.conversation.turns().len(), 0);
-    assert_eq!(app.conversation.pins().len(), 1, "pins are never folded");
+    assert_eq!(app.conversation().summary(), Some("a short summary"));
+    assert_eq!(app.conversation().turns().len(), 0);
+    assert_eq!(app.conversation().pins().len(), 1, "pins are never folded");
 }

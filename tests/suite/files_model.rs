@@ -39,5 +39,5 @@ fn real_model_pin_survives_clear_with_the_prefix_reused_and_context_adds_up() {
     context_parts_add_up(&mut app);
     let out = line(&mut app, "/compact the codename");
     assert!(out.contains("[compacted 1 turns into a summary: "), "{out}");
-    assert!(app.conversation.turns().is_empty() && app.conversation.summary().is_some());
+    assert!(app.conversation().turns().is_empty() && app.conversation().summary().is_some());
 }

@@ -323,7 +323,7 @@ fn real_model_write_file_call_parses_and_is_refused_in_harvey_run() {
         grammar: grammar.clone(),
     };
     let mut app = App::with_engine(ws.path().canonicalize().unwrap(), config, Box::new(engine));
-    assert!(app.ask.is_none(), "as in harvey run: nobody to ask");
+    assert!(app.asker().is_none(), "as in harvey run: nobody to ask");
     let before = snapshot(ws.path());
     let turn = app
         .agent_turn(

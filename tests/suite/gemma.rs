@@ -165,12 +165,12 @@ fn gemma_memory_injection_prefix_cache_and_session_summary() {
     assert!(matches!(saved, PrefixOutcome::Saved { .. }), "{saved:?}");
     let out = say(&mut first, "What is the staging server called?");
     let inj = first
-        .injection
-        .clone()
+        .injection()
+        .cloned()
         .expect("injected at the first message");
     assert!(inj.text.contains("kestrel"), "{}", inj.text);
     assert_eq!(inj.budget, 256, "floor(1024 × 0.25) from the live context");
-    assert_eq!(first.engine.count_tokens(&inj.text), inj.tokens);
+    assert_eq!(first.engine().count_tokens(&inj.text), inj.tokens);
     assert!(
         out.contains(&format!("[memory: 1 item, {}/256 tokens]", inj.tokens)),
         "{out}"
@@ -178,15 +178,15 @@ fn gemma_memory_injection_prefix_cache_and_session_summary() {
     // Gemma has no system turn: the system prompt opens the first user turn, then the
     // memory context, then the question — the stable part still comes first.
     let prompt = first
-        .engine
-        .render_prompt(&first.conversation.messages())
+        .engine()
+        .render_prompt(&first.conversation().messages())
         .unwrap();
     let system = prompt.find("You are Harvey").unwrap();
     let block = prompt.find("[memory context]").unwrap();
     let question = prompt.find("What is the staging server called?").unwrap();
     assert!(system < block && block < question, "{prompt}");
     assert!(prompt.starts_with("<start_of_turn>user\nYou are Harvey"));
-    let reply = &first.transcript[0].1;
+    let reply = &first.transcript()[0].1;
     assert_no_template_text("reply", reply);
     let report = first.close_session(&mut |_| {}).expect("closed");
     assert!(!report.skipped);

@@ -108,7 +108,7 @@ fn two_hundred_turns_in_a_small_context_never_overflow() {
         Box::new(engine(1024, 256)),
     );
     let n_ctx = 1024;
-    let system = app.conversation.system().to_string();
+    let system = app.conversation().system().to_string();
     assert!(system.starts_with(SYSTEM_PROMPT));
     for (i, line) in LINES.iter().cycle().take(200).enumerate() {
         let c = app
@@ -124,11 +124,11 @@ fn two_hundred_turns_in_a_small_context_never_overflow() {
         }
         assert!(app.context_used().unwrap() < n_ctx, "turn {i}");
     }
-    assert_eq!(app.turns.len(), 200);
-    assert!(!app.compressions.is_empty());
-    let summary = app.conversation.summary().unwrap();
+    assert_eq!(app.turns().len(), 200);
+    assert!(!app.compressions().is_empty());
+    let summary = app.conversation().summary().unwrap();
     assert!(!summary.trim().is_empty());
     // The pinned system prompt was never folded into a summary.
-    assert_eq!(app.conversation.messages()[0].content, system);
-    eprintln!("200 turns, {} compressions", app.compressions.len());
+    assert_eq!(app.conversation().messages()[0].content, system);
+    eprintln!("200 turns, {} compressions", app.compressions().len());
 }

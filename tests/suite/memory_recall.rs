@@ -196,8 +196,8 @@ mod injection {
         assert!(matches!(saved, PrefixOutcome::Saved { .. }), "{saved:?}");
         let out = say(&mut second, "What is the staging server called?");
         let inj = second
-            .injection
-            .clone()
+            .injection()
+            .cloned()
             .expect("injected at the first message");
         assert!(inj.text.contains("kestrel"), "{}", inj.text);
         assert!(
@@ -208,15 +208,15 @@ mod injection {
         assert_eq!(inj.budget, 512, "floor(2048 × 0.25) from the live context");
         assert!(inj.tokens <= inj.budget);
         // The reported number is the model's own count of the injected block.
-        assert_eq!(second.engine.count_tokens(&inj.text), inj.tokens);
+        assert_eq!(second.engine().count_tokens(&inj.text), inj.tokens);
         assert!(
             out.contains(&format!("[memory: 1 item, {}/512 tokens]", inj.tokens)),
             "{out}"
         );
         // It is what the model saw: right after the system prompt, before the question.
         let prompt = second
-            .engine
-            .render_prompt(&second.conversation.messages())
+            .engine()
+            .render_prompt(&second.conversation().messages())
             .unwrap();
         let block = prompt.find("[memory context]").unwrap();
         let system = prompt.find("You are Harvey").unwrap();
@@ -234,7 +234,7 @@ mod injection {
         let memory_row = crate::suite::files::number_after(&parts, "\n  memory context");
         assert!(memory_row >= inj.tokens, "{parts}");
         say(&mut second, "and the other server?");
-        assert_eq!(second.conversation.context(), Some(inj.text.as_str()));
+        assert_eq!(second.conversation().context(), Some(inj.text.as_str()));
         assert!(inj.text.starts_with(&stable));
 
         // A third session restores that prefix instead of prefilling it.
@@ -246,7 +246,7 @@ mod injection {
         let c = third
             .turn("What is the staging server called?", &mut |_| {})
             .unwrap();
-        assert!(third.conversation.context().unwrap().contains("kestrel"));
+        assert!(third.conversation().context().unwrap().contains("kestrel"));
         assert_eq!(c.stats.evaluated_tokens, c.stats.prompt_tokens - tokens);
     }
 
@@ -266,7 +266,7 @@ mod injection {
         );
         let out = say(&mut app, "how should answers look? short?");
         assert!(out.contains("[memory: 1 item,"), "{out}");
-        let first = app.conversation.context().unwrap().to_string();
+        let first = app.conversation().context().unwrap().to_string();
         assert!(first.contains("Prefer short answers"), "{first}");
         assert!(
             !first.contains("ripgrep"),
@@ -275,7 +275,7 @@ mod injection {
         say(&mut app, "ripgrep?");
         say(&mut app, "/clear");
         say(&mut app, "ripgrep again?");
-        assert_eq!(app.conversation.context(), Some(first.as_str()));
+        assert_eq!(app.conversation().context(), Some(first.as_str()));
 
         let mut off = Config::default();
         off.memory.inject_on_start = false;
@@ -283,7 +283,7 @@ mod injection {
         let mut app = App::with_engine(root, off, Box::new(engine));
         let out = say(&mut app, "how should answers look?");
         assert!(!out.contains("[memory:"), "{out}");
-        assert_eq!(app.conversation.context(), None);
+        assert_eq!(app.conversation().context(), None);
         assert!(say(&mut app, "/context memory").contains("injection is off"));
         assert!(say(&mut app, "/memory status").contains("1024 tokens"));
     }

@@ -260,7 +260,7 @@ fn qwen_session_with_memory_and_summary() {
     let turn = app
         .agent_turn("What is the staging server called?", &mut |_| {})
         .unwrap();
-    let messages = app.conversation.messages();
+    let messages = app.conversation().messages();
     assert_eq!(
         messages[1].role,
         Role::System,
@@ -270,7 +270,7 @@ fn qwen_session_with_memory_and_summary() {
     assert_no_template_text("reply", &turn.completion.text);
     for call in &turn.calls {
         if let Some(c) = &call.call {
-            assert!(app.tools.get(&c.name).is_some(), "{c:?}");
+            assert!(app.tools().get(&c.name).is_some(), "{c:?}");
         }
     }
     let report = app.close_session(&mut |_| {}).expect("closed");

@@ -147,7 +147,7 @@ fn the_repl_and_the_cli_return_the_same_ranking() {
     assert!(cli.len() >= 3, "{out}");
     assert_eq!(repl, cli, "REPL:\n{out}");
     // The session start ranks the same way: its experience lines come in that order.
-    let store = app.memory.as_ref().unwrap();
+    let store = app.memory().unwrap();
     let start = app.recall(store, query, Some(4096)).unwrap();
     let order: Vec<&str> = start
         .items
@@ -197,14 +197,14 @@ fn a_resumed_session_gets_the_memory_context() {
         .turn("and the pump after a power cut now?", &mut |_| {})
         .unwrap();
     let context = second
-        .conversation
+        .conversation()
         .context()
         .unwrap_or_default()
         .to_string();
     assert!(context.starts_with("[memory context]"), "{context}");
     assert!(context.contains("needs priming"), "{context}");
     // It is in the prompt the model got, right after the system prompt.
-    let messages = second.conversation.messages();
+    let messages = second.conversation().messages();
     assert_eq!(messages[1].content, context);
 }
 
@@ -289,8 +289,7 @@ fn memory_search_the_repl_and_the_session_start_rank_one_query_identically() {
     let result = turn.calls[0].result.as_ref().unwrap().clone();
     let tool = tool_ids(&result);
     let start: Vec<String> = app
-        .injection
-        .as_ref()
+        .injection()
         .unwrap()
         .items
         .iter()

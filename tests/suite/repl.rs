@@ -23,7 +23,7 @@ fn chat_streams_the_reply_and_a_stats_line() {
     assert_eq!(flow, Flow::Continue);
     assert!(out.starts_with("Hello from the script\n["), "{out}");
     assert!(out.contains("tokens at"), "{out}");
-    assert_eq!(app.conversation.turn_count(), 1);
+    assert_eq!(app.conversation().turn_count(), 1);
 }
 
 #[test]
@@ -38,7 +38,7 @@ fn status_clear_unknown_and_exit() {
     assert!(status.contains("turn 1 of this session"), "{status}");
     let (_, cleared) = line(&mut app, "/clear");
     assert_eq!(cleared, "[conversation cleared]\n");
-    assert_eq!(app.conversation.turn_count(), 0);
+    assert_eq!(app.conversation().turn_count(), 0);
     let (_, unknown) = line(&mut app, "/nope");
     assert!(unknown.contains("unknown command /nope"), "{unknown}");
     for exit in ["/exit", "/quit", "/bye"] {
@@ -50,7 +50,7 @@ fn status_clear_unknown_and_exit() {
 fn multi_line_text_reaches_the_model_whole() {
     let mut app = app(&["ok"]);
     line(&mut app, "first line\nsecond line");
-    let sent = &app.conversation.messages()[1].content;
+    let sent = &app.conversation().messages()[1].content;
     assert_eq!(sent, "first line\nsecond line");
 }
 
@@ -69,7 +69,7 @@ fn harvey_md_is_in_the_system_prompt_and_a_cut_is_announced() {
         Config::default(),
         Box::new(engine),
     );
-    let system = &app.conversation.messages()[0].content;
+    let system = &app.conversation().messages()[0].content;
     assert!(
         system.contains("From HARVEY.md:\nAlways run cargo fmt before committing."),
         "{system}"
@@ -78,11 +78,11 @@ fn harvey_md_is_in_the_system_prompt_and_a_cut_is_announced() {
         system.contains("read_file(path, start_line?, end_line?, start_char?)"),
         "{system}"
     );
-    assert_eq!(app.notices.len(), 1, "{:?}", app.notices);
+    assert_eq!(app.notices().len(), 1, "{:?}", app.notices());
     assert!(
-        app.notices[0].starts_with("AGENTS.md has 2000 tokens"),
+        app.notices()[0].starts_with("AGENTS.md has 2000 tokens"),
         "{:?}",
-        app.notices
+        app.notices()
     );
 }
 
@@ -99,7 +99,7 @@ fn rag_and_kb_commands_work_and_kb_inject_rides_on_the_next_message() {
     let mut app = App::with_engine(ws.path().to_path_buf(), Config::default(), Box::new(engine));
     let (_, out) = line(&mut app, "/rag new docs");
     assert!(out.contains("created RAG store docs"), "{out}");
-    assert_eq!(app.rag.len(), 1, "the first store is put in use");
+    assert_eq!(app.rag().len(), 1, "the first store is put in use");
     let (_, out) = line(&mut app, "/rag ingest docs");
     assert!(out.contains("1 file(s) ingested"), "{out}");
     let (_, out) = line(&mut app, "/rag query prime the pump");
@@ -117,12 +117,12 @@ fn rag_and_kb_commands_work_and_kb_inject_rides_on_the_next_message() {
     let (_, out) = line(&mut app, "/kb inject");
     assert!(out.contains("attached to your next message"), "{out}");
     line(&mut app, "what did we decide?");
-    let sent = &app.conversation.turns()[0].content;
+    let sent = &app.conversation().turns()[0].content;
     assert!(sent.contains("[knowledge: project"), "{sent}");
     assert!(
         sent.contains("decision) Prime the pump before every season"),
         "{sent}"
     );
     assert!(sent.ends_with("what did we decide?"), "{sent}");
-    assert!(app.attachments.is_empty(), "attached once");
+    assert!(app.attachments().is_empty(), "attached once");
 }

@@ -197,7 +197,7 @@ mod scripted {
         assert!(say(&mut second, "/session show ../../etc/passwd").starts_with("error: no session"));
         let cont = say(&mut second, &format!("/session continue {file}"));
         assert!(cont.contains("1 exchanges restored"), "{cont}");
-        let turns = second.conversation.turns();
+        let turns = second.conversation().turns();
         assert_eq!(turns.len(), 2);
         assert_eq!(
             turns[1].content,
@@ -205,7 +205,7 @@ mod scripted {
         );
         // The model's session tools find and read it.
         let found = second
-            .tools
+            .tools()
             .call(
                 "session_search",
                 &serde_json::from_str(r#"{"query": "jib sailing"}"#).unwrap(),
@@ -213,7 +213,7 @@ mod scripted {
             .unwrap();
         assert!(found.starts_with(&file), "{found}");
         let read = second
-            .tools
+            .tools()
             .call(
                 "session_read",
                 &serde_json::from_str(&format!(r#"{{"id": "{file}"}}"#)).unwrap(),
@@ -221,7 +221,7 @@ mod scripted {
             .unwrap();
         assert!(read.contains("Harvey: A jib is the small sail"), "{read}");
         let refused = second
-            .tools
+            .tools()
             .call(
                 "session_read",
                 &serde_json::from_str(r#"{"id": "../memories/memories.db"}"#).unwrap(),
@@ -230,7 +230,7 @@ mod scripted {
         assert!(refused.to_string().contains("no session"), "{refused}");
         // The new session's record notes where it continued from.
         say(&mut second, "So the jib is at the front?");
-        let record = std::fs::read_to_string(second.recorder.path().unwrap()).unwrap();
+        let record = std::fs::read_to_string(second.recorder().path().unwrap()).unwrap();
         assert!(
             record.contains(&format!("[[continued from {file} (1 exchanges)]]")),
             "{record}"

@@ -157,16 +157,10 @@ fn mining_is_gated_by_model_size_and_saves_screened_proposals() {
         lines.iter().any(|l| l.contains("memory mining skipped")),
         "{lines:?}"
     );
-    assert!(app
-        .memory
-        .as_ref()
-        .unwrap()
-        .list(None, None)
-        .unwrap()
-        .is_empty());
+    assert!(app.memory().unwrap().list(None, None).unwrap().is_empty());
     drop(app);
     let (app, report, lines) = run(MineOnExit::On);
-    let store = app.memory.as_ref().unwrap();
+    let store = app.memory().unwrap();
     let saved = store.list(None, None).unwrap();
     assert_eq!(
         saved.len(),
@@ -225,7 +219,7 @@ fn memory_mine_reviews_proposals_and_replay_resends_the_turns() {
     let mined = r#"{"memories": [{"evidence": "We deploy with ./deploy.sh", "type": "workflow", "kind": "pattern", "description": "Deploy with ./deploy.sh", "summary": "the deploy script", "action": "", "tags": ["deploy"]}, {"evidence": "never deploy on Fridays", "type": "tool_use", "kind": "pitfall", "description": "Never deploy on Fridays", "summary": "team rule", "action": "", "tags": ["deploy"]}]}"#;
     let mut second = make(vec![mined, "replayed answer"]);
     let answers = std::cell::RefCell::new(vec!["a".to_string()]);
-    second.ask = Some(std::rc::Rc::new(move |_q: &str| answers.borrow_mut().pop()));
+    second.install_asker(std::rc::Rc::new(move |_q: &str| answers.borrow_mut().pop()));
     let out = say(&mut second, "/memory mine");
     assert!(
         out.contains(&format!("[mining {file}: 1 exchanges")),
@@ -236,10 +230,10 @@ fn memory_mine_reviews_proposals_and_replay_resends_the_turns() {
             && out.contains("evidence: \"We deploy with ./deploy.sh\""),
         "{out}"
     );
-    let saved = second.memory.as_ref().unwrap().list(None, None).unwrap();
+    let saved = second.memory().unwrap().list(None, None).unwrap();
     assert_eq!(saved.len(), 1, "{out}");
     assert_eq!(saved[0].description, "Deploy with ./deploy.sh");
-    let m = second.memory.as_ref().unwrap().get(&saved[0].id).unwrap();
+    let m = second.memory().unwrap().get(&saved[0].id).unwrap();
     assert_eq!(m.source_session.as_deref(), Some(file.as_str()));
     assert!(say(&mut second, "/memory mine").contains("every recorded session has been mined"));
     assert!(say(&mut second, &format!("/memory mine {file}")).contains("--force"));
@@ -250,7 +244,7 @@ fn memory_mine_reviews_proposals_and_replay_resends_the_turns() {
             && out.contains("replayed answer"),
         "{out}"
     );
-    let record = parse(&std::fs::read_to_string(second.recorder.path().unwrap()).unwrap());
+    let record = parse(&std::fs::read_to_string(second.recorder().path().unwrap()).unwrap());
     assert_eq!(
         record.exchanges[0].user,
         "We deploy with ./deploy.sh. How do we roll back?"

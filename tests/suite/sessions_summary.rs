@@ -33,12 +33,9 @@ fn real_model_summarizes_a_transcript_three_times_the_context() {
              start small, learn the basics well, then build on them step by step.",
             topics[i % topics.len()]
         );
-        tokens += harvey::tokens::TokenCounter::count_tokens(
-            app.engine.as_ref(),
-            &format!("{user}\n{reply}"),
-        );
-        app.recorder.exchange(&user, &reply, Vec::new()).unwrap();
-        app.transcript.push((user, reply));
+        tokens +=
+            harvey::tokens::TokenCounter::count_tokens(app.engine(), &format!("{user}\n{reply}"));
+        app.record_exchange(user, reply).unwrap();
         i += 1;
     }
     let report = app.close_session(&mut |_| {}).expect("closed");
@@ -103,11 +100,11 @@ fn compression_follows_the_memory_context_and_the_record_keeps_the_originals() {
         said.push(line);
     }
     assert!(
-        !app.compressions.is_empty(),
+        !app.compressions().is_empty(),
         "{}",
         String::from_utf8_lossy(&out)
     );
-    let messages = app.conversation.messages();
+    let messages = app.conversation().messages();
     assert_eq!(messages[0].role, Role::System);
     assert!(
         messages[1].content.starts_with("[memory context]"),
@@ -119,10 +116,10 @@ fn compression_follows_the_memory_context_and_the_record_keeps_the_originals() {
         .content
         .starts_with("[Session history compressed — summary: "));
     // The record has every original exchange, and notes the compression.
-    let record = parse(&std::fs::read_to_string(app.recorder.path().unwrap()).unwrap());
+    let record = parse(&std::fs::read_to_string(app.recorder().path().unwrap()).unwrap());
     let users: Vec<&str> = record.exchanges.iter().map(|e| e.user.as_str()).collect();
     assert_eq!(users, said.iter().map(String::as_str).collect::<Vec<_>>());
-    let text = std::fs::read_to_string(app.recorder.path().unwrap()).unwrap();
+    let text = std::fs::read_to_string(app.recorder().path().unwrap()).unwrap();
     assert!(text.contains("[[rolling summary:"), "{text}");
     let report = app.close_session(&mut |_| {}).unwrap();
     let index = SessionIndex::open(&dir.path().join("agents")).unwrap();
@@ -140,7 +137,7 @@ fn recent_sessions_are_injected_pruned_and_a_second_ctrl_c_skips_the_summary() {
         "A long summary that never finishes",
     ]);
     first.turn("Why are there tides?", &mut |_| {}).unwrap();
-    let abort = first.abort.clone();
+    let abort = first.abort().clone();
     let report = first
         .close_session(&mut |line| {
             if line.starts_with("summarizing") {
@@ -168,7 +165,7 @@ fn recent_sessions_are_injected_pruned_and_a_second_ctrl_c_skips_the_summary() {
     // A record deleted by hand leaves the index at the next start.
     std::fs::remove_file(&report.record).unwrap();
     let third = make(vec![]);
-    let listed = third.sessions.as_ref().unwrap().recent(10).unwrap();
+    let listed = third.sessions().unwrap().recent(10).unwrap();
     assert!(
         listed.iter().all(|e| !report.record.ends_with(&e.file)),
         "{listed:?}"

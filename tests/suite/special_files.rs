@@ -128,7 +128,7 @@ fn repl_commands_never_block_on_a_pipe() {
         for command in ["/write notes.txt", "/write deep/a/b/pipe.md"] {
             outs.push((command.to_string(), line(&mut app, command)));
         }
-        assert!(app.attachments.list().is_empty());
+        assert!(app.attachments().list().is_empty());
         outs
     });
     for (command, out) in outs {

@@ -123,7 +123,7 @@ fn thoughts_are_shown_apart_and_stored_nowhere_but_a_note() {
 
     // History: the answers alone.
     let history: Vec<String> = app
-        .conversation
+        .conversation()
         .messages()
         .into_iter()
         .map(|m| m.content)
@@ -131,7 +131,7 @@ fn thoughts_are_shown_apart_and_stored_nowhere_but_a_note() {
     assert!(history.contains(&"Stash, then run ./deploy.sh.".to_string()));
     assert!(history.contains(&"It refuses a dirty tree.".to_string()));
     assert_eq!(
-        app.transcript
+        app.transcript()
             .iter()
             .map(|(_, r)| r.as_str())
             .collect::<Vec<_>>(),
@@ -150,7 +150,7 @@ fn thoughts_are_shown_apart_and_stored_nowhere_but_a_note() {
         }
     }
     // Mined memories: built from those prompts only.
-    let store = app.memory.as_ref().unwrap();
+    let store = app.memory().unwrap();
     for m in store.list(None, None).unwrap() {
         let m = store.get(&m.id).unwrap();
         assert!(!format!("{m:?}").contains("xyzzy"));
@@ -186,5 +186,8 @@ fn a_reply_without_a_thought_is_untouched() {
     );
     assert!(!out.contains("thinking"), "{out}");
     assert!(say(&mut app, "/think show").contains("no reply of this session had a <think> block"));
-    assert_eq!(app.transcript[0].1, "Plain answer mentioning <think> tags.");
+    assert_eq!(
+        app.transcript()[0].1,
+        "Plain answer mentioning <think> tags."
+    );
 }

@@ -75,7 +75,7 @@ fn a_call_runs_and_the_model_answers_from_the_result() {
         "the opener is never shown: {shown}"
     );
     // user, assistant (call), tool (result), assistant (answer)
-    let roles: Vec<Role> = app.conversation.turns().iter().map(|m| m.role).collect();
+    let roles: Vec<Role> = app.conversation().turns().iter().map(|m| m.role).collect();
     assert_eq!(
         roles,
         vec![Role::User, Role::Assistant, Role::Tool, Role::Assistant]
@@ -105,7 +105,7 @@ fn round_cap_tells_the_model_to_answer() {
     let (turn, _) = run(&mut app, "Read everything");
     assert_eq!(turn.calls.len(), 2, "the cap stops further calls");
     let last_tool = app
-        .conversation
+        .conversation()
         .turns()
         .iter()
         .rev()
@@ -138,7 +138,7 @@ fn past_the_cap_the_answer_is_begun_for_the_model() {
     assert!(events
         .iter()
         .any(|e| matches!(e, TurnEvent::Text(t) if t == &turn.completion.text)));
-    let last = app.conversation.turns().last().unwrap();
+    let last = app.conversation().turns().last().unwrap();
     assert_eq!(
         (last.role, last.content.as_str()),
         (Role::Assistant, turn.completion.text.as_str())
@@ -190,7 +190,7 @@ fn unknown_tools_and_tool_errors_go_back_to_the_model() {
     assert!(errors[3].contains("not valid JSON"), "{errors:?}");
     assert_eq!(turn.completion.text, "Sorry, I could not do that.");
     let results: Vec<&Message> = app
-        .conversation
+        .conversation()
         .turns()
         .iter()
         .filter(|m| m.role == Role::Tool)
@@ -417,7 +417,7 @@ fn seed_scenario_a_note_written_in_one_session_is_found_in_the_next() {
         "{found}"
     );
     // The session start injected it as relevant experience too.
-    let context = second.conversation.context().unwrap_or_default();
+    let context = second.conversation().context().unwrap_or_default();
     assert!(context.contains("deploy.sh"), "{context}");
 }
 
@@ -553,7 +553,7 @@ fn confirm_memory_writes_asks_first() {
             Box::new(ScriptedEngine::new(8192, [write, "ok"])),
         );
         if let Some(a) = answer {
-            app.confirm_writes = Some(Box::new(move |what: &str| {
+            app.install_write_confirmation(Box::new(move |what: &str| {
                 assert!(what.starts_with("memory_write("), "{what}");
                 a
             }));
@@ -567,23 +567,14 @@ fn confirm_memory_writes_asks_first() {
     let err = turn.calls[0].result.as_ref().unwrap_err().to_string();
     assert!(err.contains("declined"), "{err}");
     let mut app = make(Some(true));
-    assert!(app
-        .memory
-        .as_ref()
-        .unwrap()
-        .list(None, None)
-        .unwrap()
-        .is_empty());
+    assert!(app.memory().unwrap().list(None, None).unwrap().is_empty());
     let (turn, _) = run(&mut app, "remember that we deploy on Fridays");
     assert!(turn.calls[0]
         .result
         .as_ref()
         .unwrap()
         .starts_with("memory saved"));
-    assert_eq!(
-        app.memory.as_ref().unwrap().list(None, None).unwrap().len(),
-        1
-    );
+    assert_eq!(app.memory().unwrap().list(None, None).unwrap().len(), 1);
     // Reads never ask.
     let search =
         r#"<tool_call>{"name": "memory_search", "arguments": {"query": "deploy"}}</tool_call>"#;
@@ -660,7 +651,7 @@ fn a_result_too_big_for_the_context_is_cut_to_fit() {
     let (turn, _) = run(&mut app, "What is in big.txt?");
     assert_eq!(turn.completion.text, "It is a list of words.");
     let result = app
-        .conversation
+        .conversation()
         .turns()
         .iter()
         .find(|m| m.role == Role::Tool)
@@ -672,8 +663,8 @@ fn a_result_too_big_for_the_context_is_cut_to_fit() {
     );
     assert!(result.content.contains("w0"));
     let used = app
-        .engine
-        .count_prompt(&app.conversation.messages())
+        .engine()
+        .count_prompt(&app.conversation().messages())
         .unwrap();
     assert!(
         used <= n_ctx as usize,

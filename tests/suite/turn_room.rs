@@ -40,9 +40,9 @@ fn app(dir: &std::path::Path, n_ctx: u32, replies: &[&str]) -> App {
 /// Tokens of the prompt before any round: system prompt, tools, and the user's message.
 fn fixed(dir: &std::path::Path, user: &str) -> usize {
     let probe = app(dir, 8192, &[]);
-    let mut messages = probe.conversation.messages();
+    let mut messages = probe.conversation().messages();
     messages.push(Message::new(Role::User, user));
-    probe.engine.count_prompt(&messages).unwrap()
+    probe.engine().count_prompt(&messages).unwrap()
 }
 
 fn run(app: &mut App, text: &str) -> (harvey::chat::agent::AgentTurn, Vec<TurnEvent>) {
@@ -52,7 +52,7 @@ fn run(app: &mut App, text: &str) -> (harvey::chat::agent::AgentTurn, Vec<TurnEv
 }
 
 fn tool_messages(app: &App) -> Vec<String> {
-    app.conversation
+    app.conversation()
         .turns()
         .iter()
         .filter(|m| m.role == Role::Tool)
@@ -98,8 +98,8 @@ fn the_turns_older_round_makes_room_for_the_newest_result() {
         "a result was shown, so nothing to warn about"
     );
     let used = app
-        .engine
-        .count_prompt(&app.conversation.messages())
+        .engine()
+        .count_prompt(&app.conversation().messages())
         .unwrap();
     assert!(used <= n_ctx, "{used} tokens in a {n_ctx}-token context");
 }
@@ -129,7 +129,7 @@ fn a_result_with_no_room_at_all_is_left_out_and_the_model_answers() {
         tool_messages(&app).is_empty(),
         "no result fits, none is kept"
     );
-    let turns = app.conversation.turns();
+    let turns = app.conversation().turns();
     assert_eq!(
         turns.len(),
         2,

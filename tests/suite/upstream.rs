@@ -294,7 +294,7 @@ fn a_go_session_is_listed_shown_and_continued_with_its_exchanges() {
     assert!(shown.contains("Then run the publish script."), "{shown}");
     let cont = say(&mut app, &format!("/session continue {file}"));
     assert!(cont.contains("2 exchanges restored"), "{cont}");
-    let turns = app.conversation.turns();
+    let turns = app.conversation().turns();
     assert_eq!(turns.len(), 4);
     assert_eq!(turns[0].content, "How do I publish a release?");
     assert_eq!(

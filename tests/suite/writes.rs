@@ -51,7 +51,7 @@ fn answering(app: &mut App, answers: &[&str]) -> Rc<RefCell<Vec<String>>> {
     let asked = Rc::new(RefCell::new(Vec::new()));
     let log = Rc::clone(&asked);
     let answers: Vec<String> = answers.iter().map(|a| a.to_string()).collect();
-    app.ask = Some(Rc::new(move |q: &str| {
+    app.install_asker(Rc::new(move |q: &str| {
         log.borrow_mut().push(q.to_string());
         Some(
             answers
@@ -60,7 +60,7 @@ fn answering(app: &mut App, answers: &[&str]) -> Rc<RefCell<Vec<String>>> {
                 .unwrap_or_default(),
         )
     }));
-    app.ask_file_writes = true;
+    app.set_ask_file_writes(true);
     asked
 }
 
@@ -209,7 +209,7 @@ fn writes_are_refused_where_nobody_can_ask_unless_allowed() {
     // The REPL reading a pipe: it can ask other questions, but not about writes.
     let mut app = self::app(ws.path(), &[edit.clone(), "ok".into()]);
     let asked = answering(&mut app, &["y"]);
-    app.ask_file_writes = false;
+    app.set_ask_file_writes(false);
     let mut events = Vec::new();
     let turn = app.agent_turn("edit it", &mut |e| events.push(e)).unwrap();
     assert!(turn.calls[0].result.is_err());
@@ -288,7 +288,7 @@ fn an_ambiguous_or_missing_edit_is_refused_without_asking() {
     );
     // The model sees what was wrong, as its tool result.
     let tool_turns: Vec<_> = app
-        .conversation
+        .conversation()
         .turns()
         .iter()
         .filter(|m| m.role == harvey::engine::Role::Tool)

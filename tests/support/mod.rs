@@ -159,5 +159,5 @@ pub fn scripted_app(
 /// The memory context `app` sends after one turn on `line` (empty when none).
 pub fn context_after_turn(app: &mut harvey::app::App, line: &str) -> String {
     app.turn(line, &mut |_| {}).unwrap();
-    app.conversation.context().unwrap_or_default().to_string()
+    app.conversation().context().unwrap_or_default().to_string()
 }

@@ -9,9 +9,10 @@ use clap::{Args, Subcommand};
 use harvey::app::{App, AppOptions};
 use harvey::config::Config;
 use harvey::engine::LazyVocabulary;
-use harvey::memory::recall::{CostCache, Limits};
+use harvey::memory::recall::CostCache;
 use harvey::memory::types::split_tags;
-use harvey::memory::{Draft, MemoryStore, MemoryType};
+use harvey::memory::{Draft, MemoryStore};
+use harvey::ops::memory::{self as ops, ListRequest, RecallRequest};
 use harvey::sources::Opened;
 
 mod transfer;
@@ -144,27 +145,23 @@ pub fn run(options: &AppOptions, cmd: MemoryCommand) -> Result<ExitCode> {
             json,
         } => list(&store, mtype.as_deref(), kind.as_deref(), archived, json),
         MemoryCommand::Show { id } => {
-            let path = store.path_of(&id)?;
-            print!(
-                "{}",
-                std::fs::read_to_string(&path).with_context(|| path.display().to_string())?
-            );
+            print!("{}", ops::show(&store, &id)?.text);
             Ok(ExitCode::SUCCESS)
         }
         MemoryCommand::Recall(args) => recall(options, &config, &store, &extra, args),
         MemoryCommand::Forget { id } => {
-            store.forget(&id)?;
+            ops::forget(&mut store, &id)?;
             println!("archived {id}");
             Ok(ExitCode::SUCCESS)
         }
         MemoryCommand::Flag { id } => {
-            let f = store.flag(&id)?;
+            let f = ops::flag(&mut store, &id)?;
             let archived = if f.archived { " — archived" } else { "" };
             println!("{id}: confidence {:.1}{archived}", f.confidence);
             Ok(ExitCode::SUCCESS)
         }
         MemoryCommand::Index => {
-            print!("{}", store.overview()?);
+            print!("{}", ops::index(&store)?);
             Ok(ExitCode::SUCCESS)
         }
         MemoryCommand::Rebuild => {
@@ -212,7 +209,7 @@ fn add(store: &mut MemoryStore, args: AddArgs) -> Result<ExitCode> {
         source_session: None,
         expires_at: None,
     };
-    let outcome = store.write(&draft)?;
+    let outcome = ops::add(store, &draft)?;
     if args.json {
         println!(
             "{}",
@@ -231,24 +228,15 @@ fn list(
     archived: bool,
     json: bool,
 ) -> Result<ExitCode> {
-    let mtype = match mtype {
-        Some(t) => Some(
-            MemoryType::parse(t)
-                .with_context(|| format!("unknown type {t:?}: one of {}", MemoryType::choices()))?,
-        ),
-        None => None,
+    let request = ListRequest {
+        mtype: mtype
+            .map(ops::parse_type)
+            .transpose()
+            .map_err(anyhow::Error::msg)?,
+        kind: kind.map(str::to_string),
+        archived,
     };
-    let rows = if archived {
-        store
-            .index()
-            .list(true)?
-            .into_iter()
-            .filter(|r| mtype.is_none_or(|t| r.mtype == t))
-            .filter(|r| kind.is_none_or(|k| r.kind.as_deref() == Some(k)))
-            .collect()
-    } else {
-        store.list(mtype, kind)?
-    };
+    let rows = ops::list(store, &request)?;
     if json {
         let items: Vec<_> = rows.iter().map(row_json).collect();
         println!("{}", serde_json::to_string_pretty(&items)?);
@@ -279,17 +267,6 @@ fn row_json(r: &harvey::memory::index::Row) -> serde_json::Value {
         "archived": r.archived,
         "path": r.path,
     })
-}
-
-/// One query of `recall` (from the command line or a batch line).
-#[derive(Debug, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Query {
-    query: String,
-    #[serde(default)]
-    k: Option<usize>,
-    #[serde(default)]
-    budget: Option<usize>,
 }
 
 /// The memory store, reconciled, with the embedder (if any) set. The embedder loads
@@ -361,7 +338,6 @@ fn recall(
     let vocab = LazyVocabulary::new(&model)?;
     let print = harvey::engine::model_fingerprint(&model, std::fs::metadata(&model)?.len())?;
     let counter = CostCache::new(&vocab, store, &print);
-    let default_k = config.memory.top_k;
     if args.batch {
         let stdin = std::io::stdin();
         let mut out = std::io::stdout().lock();
@@ -371,7 +347,7 @@ fn recall(
                 continue;
             }
             let value = match parse_query(&line) {
-                Ok(q) => answer(store, extra, config, &counter, &q, default_k)
+                Ok(q) => answer(store, extra, config, &counter, &q)
                     .unwrap_or_else(|e| serde_json::json!({"error": e.to_string()})),
                 Err(e) => serde_json::json!({"error": e}),
             };
@@ -385,12 +361,12 @@ fn recall(
     let Some(query) = args.query else {
         bail!("no query: harvey memory recall QUERY, or --batch with queries on stdin");
     };
-    let q = Query {
+    let q = RecallRequest {
         query,
         k: args.k,
         budget: args.budget,
     };
-    let value = answer(store, extra, config, &counter, &q, default_k)?;
+    let value = answer(store, extra, config, &counter, &q)?;
     counter.save();
     if args.json {
         println!("{}", serde_json::to_string_pretty(&value)?);
@@ -422,9 +398,9 @@ fn recall(
     Ok(ExitCode::SUCCESS)
 }
 
-fn parse_query(line: &str) -> Result<Query, String> {
+fn parse_query(line: &str) -> Result<RecallRequest, String> {
     match serde_json::from_str::<serde_json::Value>(line) {
-        Ok(serde_json::Value::String(query)) => Ok(Query {
+        Ok(serde_json::Value::String(query)) => Ok(RecallRequest {
             query,
             k: None,
             budget: None,
@@ -443,17 +419,10 @@ fn answer(
     extra: &Opened,
     config: &Config,
     counter: &CostCache<'_, LazyVocabulary>,
-    q: &Query,
-    default_k: usize,
+    q: &RecallRequest,
 ) -> Result<serde_json::Value> {
-    let share = config.memory.factual_share;
-    let limits = match q.budget {
-        Some(budget) => Limits::budgeted(budget, share),
-        None => Limits::list(q.k.unwrap_or(default_k), share),
-    };
-    let injection = extra
-        .sources(&config.memory, store)
-        .recall(&q.query, limits, counter)?;
+    let sources = extra.sources(&config.memory, store);
+    let injection = ops::recall(&sources, &config.memory, q, counter)?;
     if let Some(e) = counter.counter().error() {
         bail!("recall reports exact token costs, and the model's tokenizer did not load: {e}");
     }
@@ -485,7 +454,8 @@ fn answer(
 }
 
 fn status(store: &MemoryStore, config: &Config, json: bool) -> Result<ExitCode> {
-    let counts = store.counts()?;
+    let status = ops::status(store);
+    let counts = status.counts?;
     let n_ctx = config.engine.n_ctx;
     let budget = harvey::memory::recall::budget(n_ctx, config.memory.budget_pct);
     if json {
@@ -501,7 +471,7 @@ fn status(store: &MemoryStore, config: &Config, json: bool) -> Result<ExitCode> 
         println!(
             "{}",
             serde_json::json!({
-                "store": store.dir(),
+                "store": status.dir,
                 "types": per_type,
                 "n_ctx": n_ctx,
                 "budget_pct": config.memory.budget_pct,
@@ -509,14 +479,14 @@ fn status(store: &MemoryStore, config: &Config, json: bool) -> Result<ExitCode> 
             })
         );
     } else {
-        println!("store  {}", store.dir().display());
-        match store.embedder() {
-            Some(e) => {
-                let (with, without) = store.index().vector_coverage(e.model_id())?;
+        println!("store  {}", status.dir.display());
+        match status.vectors {
+            Some(v) => {
+                let (with, without) = v.coverage?;
                 println!(
                     "vectors {with} of {} active memories ({})",
                     with + without,
-                    e.model_id()
+                    v.model
                 );
             }
             None => println!("vectors none: no embedder, recall is full-text only"),
