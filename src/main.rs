@@ -283,8 +283,10 @@ fn tool(options: &AppOptions, cmd: ToolCommand) -> Result<ExitCode> {
             if json {
                 println!("{}", serde_json::to_string_pretty(&registry.list())?);
             } else {
-                let mut out = std::io::stdout();
-                harvey::repl::render::tools(&mut out, &registry.list(), true)?;
+                println!("tool use is on");
+                for t in registry.list() {
+                    println!("  {}", t.summary_line());
+                }
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -114,19 +114,7 @@ pub fn status(out: &mut impl Write, v: &StatusView<'_>) -> io::Result<()> {
 pub fn tools(out: &mut impl Write, tools: &[ToolInfo], enabled: bool) -> io::Result<()> {
     writeln!(out, "tool use is {}", if enabled { "on" } else { "off" })?;
     for t in tools {
-        let params: Vec<String> = t
-            .params
-            .iter()
-            .map(|p| format!("{}{}", p.name, if p.required { "" } else { "?" }))
-            .collect();
-        let writes = if t.writes { " [writes]" } else { "" };
-        writeln!(
-            out,
-            "  {}({}){writes} — {}",
-            t.name,
-            params.join(", "),
-            t.description
-        )?;
+        writeln!(out, "  {}", t.summary_line())?;
     }
     Ok(())
 }

@@ -188,6 +188,25 @@ pub struct ToolInfo {
     pub params: Vec<Param>,
 }
 
+impl ToolInfo {
+    /// One line for a person: `read_file(path, start_line?)[writes] — description` (`?`
+    /// marks an optional parameter), as `/tools` and `harvey tool list` show it.
+    pub fn summary_line(&self) -> String {
+        let params: Vec<String> = self
+            .params
+            .iter()
+            .map(|p| format!("{}{}", p.name, if p.required { "" } else { "?" }))
+            .collect();
+        let writes = if self.writes { " [writes]" } else { "" };
+        format!(
+            "{}({}){writes} — {}",
+            self.name,
+            params.join(", "),
+            self.description
+        )
+    }
+}
+
 impl Registry {
     pub fn new() -> Self {
         Self::default()
