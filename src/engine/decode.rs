@@ -146,7 +146,10 @@ impl Run<'_> {
         on_text: &mut dyn FnMut(&str),
         stats: &mut TurnStats,
     ) -> Result<(String, StopReason), EngineError> {
-        let banned = single_tokens(self.model, &opts.banned);
+        let mut banned = single_tokens(self.model, &opts.banned);
+        if opts.grammar.is_some() {
+            banned.extend(inner_control_tokens(self.model));
+        }
         let mut sampler =
             super::sampler::build(self.model, &opts.sampling, opts.grammar.as_deref(), &banned)?;
         let stops = self.stops(opts);
@@ -250,6 +253,20 @@ impl Run<'_> {
             seq: self.seq,
         })
     }
+}
+
+/// Control tokens that do not end a generation (`<|im_start|>`, `<repo_name>`, …),
+/// banned under a grammar. llama.cpp's grammar reads a token by its text, special tokens
+/// included, so inside a JSON string it accepts `<|im_start|>` as thirteen characters;
+/// the loop ends the reply at any control token (`Output::push`), so that would cut a
+/// call's string in the middle with `EndOfGeneration`, which says the grammar completed.
+/// End-of-generation tokens are the grammar's own business (allowed where it may end).
+pub(super) fn inner_control_tokens(model: &LlamaModel) -> Vec<LlamaToken> {
+    let vocab = model.vocab();
+    (0..model.n_vocab())
+        .map(LlamaToken::new)
+        .filter(|&t| vocab.is_control(t) && !vocab.is_eog(t))
+        .collect()
 }
 
 /// The texts of `banned` that are one token each in `model`'s vocabulary (special tokens

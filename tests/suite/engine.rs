@@ -289,3 +289,22 @@ fn assistant_prefix_is_continued() {
     assert!(c.text.contains("Paris"), "{}", c.text);
     assert!(!c.text.contains("The capital of France is"), "{}", c.text);
 }
+
+/// Under a grammar a control token cannot stand in for its own text: the grammar reads
+/// `<|im_start|>` (one control token of SmolLM2) as thirteen characters and would accept
+/// it where a string allows them, and the loop ends a reply at any control token, so the
+/// reply would stop there saying the grammar completed. The grammar here admits exactly
+/// that text: whatever the model prefers, the reply must spell it out and complete.
+/// (On the x86 machine it was written on, SmolLM2 spells it out with these prompts even
+/// without the ban, so this holds the behaviour rather than reproducing the failure.)
+#[test]
+fn a_grammar_is_never_completed_by_a_control_token() {
+    let mut e = engine(1024, 256);
+    for prompt in ["Start a new chat turn.", "Say hello.", "What comes next?"] {
+        let mut opts = greedy(40);
+        opts.grammar = Some("root ::= \"<|im_start|>\"".into());
+        let done = e.generate(&chat(prompt), &opts, &mut |_| {}).unwrap();
+        assert_eq!(done.stop, StopReason::EndOfGeneration, "{prompt}: {done:?}");
+        assert_eq!(done.grammar_output(), Ok("<|im_start|>"), "{prompt}");
+    }
+}
