@@ -105,6 +105,8 @@ def main():
     ap.add_argument("--harvey", default="target/release/harvey")
     ap.add_argument("--fresh", action="store_true", help="a new workspace for every run")
     args = ap.parse_args()
+    if args.rounds < 1:
+        ap.error("--rounds must be at least 1")
     harvey = args.harvey if os.sep not in args.harvey else os.path.abspath(args.harvey)
     harvey = shutil.which(harvey) or harvey
     if not os.access(harvey, os.X_OK):
