@@ -148,7 +148,7 @@ impl Run<'_> {
     ) -> Result<(String, StopReason), EngineError> {
         let mut banned = single_tokens(self.model, &opts.banned);
         if opts.grammar.is_some() {
-            banned.extend(inner_control_tokens(self.model));
+            banned.extend_from_slice(self.inner_controls);
         }
         let mut sampler =
             super::sampler::build(self.model, &opts.sampling, opts.grammar.as_deref(), &banned)?;
@@ -261,6 +261,7 @@ impl Run<'_> {
 /// the loop ends the reply at any control token (`Output::push`), so that would cut a
 /// call's string in the middle with `EndOfGeneration`, which says the grammar completed.
 /// End-of-generation tokens are the grammar's own business (allowed where it may end).
+/// A walk over the whole vocabulary: the engine does it once, at load.
 pub(super) fn inner_control_tokens(model: &LlamaModel) -> Vec<LlamaToken> {
     let vocab = model.vocab();
     (0..model.n_vocab())

@@ -67,6 +67,9 @@ pub struct LlamaEngine {
     call_markers: Vec<String>,
     /// Template text a reply stops before (turn markers spelt out as plain text).
     turn_stops: Vec<String>,
+    /// Control tokens that do not end a generation, banned under a grammar (found once
+    /// at load: `decode::inner_control_tokens`).
+    inner_controls: Vec<LlamaToken>,
     info: ModelInfo,
     /// The element type both contexts' KV caches use.
     kv_cache_type: KvCacheType,
@@ -135,6 +138,7 @@ impl LlamaEngine {
         .filter(|m| super::load::is_special_token(&model, m))
         .map(String::from)
         .collect();
+        let inner_controls = super::decode::inner_control_tokens(&model);
         let described = describe(&model, params, file_bytes);
         let shares_aside = !model.is_recurrent() && !model.is_hybrid();
         let seqs = if shares_aside { 2 } else { 1 };
@@ -169,6 +173,7 @@ impl LlamaEngine {
             tools: Vec::new(),
             call_markers,
             turn_stops: chosen.turn_stops,
+            inner_controls,
             info,
             chat_cached: Vec::new(),
             aside_cached: Vec::new(),
@@ -389,6 +394,7 @@ impl LlamaEngine {
             aside_cached,
             shared_cached,
             turn_stops,
+            inner_controls,
             lookup,
             row_timings,
             ..
@@ -413,6 +419,7 @@ impl LlamaEngine {
                 n_batch,
                 started,
                 turn_stops,
+                inner_controls,
                 lookup: *lookup,
                 row_timings,
                 seq,
@@ -464,6 +471,7 @@ impl LlamaEngine {
                 n_batch,
                 started: Instant::now(),
                 turn_stops: &[],
+                inner_controls: &[],
                 lookup: LookupMode::Off,
                 row_timings: &Cell::new([None; MAX_DRAFT + 1]),
                 seq: 0,

@@ -25,6 +25,8 @@ pub(super) struct Run<'m> {
     /// Template text a reply stops before (not applied under a grammar, whose output is
     /// bounded by the grammar itself).
     pub turn_stops: &'m [String],
+    /// Control tokens that do not end a generation: banned under a grammar.
+    pub inner_controls: &'m [LlamaToken],
     /// Whether and how the decode loop drafts from the context (`decode.rs`).
     pub lookup: super::lookup::LookupMode,
     /// What verifying drafts cost, kept by the engine across replies (`lookup::RowTimings`).
