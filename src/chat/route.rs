@@ -209,9 +209,10 @@ pub fn choose(
     let mut opts = GenerateOptions::new(SamplingParams::greedy());
     opts.grammar = Some(grammar(registry, wording));
     opts.max_tokens = Some(16);
-    // Not `keep_prompt`: kept in sequence 1, the instructions would spare the 1.5B ~6 s
-    // of prefill a message, but with them kept a suite turn at n_ctx 2048 ended in
-    // NoKvCacheSlot (see the README's router notes).
+    // The instructions stay in the chat context's free cells for the next message (with
+    // the 1.5B here: ~500 tokens, ~6 s of prefill a message → only the request's tokens);
+    // the chat takes the cells back whenever its step may need them.
+    opts.keep_prompt = true;
     opts.abort = abort.clone();
     let c = engine.generate_aside(&messages(registry, wording, request), &opts, &mut |_| {})?;
     tracing::debug!(

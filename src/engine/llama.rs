@@ -379,7 +379,10 @@ impl LlamaEngine {
         let target = match slot {
             Slot::Chat => {
                 let reply = opts.max_tokens.unwrap_or(n_ctx);
-                self.make_room_for_chat(prompt.len().saturating_add(reply) + MAX_DRAFT);
+                // Saturating: a call's cap can be `usize::MAX` (an unbounded grammar), and
+                // a wrapped sum would keep the aside cells the chat is about to need.
+                let need = prompt.len().saturating_add(reply).saturating_add(MAX_DRAFT);
+                self.make_room_for_chat(need);
                 Target::Chat(n_ctx)
             }
             Slot::Aside => {

@@ -251,4 +251,33 @@ fn a_kept_prompt_serves_the_next_aside_call_and_goes_back_to_the_chat_when_neede
         stop => assert!(ended(stop), "{long:?}"),
     }
     assert_chat_intact(&engine, engine.cached_tokens());
+
+    // A cap of `usize::MAX` (a call under an unbounded grammar) may need every cell too:
+    // a prompt that fits the window only without the kept cells still runs.
+    engine
+        .generate(&chat("Name a primary colour."), &greedy(8), &mut |_| {})
+        .unwrap();
+    engine
+        .generate_aside(&ask("Is the sea salty?"), &keep, &mut |_| {})
+        .unwrap();
+    let kept = engine.shared_aside_len();
+    assert!(kept > 120, "{kept}");
+    let window = N_CTX as usize;
+    let big = (60..200)
+        .map(|n| chat(&format!("{}\nHow many ships?", notes(n))))
+        .find(|m| engine.tokenize_prompt(m).unwrap().len() + kept > window + 8)
+        .expect("a prompt that needs the kept cells");
+    let size = engine.tokenize_prompt(&big).unwrap().len();
+    assert!(
+        size < window - 8,
+        "{size} tokens: the step must fit the window"
+    );
+    let unbounded = engine
+        .generate(&big, &greedy(usize::MAX), &mut |_| {})
+        .expect("the kept cells go back to the chat");
+    assert!(
+        ended(unbounded.stop) || unbounded.stop == StopReason::ContextFull,
+        "{unbounded:?}"
+    );
+    assert_chat_intact(&engine, engine.cached_tokens());
 }

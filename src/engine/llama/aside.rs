@@ -6,9 +6,8 @@
 //!   so this costs no second KV cache and no second compute buffer. Sequence 1 is emptied
 //!   after every call, except a call that asks to keep its prompt (for a next call that
 //!   starts the same way); the chat takes those cells back when its count of tokens may
-//!   need them. Kept cells can split the free ones, and llama.cpp places a batch in
-//!   contiguous cells, so a caller that keeps prompts between chat prefills can meet
-//!   NoKvCacheSlot; the router does not keep its prompt for that reason.
+//!   need them (prompt + reply cap + draft + kept > n_ctx; the vendored llama.cpp places
+//!   a batch in any free cells, so a count is enough). The router keeps its instructions.
 //! - **Own:** a context of its own, created on first use at the size the call needs and
 //!   recreated only when a call needs more (see [`aside_size`]). Used when the chat leaves
 //!   too little room, and always for recurrent and hybrid models, whose state is kept per
