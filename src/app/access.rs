@@ -228,6 +228,8 @@ impl App {
     /// Only the router on `request`: which tool (or an answer) it picks first.
     pub fn choose_route(&mut self, request: &str) -> Result<Option<Route>, EngineError> {
         let abort = self.abort.clone();
-        route::choose(self.engine.as_mut(), &self.tools, request, &abort)
+        let dir = self.cache_dir();
+        let saved = self.route_saved(&dir);
+        route::choose(self.engine.as_mut(), &self.tools, request, &abort, saved)
     }
 }

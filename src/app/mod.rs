@@ -330,6 +330,7 @@ impl App {
             .then_some(self.confirm_writes.as_deref());
         let ask_model_command = commands::yes_no(self.ask.clone(), "the model asks: ");
         let ask_file_write = commands::yes_no(self.ask.clone(), "");
+        let cache_dir = self.cache_dir();
         let tool_set = ToolSet {
             registry: &self.tools,
             forms: &self.call_forms,
@@ -343,6 +344,7 @@ impl App {
             ask_files: (self.ask.is_some() && self.ask_file_writes)
                 .then_some(&ask_file_write as &crate::chat::agent::Confirm),
             route: self.routes().then_some(text),
+            route_saved: self.route_saved(&cache_dir),
         };
         let tools = (self.tools_enabled && !self.tools.is_empty()).then_some(&tool_set);
         // Per-turn context rides on this user message only (the cached prefix stays).
@@ -504,7 +506,7 @@ impl App {
         if self.config.engine.cache_prefix {
             let ids =
                 stable_prefix_ids_in(self.engine.as_ref(), &self.conversation, stable_context);
-            let dir = self.agents_dir().join("cache");
+            let dir = self.cache_dir();
             let keep = self.config.engine.cache_prefix_keep;
             self.prefix = restore_or_save(self.engine.as_mut(), &dir, &ids, keep);
         }
@@ -514,6 +516,22 @@ impl App {
     /// `<workspace>/agents`, where all of harvey's files live.
     pub fn agents_dir(&self) -> PathBuf {
         self.workspace.join("agents")
+    }
+
+    /// `agents/cache/`: saved prompt prefixes and router instructions.
+    fn cache_dir(&self) -> PathBuf {
+        self.agents_dir().join("cache")
+    }
+
+    /// Where the router saves its instructions (`dir`, under `engine.cache_prefix`).
+    fn route_saved<'a>(&self, dir: &'a Path) -> Option<crate::chat::route::Saved<'a>> {
+        self.config
+            .engine
+            .cache_prefix
+            .then_some(crate::chat::route::Saved {
+                dir,
+                keep: self.config.engine.cache_prefix_keep,
+            })
     }
 }
 

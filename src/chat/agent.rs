@@ -71,6 +71,8 @@ pub struct ToolSet<'a> {
     /// The user's own words when a router picks the turn's first step (see
     /// [`super::route`]); `None` = the model chooses in its reply.
     pub route: Option<&'a str>,
+    /// Where the router's instructions are saved between processes (`None`: not saved).
+    pub route_saved: Option<route::Saved<'a>>,
 }
 
 /// How calls open and what grammar each opening continues under.
@@ -364,7 +366,9 @@ fn first_step(
     opts: &GenerateOptions,
 ) -> Result<Option<Route>, crate::engine::EngineError> {
     match tools.and_then(|t| t.route.map(|request| (t, request))) {
-        Some((set, request)) => route::choose(engine, set.registry, request, &opts.abort),
+        Some((set, request)) => {
+            route::choose(engine, set.registry, request, &opts.abort, set.route_saved)
+        }
         None => Ok(None),
     }
 }
@@ -465,9 +469,12 @@ fn one_call(
     let mut o = opts.clone();
     o.stop = Vec::new();
     o.stop_finder = None;
+    // The opening's own grammar bounds this call (one tool's worst case when the router
+    // chose it): a smaller cap than every tool's leaves the router's kept prompt in place.
+    let cap = crate::tools::grammar::call_max_tokens(&opening.grammar).min(set.max_call_tokens);
     o.grammar = Some(opening.grammar);
     o.assistant_prefix = Some(prefix.clone());
-    o.max_tokens = Some(set.max_call_tokens);
+    o.max_tokens = Some(cap);
     let out = engine.generate(&conversation.messages(), &o, &mut |_| {})?;
     conversation.push_assistant(&format!("{prefix}{}", out.text));
     // Only a call whose grammar completed is parsed; a cut-off one is an error result.

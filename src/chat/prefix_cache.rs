@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::engine::{Engine, Message, ModelInfo, Role};
+use crate::engine::{Engine, EngineError, Message, ModelInfo, Role};
 
 /// Everything a saved state must agree on before it may be loaded.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -87,15 +87,60 @@ pub fn key(info: &ModelInfo, ids: &[i32]) -> PrefixKey {
     }
 }
 
+/// Which sequence a saved state fills: the chat's prompt prefix, or the prompt an aside
+/// call keeps in the chat context's free cells (the router's instructions).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Held {
+    Chat,
+    Aside,
+}
+
+impl Held {
+    /// The start of its files' names; each kind is pruned on its own.
+    fn stem(self) -> &'static str {
+        match self {
+            Held::Chat => "prefix",
+            Held::Aside => "aside",
+        }
+    }
+
+    fn warm(self, engine: &mut dyn Engine, ids: &[i32]) -> Result<usize, EngineError> {
+        match self {
+            Held::Chat => engine.warm_prefix(ids),
+            Held::Aside => engine.keep_aside_prefix(ids),
+        }
+    }
+
+    fn save(self, engine: &dyn Engine, path: &Path) -> Result<usize, EngineError> {
+        match self {
+            Held::Chat => engine.save_state(path),
+            Held::Aside => engine.save_aside_state(path),
+        }
+    }
+
+    fn load(self, engine: &mut dyn Engine, path: &Path, ids: &[i32]) -> Result<(), EngineError> {
+        match self {
+            Held::Chat => engine.load_state(path, ids),
+            Held::Aside => engine.load_aside_state(path, ids),
+        }
+    }
+}
+
 /// `<dir>/prefix-<hash of key>.{state,json}`.
 pub fn paths(dir: &Path, key: &PrefixKey) -> (PathBuf, PathBuf) {
-    let stem = match serde_json::to_vec(key) {
+    paths_of(Held::Chat, dir, key)
+}
+
+/// `<dir>/<stem>-<hash of key>.{state,json}`.
+fn paths_of(held: Held, dir: &Path, key: &PrefixKey) -> (PathBuf, PathBuf) {
+    let stem = held.stem();
+    let hash = match serde_json::to_vec(key) {
         Ok(bytes) => hash_hex(&bytes)[..16].to_string(),
-        Err(_) => "prefix".into(),
+        Err(_) => stem.into(),
     };
     (
-        dir.join(format!("prefix-{stem}.state")),
-        dir.join(format!("prefix-{stem}.json")),
+        dir.join(format!("{stem}-{hash}.state")),
+        dir.join(format!("{stem}-{hash}.json")),
     )
 }
 
@@ -137,24 +182,36 @@ pub fn restore_or_save(
     ids: &[i32],
     keep: usize,
 ) -> PrefixOutcome {
+    restore_or_save_held(Held::Chat, engine, dir, ids, keep)
+}
+
+/// [`restore_or_save`] for the prompt an aside call keeps (`Held::Aside`), in files of
+/// their own (`aside-*`), pruned apart from the chat's.
+pub fn restore_or_save_held(
+    held: Held,
+    engine: &mut dyn Engine,
+    dir: &Path,
+    ids: &[i32],
+    keep: usize,
+) -> PrefixOutcome {
     if ids.is_empty() {
         return PrefixOutcome::Empty;
     }
     let key = key(engine.info(), ids);
-    let (state, sidecar) = paths(dir, &key);
-    let reason = match try_restore(engine, &key, &state, &sidecar, ids) {
+    let (state, sidecar) = paths_of(held, dir, &key);
+    let reason = match try_restore(held, engine, &key, &state, &sidecar, ids) {
         Ok(()) => return PrefixOutcome::Restored { tokens: ids.len() },
         Err(reason) => reason,
     };
-    if let Err(e) = engine.warm_prefix(ids) {
+    if let Err(e) = held.warm(engine, ids) {
         return PrefixOutcome::NotSaved {
             tokens: 0,
             reason: e.to_string(),
         };
     }
-    match save(engine, &key, dir, &state, &sidecar) {
+    match save(held, engine, &key, dir, &state, &sidecar) {
         Ok(()) => {
-            prune(dir, &key.model, &state, keep);
+            prune(held, dir, &key.model, &state, keep);
             PrefixOutcome::Saved {
                 tokens: ids.len(),
                 reason,
@@ -168,6 +225,7 @@ pub fn restore_or_save(
 }
 
 fn try_restore(
+    held: Held,
     engine: &mut dyn Engine,
     key: &PrefixKey,
     state: &Path,
@@ -186,12 +244,12 @@ fn try_restore(
             "saved state unusable: the file changed since it was written (corrupt?)".into(),
         );
     }
-    engine
-        .load_state(state, ids)
+    held.load(engine, state, ids)
         .map_err(|e| format!("saved state unusable: {e}"))
 }
 
 fn save(
+    held: Held,
     engine: &dyn Engine,
     key: &PrefixKey,
     dir: &Path,
@@ -202,7 +260,7 @@ fn save(
     // The sidecar goes last: a state without a matching key is never loaded.
     let _ = std::fs::remove_file(sidecar);
     let tmp = state.with_extension("state.tmp");
-    let written = write_state(engine, key, &tmp, state, sidecar);
+    let written = write_state(held, engine, key, &tmp, state, sidecar);
     if written.is_err() {
         // A full disk leaves no cut state, temporary file or empty key behind.
         for path in [&tmp, sidecar, state] {
@@ -213,13 +271,14 @@ fn save(
 }
 
 fn write_state(
+    held: Held,
     engine: &dyn Engine,
     key: &PrefixKey,
     tmp: &Path,
     state: &Path,
     sidecar: &Path,
 ) -> Result<(), String> {
-    engine.save_state(tmp).map_err(|e| e.to_string())?;
+    held.save(engine, tmp).map_err(|e| e.to_string())?;
     std::fs::rename(tmp, state).map_err(|e| e.to_string())?;
     let (state_bytes, state_sha256) = file_identity(state).map_err(|e| e.to_string())?;
     let sidecar_value = Sidecar {
@@ -236,7 +295,8 @@ fn write_state(
 /// always counts as the newest). Only pairs whose sidecar names `model` are touched: a
 /// state without a sidecar may be another process's save in progress. A file that
 /// cannot be deleted is left for the next save to try again.
-fn prune(dir: &Path, model: &str, just_saved: &Path, keep: usize) {
+fn prune(held: Held, dir: &Path, model: &str, just_saved: &Path, keep: usize) {
+    let start = format!("{}-", held.stem());
     let mut saved: Vec<(std::time::SystemTime, PathBuf, PathBuf)> = Vec::new();
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
@@ -246,7 +306,7 @@ fn prune(dir: &Path, model: &str, just_saved: &Path, keep: usize) {
         let is_key = sidecar
             .file_name()
             .and_then(|n| n.to_str())
-            .is_some_and(|n| n.starts_with("prefix-") && n.ends_with(".json"));
+            .is_some_and(|n| n.starts_with(&start) && n.ends_with(".json"));
         if !is_key || sidecar_model(&sidecar).as_deref() != Some(model) {
             continue;
         }

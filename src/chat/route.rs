@@ -9,6 +9,10 @@
 //! turn then opens the chosen call for the model, which writes only its arguments, or
 //! lets the model answer with calls held back.
 
+use std::path::Path;
+
+use super::prefix_cache::{restore_or_save_held, Held};
+use crate::engine::prompt::common_prefix;
 use crate::engine::{Engine, EngineError, GenerateOptions, Message, Role, SamplingParams};
 use crate::tools::Registry;
 
@@ -194,18 +198,37 @@ pub fn parse(registry: &Registry, wording: Wording, reply: &str) -> Option<Route
         .map(|(n, _)| Route::Tool(n.to_string()))
 }
 
+/// Where the router's instructions are saved between processes (`agents/cache/`), and
+/// how many saved ones each model keeps there.
+#[derive(Debug, Clone, Copy)]
+pub struct Saved<'a> {
+    pub dir: &'a Path,
+    pub keep: usize,
+}
+
 /// Asks the model for the request's first step, greedy, in an aside call. `None` when
 /// the registry offers no first step or the reply was no name (cut off, aborted).
+///
+/// The instructions (everything before the request) stay in the chat context's free
+/// cells for the next message; when none are kept (a new process, or the chat took the
+/// cells back) they come from `saved` when a state of them is there, else they are
+/// decoded and saved there.
 pub fn choose(
     engine: &mut dyn Engine,
     registry: &Registry,
     request: &str,
     abort: &crate::engine::AbortFlag,
+    saved: Option<Saved<'_>>,
 ) -> Result<Option<Route>, EngineError> {
     if registry.routes().is_empty() {
         return Ok(None);
     }
     let wording = Wording::for_params(engine.info().n_params);
+    if let Some(saved) = saved.filter(|_| engine.kept_aside_len() == 0) {
+        let ids = instruction_ids(engine, registry);
+        let outcome = restore_or_save_held(Held::Aside, engine, saved.dir, &ids, saved.keep);
+        tracing::debug!("router instructions: {}", outcome.describe());
+    }
     let mut opts = GenerateOptions::new(SamplingParams::greedy());
     opts.grammar = Some(grammar(registry, wording));
     opts.max_tokens = Some(16);
@@ -223,6 +246,17 @@ pub fn choose(
         c.text
     );
     Ok(parse(registry, wording, &c.text))
+}
+
+/// Token ids of the router's prompt that do not depend on the request (what it keeps
+/// and saves).
+pub fn instruction_ids(engine: &dyn Engine, registry: &Registry) -> Vec<i32> {
+    let wording = Wording::for_params(engine.info().n_params);
+    let probe = |request: &str| engine.aside_prompt_ids(&messages(registry, wording, request));
+    match (probe("\u{2}alpha"), probe("\u{3}omega")) {
+        (Ok(a), Ok(b)) => a[..common_prefix(&a, &b)].to_vec(),
+        _ => Vec::new(),
+    }
 }
 
 #[cfg(test)]

@@ -34,6 +34,10 @@ pub enum EngineError {
     /// loaded back either): load one with `/model use NAME`.
     #[error("no model is loaded ({path} was freed): load one with /model use NAME")]
     Unloaded { path: PathBuf },
+    /// This engine cannot do what was asked (e.g. keep an aside prompt); the caller goes
+    /// without.
+    #[error("this engine cannot {0}")]
+    Unsupported(&'static str),
     /// A decode step failed; the KV cache was reset, so the next turn re-prefills.
     #[error("llama.cpp decode failed: {0}")]
     Decode(String),

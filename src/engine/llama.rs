@@ -468,24 +468,14 @@ impl LlamaEngine {
         cell.with_dependent_mut(|model, c| {
             let keep = super::prompt::common_prefix(chat_cached, &tokens);
             let keep = truncate_cache(&mut c.chat, chat_cached, keep, 0);
-            let run = Run {
+            let result = prefill_only(
                 model,
-                n_ctx,
-                n_batch,
-                started: Instant::now(),
-                turn_stops: &[],
-                inner_controls: &[],
-                lookup: LookupMode::Off,
-                row_timings: &Cell::new([None; MAX_DRAFT + 1]),
-                seq: 0,
-            };
-            let mut batch = LlamaBatch::new(n_batch.max(1), 1);
-            let result = run.prefill(
                 &mut c.chat,
-                &mut batch,
                 chat_cached,
                 &tokens[keep..],
-                &AbortFlag::new(),
+                n_ctx,
+                n_batch,
+                0,
             );
             if result.is_err() {
                 c.chat.clear_kv_cache();
@@ -534,6 +524,32 @@ impl LlamaEngine {
             Ok(())
         })
     }
+}
+
+/// Decodes `tokens` after `cached` into sequence `seq` of `ctx`, no sampling (a prefix
+/// made ready for the calls that start with it).
+fn prefill_only(
+    model: &LlamaModel,
+    ctx: &mut LlamaContext,
+    cached: &mut Vec<LlamaToken>,
+    tokens: &[LlamaToken],
+    n_ctx: usize,
+    n_batch: usize,
+    seq: i32,
+) -> Result<Option<usize>, EngineError> {
+    let run = Run {
+        model,
+        n_ctx,
+        n_batch,
+        started: Instant::now(),
+        turn_stops: &[],
+        inner_controls: &[],
+        lookup: LookupMode::Off,
+        row_timings: &Cell::new([None; MAX_DRAFT + 1]),
+        seq,
+    };
+    let mut batch = LlamaBatch::new(n_batch.max(1), 1);
+    run.prefill(ctx, &mut batch, cached, tokens, &AbortFlag::new())
 }
 
 impl TokenCounter for LlamaEngine {

@@ -93,6 +93,31 @@ pub trait Engine: TokenCounter {
     fn save_state(&self, path: &std::path::Path) -> Result<usize, EngineError>;
     /// Restores a saved state if its tokens are exactly `expected`.
     fn load_state(&mut self, path: &std::path::Path, expected: &[i32]) -> Result<(), EngineError>;
+    /// Token ids of an aside call's prompt, as `generate_aside` sees it (no tools section).
+    fn aside_prompt_ids(&self, messages: &[Message]) -> Result<Vec<i32>, EngineError> {
+        self.prompt_ids(messages)
+    }
+    /// Tokens an aside call's prompt keeps in the chat context between calls
+    /// (`GenerateOptions::keep_prompt`); 0 when none.
+    fn kept_aside_len(&self) -> usize {
+        0
+    }
+    /// Makes the kept aside prompt exactly `ids`; returns how many were decoded.
+    fn keep_aside_prefix(&mut self, _ids: &[i32]) -> Result<usize, EngineError> {
+        Err(EngineError::Unsupported("keep an aside prompt"))
+    }
+    /// Saves the kept aside prompt to a state file.
+    fn save_aside_state(&self, _path: &std::path::Path) -> Result<usize, EngineError> {
+        Err(EngineError::Unsupported("keep an aside prompt"))
+    }
+    /// Restores a kept aside prompt if its tokens are exactly `expected`.
+    fn load_aside_state(
+        &mut self,
+        _path: &std::path::Path,
+        _expected: &[i32],
+    ) -> Result<(), EngineError> {
+        Err(EngineError::Unsupported("keep an aside prompt"))
+    }
     /// Tokens currently held in the KV cache.
     fn cached_tokens(&self) -> usize;
     /// Drops the KV cache.
@@ -145,6 +170,25 @@ impl Engine for LlamaEngine {
     }
     fn load_state(&mut self, path: &std::path::Path, expected: &[i32]) -> Result<(), EngineError> {
         LlamaEngine::load_state(self, path, expected)
+    }
+    fn aside_prompt_ids(&self, messages: &[Message]) -> Result<Vec<i32>, EngineError> {
+        LlamaEngine::aside_prompt_ids(self, messages)
+    }
+    fn kept_aside_len(&self) -> usize {
+        self.shared_aside_len()
+    }
+    fn keep_aside_prefix(&mut self, ids: &[i32]) -> Result<usize, EngineError> {
+        LlamaEngine::keep_aside_prefix(self, ids)
+    }
+    fn save_aside_state(&self, path: &std::path::Path) -> Result<usize, EngineError> {
+        LlamaEngine::save_aside_state(self, path)
+    }
+    fn load_aside_state(
+        &mut self,
+        path: &std::path::Path,
+        expected: &[i32],
+    ) -> Result<(), EngineError> {
+        LlamaEngine::load_aside_state(self, path, expected)
     }
     fn cached_tokens(&self) -> usize {
         LlamaEngine::cached_tokens(self)

@@ -39,6 +39,7 @@ fn routed_turn(
         ask: None,
         ask_files: None,
         route: Some(request),
+        route_saved: None,
     };
     let limits = TurnLimits {
         reply_reserve: 256,
@@ -190,9 +191,88 @@ fn qwen_routes_every_request_to_an_offered_name() {
         "",
     ];
     for request in requests {
-        let choice = route::choose(&mut engine, &registry, request, &Default::default())
+        let choice = route::choose(&mut engine, &registry, request, &Default::default(), None)
             .unwrap_or_else(|e| panic!("{request:?}: {e}"));
         assert!(choice.is_some(), "{request:?}: no offered name");
     }
     assert_eq!(engine.cached_tokens(), 0, "the chat's cache is left alone");
+}
+
+/// The names of the router's saved states in `dir`, with their modification times.
+fn saved_states(dir: &std::path::Path) -> Vec<(String, std::time::SystemTime)> {
+    let mut found: Vec<_> = std::fs::read_dir(dir)
+        .map(|d| d.flatten().collect::<Vec<_>>())
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let at = e.metadata().and_then(|m| m.modified()).ok()?;
+            (name.starts_with("aside-") && name.ends_with(".state")).then_some((name, at))
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+/// The router's instructions are decoded once per workspace: the first process saves
+/// them under the cache directory, the next restores them (no new save) and chooses the
+/// same names, a damaged state is decoded and saved again; the chat's cache is never
+/// touched.
+#[test]
+fn qwen_router_instructions_are_saved_once_then_restored_with_the_same_choices() {
+    use harvey::chat::prefix_cache::{restore_or_save_held, Held, PrefixOutcome};
+    use harvey::engine::Engine;
+    let load = || crate::support::load(crate::support::qwen_path(), 2048, 256);
+    let dir = workspace();
+    let cache = tempfile::tempdir().unwrap();
+    let (registry, _) = harvey::app::default_tools(dir.path(), &harvey::config::Config::default());
+    let saved = Some(route::Saved {
+        dir: cache.path(),
+        keep: 2,
+    });
+    let requests = ["What is 17 times 3?", "Who made the last commit?"];
+    let choose_all = |engine: &mut harvey::engine::LlamaEngine| -> Vec<Option<Route>> {
+        requests
+            .iter()
+            .map(|r| route::choose(engine, &registry, r, &Default::default(), saved).unwrap())
+            .collect()
+    };
+
+    let mut first = load();
+    let chosen = choose_all(&mut first);
+    let states = saved_states(cache.path());
+    assert_eq!(states.len(), 1, "{states:?}");
+    let ids = route::instruction_ids(&first, &registry);
+    assert!(ids.len() > 100, "{} instruction tokens", ids.len());
+    assert!(first.kept_aside_len() >= ids.len(), "kept between messages");
+    assert_eq!(first.cached_tokens(), 0, "the chat's cache is left alone");
+
+    let mut second = load();
+    assert_eq!(choose_all(&mut second), chosen);
+    assert_eq!(
+        saved_states(cache.path()),
+        states,
+        "restored, not saved again"
+    );
+    assert_eq!(second.cached_tokens(), 0);
+    let mut third = load();
+    assert_eq!(
+        restore_or_save_held(Held::Aside, &mut third, cache.path(), &ids, 2),
+        PrefixOutcome::Restored { tokens: ids.len() }
+    );
+    assert_eq!(third.kept_aside_len(), ids.len());
+
+    // A damaged state is never loaded: decoded again, saved again, same choices.
+    let state = cache.path().join(&states[0].0);
+    let mut bytes = std::fs::read(&state).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0xff;
+    std::fs::write(&state, bytes).unwrap();
+    let mut fourth = load();
+    assert_eq!(choose_all(&mut fourth), chosen);
+    let mut fifth = load();
+    assert_eq!(
+        restore_or_save_held(Held::Aside, &mut fifth, cache.path(), &ids, 2),
+        PrefixOutcome::Restored { tokens: ids.len() }
+    );
 }

@@ -13,10 +13,12 @@
 //!   too little room, and always for recurrent and hybrid models, whose state is kept per
 //!   sequence and cannot be shared this way.
 
+use std::path::Path;
+
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::token::LlamaToken;
 
-use super::{clear_seq, truncate_cache, LlamaEngine};
+use super::{clear_seq, prefill_only, truncate_cache, LlamaEngine};
 use crate::engine::prompt::common_prefix;
 use crate::engine::types::Message;
 use crate::engine::EngineError;
@@ -117,6 +119,110 @@ impl LlamaEngine {
         self.shared_calls
     }
 
+    /// Token ids of an aside call's prompt (no tools section), as `generate_aside` sees it.
+    pub fn aside_prompt_ids(&self, messages: &[Message]) -> Result<Vec<i32>, EngineError> {
+        let tokens = self.tokenize_rendered(messages, false)?;
+        Ok(tokens.into_iter().map(|t| t.0).collect())
+    }
+
+    /// Makes sequence 1 hold exactly `ids` as a kept prompt (decoding what is missing), so
+    /// the next aside call that starts with them decodes only the rest. Refused when the
+    /// chat leaves too little room for them and a call after them ([`KEEP_SLACK`]).
+    pub fn keep_aside_prefix(&mut self, ids: &[i32]) -> Result<usize, EngineError> {
+        self.check_keep_room(ids.len())?;
+        let tokens: Vec<LlamaToken> = ids.iter().map(|&t| LlamaToken(t)).collect();
+        let n_batch = self.info.n_batch as usize;
+        let Self {
+            cell,
+            shared_cached,
+            chat_cached,
+            ..
+        } = self;
+        cell.with_dependent_mut(|model, c| {
+            check_shared(&mut c.chat, shared_cached);
+            let keep = common_prefix(shared_cached, &tokens);
+            let keep = truncate_cache(&mut c.chat, shared_cached, keep, SHARED_SEQ);
+            let result = prefill_only(
+                model,
+                &mut c.chat,
+                shared_cached,
+                &tokens[keep..],
+                tokens.len() + 1,
+                n_batch,
+                SHARED_SEQ,
+            );
+            if result.is_err() {
+                clear_seq(&mut c.chat, SHARED_SEQ);
+                shared_cached.clear();
+            }
+            chat_untouched(&mut c.chat, chat_cached, shared_cached);
+            result.map(|_| tokens.len() - keep)
+        })
+    }
+
+    /// Saves the kept aside prompt (sequence 1 and its tokens) to `path`.
+    pub fn save_aside_state(&self, path: &Path) -> Result<usize, EngineError> {
+        self.cell
+            .borrow_dependent()
+            .chat
+            .state_seq_save_file(path, SHARED_SEQ, &self.shared_cached)
+            .map_err(|e| EngineError::State {
+                path: path.to_path_buf(),
+                reason: e.to_string(),
+            })
+    }
+
+    /// Loads a state saved by [`Self::save_aside_state`] into sequence 1 as the kept
+    /// prompt. Kept only if its tokens are exactly `expected`; otherwise sequence 1 is
+    /// emptied and an error says why (the caller decodes them instead).
+    pub fn load_aside_state(&mut self, path: &Path, expected: &[i32]) -> Result<(), EngineError> {
+        let fail = |reason: String| EngineError::State {
+            path: path.to_path_buf(),
+            reason,
+        };
+        self.check_keep_room(expected.len())
+            .map_err(|e| fail(e.to_string()))?;
+        let capacity = expected.len();
+        let Self {
+            cell,
+            shared_cached,
+            chat_cached,
+            ..
+        } = self;
+        cell.with_dependent_mut(|_, c| {
+            clear_seq(&mut c.chat, SHARED_SEQ);
+            shared_cached.clear();
+            let loaded = c.chat.state_seq_load_file(path, SHARED_SEQ, capacity);
+            let result = match loaded {
+                Ok((tokens, _)) if tokens.iter().map(|t| t.0).eq(expected.iter().copied()) => {
+                    *shared_cached = tokens;
+                    Ok(())
+                }
+                Ok(_) => Err(fail("saved tokens differ from this prompt's prefix".into())),
+                Err(e) => Err(fail(e.to_string())),
+            };
+            if result.is_err() {
+                clear_seq(&mut c.chat, SHARED_SEQ);
+            }
+            chat_untouched(&mut c.chat, chat_cached, shared_cached);
+            result
+        })
+    }
+
+    /// Whether `n` tokens may be kept in sequence 1 now: the model shares its context and
+    /// the chat leaves room for them plus a call after them.
+    fn check_keep_room(&self, n: usize) -> Result<(), EngineError> {
+        let room = self.shared_room();
+        if self.shares_aside && n.saturating_add(KEEP_SLACK) <= room {
+            return Ok(());
+        }
+        Err(EngineError::PromptTooLong {
+            tokens: n.saturating_add(KEEP_SLACK),
+            n_ctx: room,
+            fits: room.saturating_sub(KEEP_SLACK),
+        })
+    }
+
     /// Where an aside call of `needed` tokens (prompt + longest reply) runs: shared when it
     /// fits the chat's free cells, else in the aside context (created or grown here).
     pub(super) fn aside_target(&mut self, needed: usize) -> Result<Target, EngineError> {
@@ -172,6 +278,21 @@ impl LlamaEngine {
     }
 }
 
+/// After work on sequence 1: if llama.cpp had to clear more than that sequence, the chat
+/// prefills again rather than trust a stale mirror.
+fn chat_untouched(
+    chat: &mut LlamaContext,
+    chat_cached: &mut Vec<LlamaToken>,
+    shared_cached: &mut Vec<LlamaToken>,
+) {
+    let held = usize::try_from(chat.kv_cache_seq_pos_max(0) + 1).unwrap_or(0);
+    if held != chat_cached.len() {
+        chat.clear_kv_cache();
+        chat_cached.clear();
+        shared_cached.clear();
+    }
+}
+
 /// Makes the mirror of sequence 1 (`cached`) agree with what llama.cpp holds before a
 /// shared call reuses it: anything that cleared the whole chat cache (a reset, a loaded
 /// state) took the kept prompt with it.
@@ -198,6 +319,9 @@ fn aside_size(needed: usize, chat_n_ctx: u32) -> u32 {
 const ASIDE_STEP: u32 = 256;
 /// The smallest aside context, and the least room worth sharing.
 const ASIDE_MIN: u32 = 512;
+/// Room a kept prompt must leave in the chat's free cells for the call after it (its
+/// request and reply); with less, that call would run in the aside context anyway.
+const KEEP_SLACK: usize = 256;
 
 #[cfg(test)]
 mod tests {
