@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use super::prompt::{common_prefix, reusable_prefix};
 use super::{
-    Completion, Engine, EngineError, GenerateOptions, Message, ModelInfo, StopReason, TurnStats,
+    Completion, Engine, EngineError, GenerateOptions, Message, ModelInfo, SamplingParams,
+    StopReason, TurnStats,
 };
 use crate::tokens::TokenCounter;
 
@@ -21,6 +22,8 @@ pub struct ScriptedEngine {
     pub aside_calls: usize,
     /// `GenerateOptions::banned` of every chat generation, in order.
     pub banned: Vec<Vec<String>>,
+    /// `GenerateOptions::sampling` of every chat generation, in order.
+    pub sampling: Vec<SamplingParams>,
 }
 
 impl ScriptedEngine {
@@ -54,6 +57,7 @@ impl ScriptedEngine {
             prompts: Vec::new(),
             aside_calls: 0,
             banned: Vec::new(),
+            sampling: Vec::new(),
         }
     }
 
@@ -178,6 +182,7 @@ impl Engine for ScriptedEngine {
         self.check_fits(&prompt)?;
         self.prompts.push(messages.to_vec());
         self.banned.push(opts.banned.clone());
+        self.sampling.push(opts.sampling.clone());
         let keep = reusable_prefix(&self.cached, &prompt);
         let (text, stop) = self.reply(prompt.len(), opts, on_text);
         self.cached = prompt.clone();

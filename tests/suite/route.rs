@@ -7,7 +7,7 @@ use harvey::chat::agent::{run_agent_turn, AgentTurn, ToolSet};
 use harvey::chat::route::{self, Route};
 use harvey::chat::{Conversation, TurnLimits};
 use harvey::engine::scripted::ScriptedEngine;
-use harvey::engine::Role;
+use harvey::engine::{GenerateOptions, Role, SamplingParams};
 use harvey::tools::Registry;
 
 use crate::support::greedy;
@@ -26,6 +26,15 @@ fn routed_turn(
     registry: &Registry,
     replies: &[&str],
     request: &str,
+) -> (AgentTurn, ScriptedEngine, Conversation) {
+    routed_turn_with(registry, replies, request, &greedy(64))
+}
+
+fn routed_turn_with(
+    registry: &Registry,
+    replies: &[&str],
+    request: &str,
+    opts: &GenerateOptions,
 ) -> (AgentTurn, ScriptedEngine, Conversation) {
     let mut engine = ScriptedEngine::new(8192, replies.iter().copied());
     let mut conversation = Conversation::new("system");
@@ -49,7 +58,7 @@ fn routed_turn(
         &mut engine,
         &mut conversation,
         request,
-        &greedy(64),
+        opts,
         limits,
         Some(&set),
         &mut |_| {},
@@ -134,6 +143,38 @@ fn none_lets_the_model_answer_with_the_native_opener_held_back() {
     assert_eq!(engine.aside_calls, 1);
     let held = vec!["<tool_call>".to_string()];
     assert_eq!(engine.banned, vec![held.clone(), held]);
+}
+
+/// The answer's first token is chosen greedily under sampling settings that draw: with
+/// the opener banned, what is left of a tool-primed model's distribution is a flat tail
+/// (the 1.5B began "What is 17 times 3?" with "3" at temperature 0.7). The rest of the
+/// reply is drawn as configured.
+#[test]
+fn the_answers_first_token_is_greedy_and_the_rest_sampled_as_configured() {
+    let dir = workspace();
+    let registry = workspace_tools(dir.path());
+    let drawn = SamplingParams {
+        temperature: 0.7,
+        top_k: 40,
+        top_p: 0.9,
+        min_p: 0.05,
+        repeat_penalty: 1.1,
+        repeat_last_n: 64,
+        seed: 7,
+    };
+    let mut opts = greedy(64);
+    opts.sampling = drawn.clone();
+    let (turn, engine, _) = routed_turn_with(
+        &registry,
+        &[route::Wording::PLAIN.none, "17 ", "times 3 is 51."],
+        "What is 17 times 3?",
+        &opts,
+    );
+    assert_eq!(turn.route, Some(Route::Answer));
+    assert_eq!(turn.completion.text, "17 times 3 is 51.");
+    assert_eq!(engine.sampling.len(), 2, "{:?}", engine.sampling);
+    assert!(engine.sampling[0].is_greedy(), "{:?}", engine.sampling[0]);
+    assert_eq!(engine.sampling[1], drawn);
 }
 
 #[test]
