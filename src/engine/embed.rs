@@ -39,7 +39,19 @@ const MAX_SEQS: u32 = 32;
 /// 512 ingested this repository's src/ in 94 s at 141 MB peak, 2048 in 129 s at 355 MB.
 const BATCH_TOKENS: u32 = 512;
 
-struct Ctx<'m>(LlamaContext<'m>);
+/// Tokens at most of an input embedded on its own in the one-thread context.
+const SHORT_TOKENS: u32 = 64;
+
+/// The batch context (every thread) and, when there are several threads, a small
+/// one-thread context for a single short input: a query or a memory's line. Threads of
+/// one context meet at a barrier after every layer, and on a machine busy with other
+/// work each meeting waits for a descheduled thread: a 6-token query took 1.08 s with
+/// two threads while another process held both cores (13 ms idle). One thread never
+/// waits for another.
+struct Ctx<'m> {
+    batch: LlamaContext<'m>,
+    single: Option<LlamaContext<'m>>,
+}
 
 self_cell!(
     struct ModelCtx {
@@ -88,17 +100,26 @@ impl LlamaEmbedder {
         }
         let max_tokens = model.n_ctx_train().clamp(8, MAX_TOKENS);
         let threads = i32::try_from(threads.max(1)).unwrap_or(1);
-        let params = LlamaContextParams::default()
-            .with_n_ctx(NonZeroU32::new(BATCH_TOKENS))
-            .with_n_batch(BATCH_TOKENS)
-            .with_n_ubatch(BATCH_TOKENS)
-            .with_n_seq_max(MAX_SEQS)
-            .with_n_threads(threads)
-            .with_n_threads_batch(threads)
-            .with_embeddings(true)
-            .with_pooling_type(LlamaPoolingType::Mean);
-        let cell = ModelCtx::try_new(model, |m| m.new_context(backend, params).map(Ctx))
-            .map_err(|e| load_err("create the embedding context", e.to_string()))?;
+        let params = |tokens: u32, seqs: u32, threads: i32| {
+            LlamaContextParams::default()
+                .with_n_ctx(NonZeroU32::new(tokens))
+                .with_n_batch(tokens)
+                .with_n_ubatch(tokens)
+                .with_n_seq_max(seqs)
+                .with_n_threads(threads)
+                .with_n_threads_batch(threads)
+                .with_embeddings(true)
+                .with_pooling_type(LlamaPoolingType::Mean)
+        };
+        let cell = ModelCtx::try_new(model, |m| {
+            let batch = m.new_context(backend, params(BATCH_TOKENS, MAX_SEQS, threads))?;
+            let single = match threads > 1 {
+                true => Some(m.new_context(backend, params(SHORT_TOKENS, 1, 1))?),
+                false => None,
+            };
+            Ok::<_, llama_cpp_2::LlamaContextLoadError>(Ctx { batch, single })
+        })
+        .map_err(|e| load_err("create the embedding context", e.to_string()))?;
         let name = path
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
@@ -183,7 +204,11 @@ impl Embedder for LlamaEmbedder {
                 end += 1;
             }
             let group = &inputs[start..end];
-            let vectors = guard.with_dependent_mut(|_, ctx| encode(&mut ctx.0, group))?;
+            let short = group.len() == 1 && group[0].len() <= SHORT_TOKENS as usize;
+            let vectors = guard.with_dependent_mut(|_, ctx| match (&mut ctx.single, short) {
+                (Some(single), true) => encode(single, group),
+                _ => encode(&mut ctx.batch, group),
+            })?;
             out.extend(vectors);
             start = end;
         }
