@@ -6,7 +6,11 @@ use std::path::Path;
 use super::index::FileStamp;
 
 pub(crate) fn stamp_of(path: &Path) -> std::io::Result<FileStamp> {
-    let meta = std::fs::metadata(path)?;
+    stamp_from(&std::fs::metadata(path)?)
+}
+
+/// The stamp of a file's metadata; an error for anything but a file.
+pub(crate) fn stamp_from(meta: &std::fs::Metadata) -> std::io::Result<FileStamp> {
     if !meta.is_file() {
         return Err(std::io::Error::other("not a file"));
     }

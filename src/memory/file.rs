@@ -174,23 +174,28 @@ pub fn is_temp_name(name: &str) -> bool {
 /// Removes temp files in `dir` left by a write that was killed (older than `STALE_TEMP`);
 /// returns how many. They are never read, only clutter.
 pub fn remove_stale_temps(dir: &Path) -> usize {
-    let mut removed = 0;
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let name = entry.file_name();
-        if !name.to_str().is_some_and(is_temp_name) {
-            continue;
-        }
-        let old = entry
-            .metadata()
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| t.elapsed().ok())
-            .is_some_and(|age| age >= STALE_TEMP);
-        if old && std::fs::remove_file(entry.path()).is_ok() {
-            removed += 1;
-        }
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|entry| remove_if_stale_temp(entry))
+        .count()
+}
+
+/// Removes `entry` when it is a temp file of a killed write (see [`remove_stale_temps`]);
+/// whether it did.
+pub fn remove_if_stale_temp(entry: &std::fs::DirEntry) -> bool {
+    let name = entry.file_name();
+    if !name.to_str().is_some_and(is_temp_name) {
+        return false;
     }
-    removed
+    let old = entry
+        .metadata()
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_some_and(|age| age >= STALE_TEMP);
+    old && std::fs::remove_file(entry.path()).is_ok()
 }
 
 fn take_string(map: &mut Fields, key: &'static str) -> Result<Option<String>, FormatError> {

@@ -5,7 +5,7 @@
 //! one, so a crash leaves at worst an extra copy, which the next reconcile resolves
 //! ([`upkeep`]); nothing is ever half-written or lost.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -18,6 +18,7 @@ use super::types::{normalize_description, Draft, Memory, MemoryType, DEFAULT_CON
 use super::{overview, upkeep};
 use crate::tokens::Embedder;
 
+mod reconcile;
 mod write;
 pub(super) use write::check_fields;
 pub use write::{Patch, WriteOutcome};
@@ -258,128 +259,6 @@ impl MemoryStore {
             path: self.dir.join(crate::memory::location::INDEX_FILE),
             source,
         }
-    }
-
-    /// Brings the index in line with the files: new and changed files are (re)read,
-    /// rows of deleted files dropped. Unreadable files are skipped with a warning. Then
-    /// the files are tidied as harvey's own writes would have: the stale copy of an
-    /// interrupted type change is deleted, and expired memories and the ones listed in a
-    /// (re)read file's `supersedes:` (a file written by hand or by the Go tool) are
-    /// archived.
-    pub fn reconcile(&mut self) -> Result<Reconciled, StoreError> {
-        let mut report = Reconciled::default();
-        let mut ids: HashMap<String, String> = HashMap::new();
-        let mut supersedes: Vec<(String, Vec<String>)> = Vec::new();
-        let dir = self.dir.clone();
-        let result = self.index.batch(|index| {
-            // Rows first, then files, both under the write lock: another process that
-            // writes a memory in between has its row read here and its file scanned
-            // after, so it never looks like a deleted file.
-            let known: HashMap<String, (String, FileStamp)> = index
-                .stamps()?
-                .into_iter()
-                .map(|(path, id, stamp)| (path, (id, stamp)))
-                .collect();
-            let mut files = upkeep::scan(&dir);
-            report.stale_copies = upkeep::drop_stale_copies(&dir, &mut files);
-            let mut seen: HashSet<&str> = HashSet::new();
-            for f in &files {
-                seen.insert(&f.rel);
-                if let Some((id, stamp)) = known.get(&f.rel) {
-                    if *stamp == f.stamp {
-                        ids.insert(id.clone(), f.rel.clone());
-                        report.unchanged += 1;
-                        continue;
-                    }
-                }
-            }
-            for f in &files {
-                if known.get(&f.rel).is_some_and(|(_, s)| *s == f.stamp) {
-                    continue;
-                }
-                let path = dir.join(&f.rel);
-                let warn = |problem: String| Warning {
-                    path: path.clone(),
-                    problem,
-                };
-                let parsed = std::fs::read(&path)
-                    .map_err(|e| e.to_string())
-                    .and_then(|bytes| file::parse(&bytes, f.dir_type).map_err(|e| e.to_string()));
-                let memory = match parsed {
-                    Ok(m) => m,
-                    Err(problem) => {
-                        index.remove_path(&f.rel)?;
-                        report.warnings.push(warn(problem));
-                        continue;
-                    }
-                };
-                if let Some(other) = ids.get(&memory.id).filter(|p| **p != f.rel) {
-                    report.warnings.push(warn(format!(
-                        "duplicate id {} (already used by {})",
-                        memory.id,
-                        dir.join(other).display()
-                    )));
-                    continue;
-                }
-                ids.insert(memory.id.clone(), f.rel.clone());
-                index.upsert(&memory, &placement(&memory, &f.rel, f.stamp, f.archived))?;
-                if !f.archived && !memory.supersedes.is_empty() {
-                    supersedes.push((memory.id.clone(), memory.supersedes.clone()));
-                }
-                report.indexed += 1;
-            }
-            for path in known.keys() {
-                if !seen.contains(path.as_str()) {
-                    index.remove_path(path)?;
-                    report.removed += 1;
-                }
-            }
-            Ok(())
-        });
-        result.map_err(|e| self.db_err(e))?;
-        self.archive_stale(&supersedes, &mut report)?;
-        let changed = report.indexed > 0 || report.removed > 0 || !report.archived.is_empty();
-        if changed || !self.dir.join(overview::FILE_NAME).exists() {
-            self.write_overview()?;
-        }
-        Ok(report)
-    }
-
-    /// Archives what reconcile found out of date: memories superseded by a (re)read
-    /// file, then expired ones. One that cannot be moved stays active with a warning.
-    fn archive_stale(
-        &mut self,
-        supersedes: &[(String, Vec<String>)],
-        report: &mut Reconciled,
-    ) -> Result<(), StoreError> {
-        let mut stale: Vec<(String, &'static str)> = Vec::new();
-        for (by, ids) in supersedes {
-            for id in ids.iter().filter(|id| *id != by) {
-                let row = self.index.get(id).map_err(|e| self.db_err(e))?;
-                if row.is_some_and(|r| !r.archived) && !stale.iter().any(|(s, _)| s == id) {
-                    stale.push((id.clone(), "superseded"));
-                }
-            }
-        }
-        let expired = self.index.expired(now_unix()).map_err(|e| self.db_err(e))?;
-        let expired: Vec<(String, &'static str)> = expired
-            .into_iter()
-            .filter(|id| !stale.iter().any(|(s, _)| s == id))
-            .map(|id| (id, "expired"))
-            .collect();
-        stale.extend(expired);
-        for (id, why) in stale {
-            match self.archive(&id) {
-                Ok(()) => report.archived.push((id, why)),
-                Err(e) => report.warnings.push(Warning {
-                    path: self
-                        .dir
-                        .join(self.row(&id).map(|r| r.path).unwrap_or_default()),
-                    problem: format!("{why} but not archived: {e}"),
-                }),
-            }
-        }
-        Ok(())
     }
 
     /// Drops the index and reads every file again.

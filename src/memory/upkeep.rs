@@ -12,10 +12,9 @@
 //! File I/O only (no index): the store calls these with its directory. The scan of the
 //! memory files lives here too.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use super::clock::{parse_time, stamp_of};
+use super::clock::{parse_time, stamp_from, stamp_of};
 use super::file::{self, EXTENSIONS};
 use super::types::{Memory, MemoryType};
 
@@ -29,6 +28,8 @@ pub(crate) struct Found {
 
 /// Memory files under `<type>/` and `archive/<type>/`, sorted (first path wins an id).
 /// Stale temp files of killed writes are removed on the way (see `file::STALE_TEMP`).
+/// One directory read each; a file is stat'ed through its directory entry (no path walk
+/// per file: at 100k memories the scan is most of a session start).
 pub(crate) fn scan(dir: &Path) -> Vec<Found> {
     let mut found = Vec::new();
     file::remove_stale_temps(dir);
@@ -38,18 +39,21 @@ pub(crate) fn scan(dir: &Path) -> Vec<Found> {
             let Ok(entries) = std::fs::read_dir(dir.join(&sub)) else {
                 continue;
             };
-            file::remove_stale_temps(&dir.join(&sub));
             for entry in entries.flatten() {
                 let name = entry.file_name();
                 let Some(name) = name.to_str() else { continue };
+                if name.starts_with('.') {
+                    file::remove_if_stale_temp(&entry);
+                    continue;
+                }
                 let ext_ok = Path::new(name)
                     .extension()
                     .and_then(|e| e.to_str())
                     .is_some_and(|e| EXTENSIONS.contains(&e));
-                if name.starts_with('.') || !ext_ok {
+                if !ext_ok {
                     continue;
                 }
-                if let Ok(stamp) = stamp_of(&entry.path()) {
+                if let Ok(stamp) = entry_stamp(&entry) {
                     found.push(Found {
                         rel: format!("{sub}/{name}"),
                         stamp,
@@ -60,24 +64,33 @@ pub(crate) fn scan(dir: &Path) -> Vec<Found> {
             }
         }
     }
-    found.sort_by(|a, b| a.rel.cmp(&b.rel));
+    found.sort_unstable_by(|a, b| a.rel.cmp(&b.rel));
     found
+}
+
+/// A directory entry's stamp: from the entry itself, or through the link it is.
+fn entry_stamp(entry: &std::fs::DirEntry) -> std::io::Result<super::index::FileStamp> {
+    match entry.file_type()?.is_symlink() {
+        true => stamp_of(&entry.path()),
+        false => stamp_from(&entry.metadata()?),
+    }
 }
 
 /// Deletes the stale copies an interrupted type change left behind and drops them from
 /// `files` (`files` keeps its order). Returns the deleted paths.
 pub(crate) fn drop_stale_copies(dir: &Path, files: &mut Vec<Found>) -> Vec<PathBuf> {
-    let mut by_stem: HashMap<&str, Vec<usize>> = HashMap::new();
-    for (i, f) in files.iter().enumerate().filter(|(_, f)| !f.archived) {
-        let stem = Path::new(&f.rel)
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .unwrap_or("");
-        by_stem.entry(stem).or_default().push(i);
-    }
+    // Stems of the active files, sorted so that copies of one id sit side by side.
+    let mut stems: Vec<(&str, usize)> = files
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| !f.archived)
+        .map(|(i, f)| (stem(&f.rel), i))
+        .collect();
+    stems.sort_unstable();
     let mut stale: Vec<usize> = Vec::new();
-    for group in by_stem.values().filter(|g| g.len() > 1) {
-        stale.extend(stale_in_group(dir, files, group));
+    for group in stems.chunk_by(|a, b| a.0 == b.0).filter(|g| g.len() > 1) {
+        let group: Vec<usize> = group.iter().map(|(_, i)| *i).collect();
+        stale.extend(stale_in_group(dir, files, &group));
     }
     let mut removed = Vec::new();
     for &i in &stale {
@@ -93,6 +106,14 @@ pub(crate) fn drop_stale_copies(dir: &Path, files: &mut Vec<Found>) -> Vec<PathB
         files.remove(i);
     }
     removed
+}
+
+/// A memory file's name without its directory and extension.
+fn stem(rel: &str) -> &str {
+    Path::new(rel)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("")
 }
 
 /// Of files sharing a stem: the stale copies (same id, other type directories, older).
