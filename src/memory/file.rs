@@ -178,7 +178,7 @@ pub fn remove_stale_temps(dir: &Path) -> usize {
         .into_iter()
         .flatten()
         .flatten()
-        .filter(|entry| remove_if_stale_temp(entry))
+        .filter(remove_if_stale_temp)
         .count()
 }
 
