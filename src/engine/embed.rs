@@ -42,14 +42,15 @@ const BATCH_TOKENS: u32 = 512;
 /// Tokens at most of an input embedded on its own in the one-thread context.
 const SHORT_TOKENS: u32 = 64;
 
-/// The batch context (every thread) and, when there are several threads, a small
-/// one-thread context for a single short input: a query or a memory's line. Threads of
-/// one context meet at a barrier after every layer, and on a machine busy with other
-/// work each meeting waits for a descheduled thread: a 6-token query took 1.08 s with
-/// two threads while another process held both cores (13 ms idle). One thread never
-/// waits for another.
+/// The model's two contexts, each made when first needed: a small one-thread context for
+/// a single short input (a query, a memory's line) and the batch context (every thread)
+/// for the rest. A session start embeds only its query, so it never pays for the batch
+/// context's buffers. One thread for a query because the threads of a context meet at a
+/// barrier after every layer, and on a machine busy with other work each meeting waits
+/// for a descheduled thread: a 6-token query took 25-1,138 ms with two threads while
+/// another process held both cores, 10-17 ms with one (idle: 6-80 ms against 8-11 ms).
 struct Ctx<'m> {
-    batch: LlamaContext<'m>,
+    batch: Option<LlamaContext<'m>>,
     single: Option<LlamaContext<'m>>,
 }
 
@@ -64,6 +65,7 @@ self_cell!(
 /// An embedding model with its context. Calls are serialized by a mutex (one context).
 pub struct LlamaEmbedder {
     cell: Mutex<ModelCtx>,
+    threads: i32,
     id: String,
     path: PathBuf,
     dim: usize,
@@ -100,32 +102,17 @@ impl LlamaEmbedder {
         }
         let max_tokens = model.n_ctx_train().clamp(8, MAX_TOKENS);
         let threads = i32::try_from(threads.max(1)).unwrap_or(1);
-        let params = |tokens: u32, seqs: u32, threads: i32| {
-            LlamaContextParams::default()
-                .with_n_ctx(NonZeroU32::new(tokens))
-                .with_n_batch(tokens)
-                .with_n_ubatch(tokens)
-                .with_n_seq_max(seqs)
-                .with_n_threads(threads)
-                .with_n_threads_batch(threads)
-                .with_embeddings(true)
-                .with_pooling_type(LlamaPoolingType::Mean)
-        };
-        let cell = ModelCtx::try_new(model, |m| {
-            let batch = m.new_context(backend, params(BATCH_TOKENS, MAX_SEQS, threads))?;
-            let single = match threads > 1 {
-                true => Some(m.new_context(backend, params(SHORT_TOKENS, 1, 1))?),
-                false => None,
-            };
-            Ok::<_, llama_cpp_2::LlamaContextLoadError>(Ctx { batch, single })
-        })
-        .map_err(|e| load_err("create the embedding context", e.to_string()))?;
+        let cell = ModelCtx::new(model, |_| Ctx {
+            batch: None,
+            single: None,
+        });
         let name = path
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
         Ok(Self {
             cell: Mutex::new(cell),
+            threads,
             id: format!("{name}:{print}"),
             path: path.to_path_buf(),
             dim,
@@ -205,15 +192,45 @@ impl Embedder for LlamaEmbedder {
             }
             let group = &inputs[start..end];
             let short = group.len() == 1 && group[0].len() <= SHORT_TOKENS as usize;
-            let vectors = guard.with_dependent_mut(|_, ctx| match (&mut ctx.single, short) {
-                (Some(single), true) => encode(single, group),
-                _ => encode(&mut ctx.batch, group),
+            let threads = self.threads;
+            let vectors = guard.with_dependent_mut(|model, ctx| {
+                let (slot, shape) = match short {
+                    true => (&mut ctx.single, (SHORT_TOKENS, 1, 1)),
+                    false => (&mut ctx.batch, (BATCH_TOKENS, MAX_SEQS, threads)),
+                };
+                if slot.is_none() {
+                    *slot = Some(new_context(model, shape)?);
+                }
+                match slot {
+                    Some(c) => encode(c, group),
+                    None => Err(EmbedError("no embedding context".into())),
+                }
             })?;
             out.extend(vectors);
             start = end;
         }
         Ok(out)
     }
+}
+
+/// A context of `tokens` cells for at most `seqs` inputs, on `threads` threads.
+fn new_context(
+    model: &LlamaModel,
+    (tokens, seqs, threads): (u32, u32, i32),
+) -> Result<LlamaContext<'_>, EmbedError> {
+    let backend = backend().map_err(EmbedError)?;
+    let params = LlamaContextParams::default()
+        .with_n_ctx(NonZeroU32::new(tokens))
+        .with_n_batch(tokens)
+        .with_n_ubatch(tokens)
+        .with_n_seq_max(seqs)
+        .with_n_threads(threads)
+        .with_n_threads_batch(threads)
+        .with_embeddings(true)
+        .with_pooling_type(LlamaPoolingType::Mean);
+    model
+        .new_context(backend, params)
+        .map_err(|e| EmbedError(format!("cannot create the embedding context: {e}")))
 }
 
 fn encode(
