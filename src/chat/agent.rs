@@ -15,7 +15,9 @@ use crate::tools::{formats, parse_call, Approval, Registry, ToolCall, ToolContex
 
 use super::call_watch::{self, JsonHead};
 use super::route::{self, Route};
-use answer::{answer_begun, answer_lead, fit_turn, limit_rounds, no_room_notice, Room};
+use answer::{
+    answer_begun, answer_lead, fit_turn, limit_rounds, no_room_notice, Room, NO_TOOL_NOTE,
+};
 
 use super::think::{self, Part, ThinkStream};
 use super::{prepare_turn, rolling::Compression, Conversation, TurnError, TurnLimits};
@@ -246,12 +248,16 @@ fn rounds(
         let repeated = calls.last().is_some_and(|c: &CallRecord| c.reused);
         let may_call =
             tools.is_some_and(|t| calls.len() < t.max_rounds) && !repeated && room == Room::Left;
-        let must_answer = first.take() == Some(Route::Answer)
-            || std::mem::take(&mut answer_next)
-            || room == Room::None;
-        let (o, lead, found) =
-            reply_options(engine, conversation, opts, tools, must_answer, on_event)?;
-        let mut c = generate_sorted(engine, conversation, &o, on_event)?;
+        let routed_answer = first.take() == Some(Route::Answer);
+        let must_answer = routed_answer || std::mem::take(&mut answer_next) || room == Room::None;
+        let (o, lead, found, mut c) = reply(
+            engine,
+            conversation,
+            opts,
+            tools,
+            (must_answer, routed_answer),
+            on_event,
+        )?;
         c.text.insert_str(0, &lead);
         take_thought(engine, &mut c, &mut thoughts);
         thinking_tokens += c.stats.thinking_tokens;
@@ -299,6 +305,32 @@ fn rounds(
         )?;
         room = after_call(engine, conversation, opts, set, &mut calls, record, user_at)?;
     }
+}
+
+/// One reply of the turn with its options (see [`reply_options`]; `must_answer`, and
+/// whether the router chose no tool). Where the router said no tool the model is told
+/// so ([`NO_TOOL_NOTE`]) for this reply only: the note is not kept in the conversation.
+fn reply(
+    engine: &mut dyn Engine,
+    conversation: &mut Conversation,
+    opts: &GenerateOptions,
+    tools: Option<&ToolSet<'_>>,
+    (must_answer, routed_answer): (bool, bool),
+    on_event: &mut dyn FnMut(TurnEvent),
+) -> Result<(GenerateOptions, String, Found, Completion), crate::engine::EngineError> {
+    let noted = routed_answer.then(|| {
+        conversation.push_note(NO_TOOL_NOTE);
+        conversation.turns().len() - 1
+    });
+    let reply = reply_options(engine, conversation, opts, tools, must_answer, on_event).and_then(
+        |(o, lead, found)| {
+            generate_sorted(engine, conversation, &o, on_event).map(|c| (o, lead, found, c))
+        },
+    );
+    if let Some(at) = noted {
+        conversation.remove(at..at + 1);
+    }
+    reply
 }
 
 /// Keeps a call's record, makes the turn's results leave room for the reply (see

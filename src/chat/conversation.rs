@@ -167,6 +167,13 @@ impl Conversation {
         self.messages.push(Message::new(Role::Assistant, text));
     }
 
+    /// A note to the model among the turns, in the memory block's role (a system turn
+    /// where the template renders a second one, else a user turn); taken out again with
+    /// [`Conversation::remove`] when it is meant for one reply only.
+    pub fn push_note(&mut self, text: &str) {
+        self.messages.push(Message::new(self.context_role, text));
+    }
+
     pub fn push_tool(&mut self, text: &str) {
         self.messages.push(Message::new(Role::Tool, text));
     }

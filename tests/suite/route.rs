@@ -132,7 +132,7 @@ fn after_a_failed_chosen_call_the_model_may_call_again() {
 fn none_lets_the_model_answer_with_the_native_opener_held_back() {
     let dir = workspace();
     let registry = workspace_tools(dir.path());
-    let (turn, engine, _) = routed_turn(
+    let (turn, engine, conversation) = routed_turn(
         &registry,
         &[route::Wording::PLAIN.none, "51.", ""],
         "What is 17 times 3?",
@@ -143,6 +143,19 @@ fn none_lets_the_model_answer_with_the_native_opener_held_back() {
     assert_eq!(engine.aside_calls, 1);
     let held = vec!["<tool_call>".to_string()];
     assert_eq!(engine.banned, vec![held.clone(), held]);
+    // The reply's prompts (its first token, the rest) end with a note after the user's
+    // message saying no tool is needed; the conversation does not keep it.
+    for prompt in &engine.prompts[1..] {
+        let n = prompt.len();
+        assert_eq!(prompt[n - 2].content, "What is 17 times 3?");
+        assert!(
+            prompt[n - 1].content.contains("needs no tool"),
+            "{:?}",
+            prompt[n - 1]
+        );
+    }
+    let kept: Vec<_> = conversation.turns().iter().map(|m| m.role).collect();
+    assert_eq!(kept, vec![Role::User, Role::Assistant]);
 }
 
 /// The answer's first token is chosen greedily under sampling settings that draw: with

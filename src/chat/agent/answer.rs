@@ -37,6 +37,15 @@ pub(super) fn answer_lead(
     Ok(c.text)
 }
 
+/// Said to the model (after the user's message, for that reply only) where the router
+/// chose no tool. Held off its call opener alone, a tool-primed model still reaches for
+/// a tool in words: in a workspace with no memories the 1.5B began "What is 17 times 3?"
+/// with "To calculate 17 times 3, I'll use the multiplication function…" and wrote a
+/// shell call for 28 s; with this note it answered "51" (and "Bonjour", "42", a haiku,
+/// where without it 1 of those 3 came out right).
+pub(super) const NO_TOOL_NOTE: &str =
+    "This request needs no tool: answer it yourself, directly and briefly, in plain text.";
+
 /// A reply that does not start a call: its first character is no `{`, `<` or backtick;
 /// nor `[`, which opens the header of a tool result (`[command: git status → exit 0]`)
 /// or of the memory block (`[project facts]`): small models copy those as their answer.
