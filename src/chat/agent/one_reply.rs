@@ -1,0 +1,75 @@
+//! One reply of a turn: its options (the family's openers as stops, the JSON call
+//! watcher; where it must be an answer, the opener banned and its first token decoded),
+//! and the note where the router chose no tool.
+
+use std::sync::{Arc, Mutex};
+
+use crate::engine::{Completion, Engine, GenerateOptions};
+
+use super::super::call_watch::{self, JsonHead};
+use super::super::Conversation;
+use super::answer::{answer_lead, NO_TOOL_NOTE};
+use super::{generate_sorted, ToolSet, TurnEvent};
+
+/// One reply of the turn with its options (see [`reply_options`]; `must_answer`, and
+/// whether the router chose no tool). Where the router said no tool the model is told
+/// so ([`NO_TOOL_NOTE`]) for this reply only: the note is not kept in the conversation.
+pub(super) fn reply(
+    engine: &mut dyn Engine,
+    conversation: &mut Conversation,
+    opts: &GenerateOptions,
+    tools: Option<&ToolSet<'_>>,
+    (must_answer, routed_answer): (bool, bool),
+    on_event: &mut dyn FnMut(TurnEvent),
+) -> Result<(GenerateOptions, String, Found, Completion), crate::engine::EngineError> {
+    let noted = routed_answer.then(|| {
+        conversation.push_note(NO_TOOL_NOTE);
+        conversation.turns().len() - 1
+    });
+    let reply = reply_options(engine, conversation, opts, tools, must_answer, on_event).and_then(
+        |(o, lead, found)| {
+            generate_sorted(engine, conversation, &o, on_event).map(|c| (o, lead, found, c))
+        },
+    );
+    if let Some(at) = noted {
+        conversation.remove(at..at + 1);
+    }
+    reply
+}
+
+/// What the watcher found: the JSON head of a call that stopped the stream.
+pub(super) type Found = Arc<Mutex<Option<JsonHead>>>;
+
+/// One reply's options: the family's openers as stops and the JSON call watcher; where
+/// the reply must be an answer (the router said so, or its chosen call has returned),
+/// the opener banned and the first token already decoded as `lead` (the reply's start).
+fn reply_options(
+    engine: &mut dyn Engine,
+    conversation: &Conversation,
+    opts: &GenerateOptions,
+    tools: Option<&ToolSet<'_>>,
+    must_answer: bool,
+    on_event: &mut dyn FnMut(TurnEvent),
+) -> Result<(GenerateOptions, String, Found), crate::engine::EngineError> {
+    let mut o = opts.clone();
+    let mut lead = String::new();
+    if let Some(set) = tools.filter(|_| must_answer) {
+        // The family's own opener is held back and the reply may not open with JSON, so
+        // the model answers (a call it still writes after some text is read as usual).
+        o.banned = set.forms.openers.clone();
+        lead = answer_lead(engine, conversation, &o, on_event)?;
+        o.assistant_prefix = (!lead.is_empty()).then(|| lead.clone());
+    }
+    let found: Found = Arc::new(Mutex::new(None));
+    if let Some(set) = tools {
+        o.stop = set.forms.openers.clone();
+        let names = set
+            .registry
+            .list()
+            .iter()
+            .map(|t| t.name.to_string())
+            .collect();
+        o.stop_finder = Some(call_watch::finder(names, found.clone()));
+    }
+    Ok((o, lead, found))
+}
