@@ -62,7 +62,7 @@ self_cell!(
     }
 );
 
-/// An embedding model with its context. Calls are serialized by a mutex (one context).
+/// An embedding model with its contexts. Calls are serialized by a mutex.
 pub struct LlamaEmbedder {
     cell: Mutex<ModelCtx>,
     threads: i32,
