@@ -309,7 +309,10 @@ impl RagStore {
             Some(fts) => self.fts(&fts, pool)?,
             None => Vec::new(),
         };
-        let (lexical, nearest) = ranking.with_evidence(lexical, self.nearest(query, pool)?, pool);
+        tracing::debug!("phase: rag {}: full text", self.name);
+        let nearest = self.nearest(query, pool)?;
+        tracing::debug!("phase: rag {}: vectors", self.name);
+        let (lexical, nearest) = ranking.with_evidence(lexical, nearest, pool);
         let nearest = ranking.keep_similar(nearest);
         let scored = ranking.fuse(&lexical, &nearest);
         let mut hits = Vec::new();
@@ -319,6 +322,7 @@ impl RagStore {
                 hits.push(hit);
             }
         }
+        tracing::debug!("phase: rag {}: chunks read", self.name);
         Ok(hits)
     }
 
@@ -333,6 +337,7 @@ impl RagStore {
         let Some(q) = crate::tokens::embed_query(embedder.as_ref(), query, "RAG query") else {
             return Ok(Vec::new());
         };
+        tracing::debug!("phase: rag {}: query embedded", self.name);
         let found = self
             .scan(&q, embedder.model_id(), k)
             .map_err(|e| self.db_err(e))?;

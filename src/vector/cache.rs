@@ -9,19 +9,26 @@
 //! the pages again from the page cache (minor faults, no disk reads while it stays
 //! cached). Only the keys stay in RAM.
 //!
+//! A file found on disk is checked (its checksum) by the first scan, in the same pass
+//! that scores its records: checking it first walked 40 MB twice for a 100k-chunk RAG
+//! store (≈ 30 ms of a session start). A file that fails is rebuilt and scanned again,
+//! so no score from a damaged file is ever returned.
+//!
 //! The copy is rebuilt (one query over the store's rows) when the store's [`Stamp`]
 //! differs from the one it was built for: a change in this process or another moves the
 //! stamp (triggers keep it), and a process that finds a file of the current stamp maps
 //! it without reading SQLite at all. The rows come through a callback ([`Filler`]):
 //! reading them from SQLite is `storage::vectors`'s job.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::path::{Path, PathBuf};
 
 use memmap2::{Mmap, UncheckedAdvice};
 
 use super::key::Key;
-use super::sidecar::{self, Builder, Built, Identity, Refused, Stamp, HEADER, STEP};
+use super::sidecar::{
+    self, Builder, Built, Header, Identity, Refused, Stamp, Verify, HEADER, STEP,
+};
 use super::{extend_from_blob, quant, TopK};
 
 /// A store's vectors held for exact scans (see the module docs): loaded on first use and
@@ -36,6 +43,8 @@ struct Loaded<K> {
     model: String,
     keys: Vec<K>,
     bytes: Bytes,
+    /// The header of a file found on disk whose records the first scan checks.
+    unchecked: Cell<Option<Header>>,
 }
 
 enum Bytes {
@@ -113,7 +122,20 @@ impl<K: Key> VectorCache<K> {
             *slot = None;
             *slot = Some(self.load(id, model, rows, io_error)?);
         }
-        Ok(slot.as_ref().map_or_else(Vec::new, |l| l.scan(q, k, keep)))
+        let Some(loaded) = slot.as_ref() else {
+            return Ok(Vec::new());
+        };
+        match loaded.scan(q, k, &keep) {
+            Ok(found) => Ok(found),
+            Err(why) => {
+                *slot = None;
+                let path = self.sidecar.as_deref();
+                warn_corrupt(path, &why);
+                let (bytes, keys) = build(path, id, rows, io_error)?;
+                let rebuilt = slot.insert(Loaded::new(id, model, keys, bytes, None));
+                Ok(rebuilt.scan(q, k, &keep).unwrap_or_default())
+            }
+        }
     }
 
     fn load<E>(
@@ -123,25 +145,31 @@ impl<K: Key> VectorCache<K> {
         rows: &dyn Fn(&mut Filler<K>) -> Result<(), E>,
         io_error: fn(std::io::Error) -> E,
     ) -> Result<Loaded<K>, E> {
-        let (bytes, keys) = match self.sidecar.as_deref().map(|p| (p, open(p, id))) {
-            Some((_, Ok(found))) => found,
+        let found = match self.sidecar.as_deref().map(|p| (p, open(p, id))) {
+            Some((_, Ok((bytes, keys, header)))) => (bytes, keys, Some(header)),
             Some((path, Err(why))) => {
-                if let Refused::Corrupt(why) = why {
-                    tracing::warn!(
-                        "vector copy {}: {why}; rebuilding it from the store",
-                        path.display()
-                    );
-                }
-                build(Some(path), id, rows, io_error)?
+                warn_corrupt(Some(path), &why);
+                let (bytes, keys) = build(Some(path), id, rows, io_error)?;
+                (bytes, keys, None)
             }
-            None => build(None, id, rows, io_error)?,
+            None => {
+                let (bytes, keys) = build(None, id, rows, io_error)?;
+                (bytes, keys, None)
+            }
         };
-        Ok(Loaded {
-            id,
-            model: model.to_string(),
-            keys,
-            bytes,
-        })
+        let (bytes, keys, unchecked) = found;
+        Ok(Loaded::new(id, model, keys, bytes, unchecked))
+    }
+}
+
+/// A file that was there but could not be used is worth a warning; a missing or stale
+/// one is normal.
+fn warn_corrupt(path: Option<&Path>, why: &Refused) {
+    if let (Some(path), Refused::Corrupt(why)) = (path, why) {
+        tracing::warn!(
+            "vector copy {}: {why}; rebuilding it from the store",
+            path.display()
+        );
     }
 }
 
@@ -190,8 +218,9 @@ impl<K: Key> Filler<K> {
     }
 }
 
-/// A current sidecar at `path`, mapped and checked.
-fn open<K: Key>(path: &Path, id: Identity) -> Result<(Bytes, Vec<K>), Refused> {
+/// A current sidecar at `path`, mapped, its header and keys checked (its records are
+/// checked by the first scan, against the header returned).
+fn open<K: Key>(path: &Path, id: Identity) -> Result<(Bytes, Vec<K>, Header), Refused> {
     let file = std::fs::File::open(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => Refused::Missing,
         _ => Refused::Corrupt(e.to_string()),
@@ -201,9 +230,9 @@ fn open<K: Key>(path: &Path, id: Identity) -> Result<(Bytes, Vec<K>), Refused> {
     let map = unsafe { Mmap::map(&file) }.map_err(|e| Refused::Corrupt(e.to_string()))?;
     let bytes = Bytes::Mapped(map);
     let header = sidecar::check_header(bytes.as_slice(), id)?;
-    let keys = sidecar::check_body(bytes.as_slice(), &header, |at, len| bytes.release(at, len))?;
+    let keys = sidecar::keys(bytes.as_slice(), &header)?;
     bytes.release(0, bytes.as_slice().len());
-    Ok((bytes, keys))
+    Ok((bytes, keys, header))
 }
 
 /// Reads the store's rows into a new copy: a file at `path` (renamed into place, then
@@ -256,11 +285,35 @@ fn fill<K: Key, E>(
 }
 
 impl<K: Clone> Loaded<K> {
-    fn scan(&self, q: &[f32], k: usize, keep: impl Fn(&K) -> bool) -> Vec<(K, f32)> {
+    fn new(
+        id: Identity,
+        model: &str,
+        keys: Vec<K>,
+        bytes: Bytes,
+        unchecked: Option<Header>,
+    ) -> Self {
+        Self {
+            id,
+            model: model.to_string(),
+            keys,
+            bytes,
+            unchecked: Cell::new(unchecked),
+        }
+    }
+
+    /// The `k` best records `keep` accepts. The first scan of a file found on disk also
+    /// takes its checksum and fails (nothing returned) when it does not hold.
+    fn scan(
+        &self,
+        q: &[f32],
+        k: usize,
+        keep: impl Fn(&K) -> bool,
+    ) -> Result<Vec<(K, f32)>, Refused> {
         let rec = quant::record_len(self.id.dim);
         let per_step = (STEP / rec).max(1);
         let bytes = self.bytes.as_slice();
         let records = &bytes[HEADER..HEADER + self.keys.len() * rec];
+        let mut verify = self.unchecked.take().map(Verify::new);
         let mut top = TopK::new(k);
         let mut at = HEADER;
         for (recs, keys) in records
@@ -268,6 +321,9 @@ impl<K: Clone> Loaded<K> {
             .zip(self.keys.chunks(per_step))
         {
             for (r, key) in recs.chunks_exact(rec).zip(keys) {
+                if let Some(v) = verify.as_mut() {
+                    v.record(r);
+                }
                 let sim = quant::dot(q, r);
                 if top.admits(sim) && keep(key) {
                     top.push(sim, key.clone());
@@ -276,9 +332,13 @@ impl<K: Clone> Loaded<K> {
             self.bytes.release(at, recs.len());
             at += recs.len();
         }
-        top.into_sorted()
+        if let Some(v) = verify {
+            v.finish(bytes)?;
+        }
+        Ok(top
+            .into_sorted()
             .into_iter()
             .map(|(s, key)| (key, s))
-            .collect()
+            .collect())
     }
 }

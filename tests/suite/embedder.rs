@@ -74,6 +74,11 @@ fn embeddings_match_an_independent_implementation() {
         let c = cosine(&single[0], batched);
         assert!(c > 0.9999, "cosine {c:.6} alone vs batched for {text:?}");
     }
+    // The last single input is remembered (one recall asks every source for the same
+    // query): asked again it is the same vector; each text above, asked right after
+    // another, got its own.
+    let last = texts[texts.len() - 1];
+    assert_eq!(e.embed(&[last]).unwrap(), e.embed(&[last]).unwrap());
 }
 
 #[test]
