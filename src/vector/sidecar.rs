@@ -68,7 +68,10 @@ impl Checksum {
         let words = bytes.chunks_exact(8);
         let tail = words.remainder();
         for word in words {
-            self.mix(u64::from_le_bytes(word.try_into().expect("8 bytes")));
+            let w = [
+                word[0], word[1], word[2], word[3], word[4], word[5], word[6], word[7],
+            ];
+            self.mix(u64::from_le_bytes(w));
         }
         if !tail.is_empty() {
             let mut w = [0u8; 8];
