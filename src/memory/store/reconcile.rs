@@ -17,14 +17,28 @@ impl MemoryStore {
         let mut supersedes: Vec<(String, Vec<String>)> = Vec::new();
         let dir = self.dir.clone();
         let result = self.index.batch(|index| {
-            // Rows first, then files, both under the write lock: another process that
-            // writes a memory in between has its row read here and its file scanned
-            // after, so it never looks like a deleted file.
-            let mut known = index.stamps()?;
-            known.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-            tracing::debug!("phase: reconcile: {} index rows read", known.len());
-            let mut files = upkeep::scan(&dir);
-            tracing::debug!("phase: reconcile: {} files scanned", files.len());
+            // Rows and files, both read under the write lock (the files on a second
+            // thread meanwhile): no other process can add a row until this batch ends,
+            // so a memory written in between is a new file here at worst, never a row
+            // whose file looks deleted.
+            let (known, mut files) = std::thread::scope(|s| {
+                let scanning = s.spawn(|| upkeep::scan(&dir));
+                let known = index.stamps().map(|mut known| {
+                    known.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+                    known
+                });
+                tracing::debug!("phase: reconcile: index rows read");
+                (
+                    known,
+                    scanning.join().unwrap_or_else(|_| upkeep::scan(&dir)),
+                )
+            });
+            let known = known?;
+            tracing::debug!(
+                "phase: reconcile: {} rows, {} files scanned",
+                known.len(),
+                files.len()
+            );
             report.stale_copies = upkeep::drop_stale_copies(&dir, &mut files);
             let diff = compare(&files, &known);
             report.unchanged = diff.unchanged.len();
