@@ -201,15 +201,76 @@ fn generate_sorted(
     Ok(c)
 }
 
-/// Moves the thought out of `c.text` into `thoughts` and counts its tokens.
-fn take_thought(engine: &dyn Engine, c: &mut Completion, thoughts: &mut Vec<String>) {
-    let split = think::split(&c.text);
-    if let Some(thought) = split.thought {
-        c.stats.thinking_tokens += engine.count_tokens(&thought);
-        thoughts.push(thought);
-        c.text = split.answer;
+/// The turn's `<think>` blocks, moved out of each reply, and their tokens.
+#[derive(Default)]
+struct Thoughts {
+    texts: Vec<String>,
+    tokens: usize,
+}
+
+impl Thoughts {
+    /// Moves the thought out of `c.text` (its tokens counted in `c.stats` too).
+    fn take(&mut self, engine: &dyn Engine, c: &mut Completion) {
+        let split = think::split(&c.text);
+        if let Some(thought) = split.thought {
+            c.stats.thinking_tokens += engine.count_tokens(&thought);
+            self.texts.push(thought);
+            c.text = split.answer;
+        }
+        self.tokens += c.stats.thinking_tokens;
+    }
+
+    /// The last reply with the whole turn's thinking tokens, and the thoughts joined.
+    fn close(self, mut c: Completion) -> (Completion, Option<String>) {
+        c.stats.thinking_tokens = self.tokens;
+        let thought = (!self.texts.is_empty()).then(|| self.texts.join("\n\n"));
+        (c, thought)
     }
 }
+
+/// A call the stream did not catch (JSON after text on its line, another family's
+/// opener) is still a call once the reply is whole: it is run, after the reply is kept.
+fn call_in_text(
+    engine: &dyn Engine,
+    conversation: &mut Conversation,
+    set: &ToolSet<'_>,
+    text: &str,
+    seen: &mut Seen,
+    on_event: &mut dyn FnMut(TurnEvent),
+) -> Option<CallRecord> {
+    let found = formats::find_call(text, &set.registry.list())?;
+    conversation.push_assistant(text);
+    let counter = Counting(engine);
+    Some(run_call(
+        conversation,
+        set,
+        Ok(found.call),
+        seen,
+        &counter,
+        on_event,
+    ))
+}
+
+/// The reply that ends the turn, kept. `capped`: the tools of a turn past its call cap,
+/// where an empty reply means the model tried yet another call; it gets once more with
+/// the answer begun for it, else says so rather than leave an empty reply.
+fn last_reply(
+    engine: &mut dyn Engine,
+    conversation: &mut Conversation,
+    opts: &GenerateOptions,
+    capped: Option<&ToolSet<'_>>,
+    mut c: Completion,
+    on_event: &mut dyn FnMut(TurnEvent),
+) -> Result<Completion, crate::engine::EngineError> {
+    if let Some(set) = capped.filter(|_| c.text.trim().is_empty()) {
+        c = answer_begun(engine, conversation, opts, set, on_event)?;
+    }
+    conversation.push_assistant(&c.text);
+    Ok(c)
+}
+
+/// Results of the calls made so far in a turn, by their exact call text.
+type Seen = HashMap<String, Result<String, ToolError>>;
 
 fn rounds(
     engine: &mut dyn Engine,
@@ -220,9 +281,8 @@ fn rounds(
     on_event: &mut dyn FnMut(TurnEvent),
 ) -> Result<Rounds, crate::engine::EngineError> {
     let mut calls: Vec<CallRecord> = Vec::new();
-    let mut seen: HashMap<String, Result<String, ToolError>> = HashMap::new();
-    let mut thoughts: Vec<String> = Vec::new();
-    let mut thinking_tokens = 0;
+    let mut seen = Seen::new();
+    let mut thoughts = Thoughts::default();
     // After the call the router chose returned, the model answers from its result: small
     // models otherwise call the same tool again and again.
     let mut answer_next = false;
@@ -258,57 +318,41 @@ fn rounds(
             on_event,
         )?;
         c.text.insert_str(0, &lead);
-        take_thought(engine, &mut c, &mut thoughts);
-        thinking_tokens += c.stats.thinking_tokens;
+        thoughts.take(engine, &mut c);
         let head = found.lock().ok().and_then(|mut h| h.take());
-        if let (Some(set), true, StopReason::EndOfGeneration) = (tools, may_call, c.stop) {
-            // A call the stream did not catch (JSON after text on its line, another
-            // family's opener) is still a call once the reply is whole.
-            if let Some(found) = formats::find_call(&c.text, &set.registry.list()) {
-                conversation.push_assistant(&c.text);
-                let counter = Counting(&*engine);
-                let record = run_call(
+        let callable = tools.filter(|_| may_call);
+        let record = match (callable, c.stop) {
+            (Some(set), StopReason::EndOfGeneration) => {
+                call_in_text(engine, conversation, set, &c.text, &mut seen, on_event)
+            }
+            (Some(set), StopReason::StopString) => {
+                let opening = opening(set.forms, std::mem::take(&mut c.text), head);
+                let call = one_call(
+                    engine,
                     conversation,
+                    opts,
                     set,
-                    Ok(found.call),
+                    opening,
                     &mut seen,
-                    &counter,
                     on_event,
                 );
+                Some(call?)
+            }
+            _ => None,
+        };
+        match (record, callable.or(tools)) {
+            (Some(record), Some(set)) => {
                 room = after_call(engine, conversation, opts, set, &mut calls, record, user_at)?;
-                continue;
+            }
+            _ => {
+                let capped = tools.filter(|_| !may_call);
+                let c = last_reply(engine, conversation, &o, capped, c, on_event)?;
+                return Ok((thoughts.close(c), calls));
             }
         }
-        let (Some(set), true, StopReason::StopString) = (tools, may_call, c.stop) else {
-            if tools.is_some() && !may_call && c.text.trim().is_empty() {
-                // Past the cap the model tried yet another call: once more with the
-                // answer begun for it, else say so rather than leave an empty reply.
-                if let Some(set) = tools {
-                    c = answer_begun(engine, conversation, &o, set, on_event)?;
-                }
-            }
-            conversation.push_assistant(&c.text);
-            c.stats.thinking_tokens = thinking_tokens;
-            let thought = (!thoughts.is_empty()).then(|| thoughts.join("\n\n"));
-            return Ok(((c, thought), calls));
-        };
-        let opening = opening(set.forms, c.text, head);
-        let record = one_call(
-            engine,
-            conversation,
-            opts,
-            set,
-            opening,
-            &mut seen,
-            on_event,
-        )?;
-        room = after_call(engine, conversation, opts, set, &mut calls, record, user_at)?;
     }
 }
 
-/// Keeps a call's record, makes the turn's results leave room for the reply (see
-/// [`fit_turn`]; `user_at` is the user's message), and adds the round cap's note once
-/// the cap is reached.
 fn after_call(
     engine: &mut dyn Engine,
     conversation: &mut Conversation,
