@@ -67,6 +67,11 @@ impl App {
         &self.prefix
     }
 
+    /// The warning to give when the prompt prefix could not be saved, if it was not.
+    pub fn unsaved_prefix_note(&self) -> Option<String> {
+        self.prefix.unsaved_note(&self.cache_dir())
+    }
+
     /// The tools the model may call.
     pub fn tools(&self) -> &Registry {
         &self.tools

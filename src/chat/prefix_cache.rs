@@ -72,6 +72,21 @@ impl PrefixOutcome {
             PrefixOutcome::Empty => "none".into(),
         }
     }
+
+    /// What to tell the user when the prefix could not be saved in `dir` (it cannot be
+    /// written): every start then prefills it again, and the router's instructions, kept
+    /// in the same place, too. `None` when it was saved or restored.
+    pub fn unsaved_note(&self, dir: &Path) -> Option<String> {
+        match self {
+            PrefixOutcome::NotSaved { tokens, reason } => Some(format!(
+                "the prompt prefix ({tokens} tokens) was not saved in {}: {reason}; every \
+                 start prefills it again until that directory can be written (or set \
+                 engine.cache_prefix: false)",
+                dir.display()
+            )),
+            _ => None,
+        }
+    }
 }
 
 pub fn key(info: &ModelInfo, ids: &[i32]) -> PrefixKey {

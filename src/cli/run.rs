@@ -121,6 +121,9 @@ pub fn run_once(options: &AppOptions, args: RunArgs) -> Result<ExitCode> {
     }
     let stable = app.stable_memory_context();
     app.prepare_prefix(&stable);
+    if let Some(note) = app.unsaved_prefix_note() {
+        eprintln!("warning: {note}");
+    }
     if let Some(signal) = interrupt.signal() {
         // Nothing was said yet: there is no session to close.
         return Ok(Interrupt::exit_code(signal));

@@ -309,7 +309,12 @@ fn banner(out: &mut impl Write, app: &App) -> io::Result<()> {
         i.threads,
         app.workspace().display()
     )?;
-    for notice in app.notices() {
+    for notice in app
+        .notices()
+        .iter()
+        .cloned()
+        .chain(app.unsaved_prefix_note())
+    {
         writeln!(out, "note: {notice}")?;
     }
     writeln!(out, "Type /help for commands, Ctrl-D to exit.")

@@ -96,6 +96,32 @@ fn second_run_restores_the_saved_prefix() {
 }
 
 #[test]
+fn an_unwritable_cache_is_said_and_the_run_goes_on() {
+    let model = model_path();
+    let work = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(work.path().join("agents")).unwrap();
+    // A file where the cache directory should be: nothing can be saved under it.
+    std::fs::write(work.path().join("agents/cache"), "not a directory").unwrap();
+    let m = model.to_str().unwrap();
+    let run = harvey_in(
+        work.path(),
+        &["-m", m, "run", "--max-tokens", "4", "Hi"],
+        "",
+    );
+    assert!(run.status.success(), "{}", stderr(&run));
+    let said = stderr(&run);
+    assert!(
+        said.contains("warning: the prompt prefix (") && said.contains("was not saved in"),
+        "{said}"
+    );
+    let repl = harvey_in(work.path(), &["-m", m], "/exit\n");
+    let shown = String::from_utf8_lossy(&repl.stdout);
+    assert!(shown.contains("note: the prompt prefix ("), "{shown}");
+    // Said once, not per notice source.
+    assert_eq!(shown.matches("was not saved in").count(), 1, "{shown}");
+}
+
+#[test]
 fn run_reads_the_prompt_from_stdin() {
     let model = model_path();
     let out = harvey(
