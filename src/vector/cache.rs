@@ -129,10 +129,7 @@ impl<K: Key> VectorCache<K> {
             Ok(found) => Ok(found),
             Err(why) => {
                 *slot = None;
-                let path = self.sidecar.as_deref();
-                warn_corrupt(path, &why);
-                let (bytes, keys) = build(path, id, rows, io_error)?;
-                let rebuilt = slot.insert(Loaded::new(id, model, keys, bytes, None));
+                let rebuilt = slot.insert(self.rebuild(id, model, &why, rows, io_error)?);
                 Ok(rebuilt.scan(q, k, &keep).unwrap_or_default())
             }
         }
@@ -145,31 +142,34 @@ impl<K: Key> VectorCache<K> {
         rows: &dyn Fn(&mut Filler<K>) -> Result<(), E>,
         io_error: fn(std::io::Error) -> E,
     ) -> Result<Loaded<K>, E> {
-        let found = match self.sidecar.as_deref().map(|p| (p, open(p, id))) {
-            Some((_, Ok((bytes, keys, header)))) => (bytes, keys, Some(header)),
-            Some((path, Err(why))) => {
-                warn_corrupt(Some(path), &why);
-                let (bytes, keys) = build(Some(path), id, rows, io_error)?;
-                (bytes, keys, None)
+        match self.sidecar.as_deref().map(|p| open(p, id)) {
+            Some(Ok((bytes, keys, header))) => {
+                Ok(Loaded::new(id, model, keys, bytes, Some(header)))
             }
-            None => {
-                let (bytes, keys) = build(None, id, rows, io_error)?;
-                (bytes, keys, None)
-            }
-        };
-        let (bytes, keys, unchecked) = found;
-        Ok(Loaded::new(id, model, keys, bytes, unchecked))
+            Some(Err(why)) => self.rebuild(id, model, &why, rows, io_error),
+            None => self.rebuild(id, model, &Refused::Missing, rows, io_error),
+        }
     }
-}
 
-/// A file that was there but could not be used is worth a warning; a missing or stale
-/// one is normal.
-fn warn_corrupt(path: Option<&Path>, why: &Refused) {
-    if let (Some(path), Refused::Corrupt(why)) = (path, why) {
-        tracing::warn!(
-            "vector copy {}: {why}; rebuilding it from the store",
-            path.display()
-        );
+    /// A new copy from the store's rows, in place of a file refused for `why` (a corrupt
+    /// one is worth a warning; a missing or stale one is normal).
+    fn rebuild<E>(
+        &self,
+        id: Identity,
+        model: &str,
+        why: &Refused,
+        rows: &dyn Fn(&mut Filler<K>) -> Result<(), E>,
+        io_error: fn(std::io::Error) -> E,
+    ) -> Result<Loaded<K>, E> {
+        let path = self.sidecar.as_deref();
+        if let (Some(path), Refused::Corrupt(why)) = (path, why) {
+            tracing::warn!(
+                "vector copy {}: {why}; rebuilding it from the store",
+                path.display()
+            );
+        }
+        let (bytes, keys) = build(path, id, rows, io_error)?;
+        Ok(Loaded::new(id, model, keys, bytes, None))
     }
 }
 
