@@ -11,6 +11,11 @@
 //! `HARVEY_BENCH_SIZES=1000,10000` chooses the sizes; `HARVEY_BENCH_BIN` the binary
 //! (default: target/release/harvey, so run `cargo build --release` first).
 //!
+//! Beside each recall, the time to the REPL's prompt: a new `harvey -w WS` with the
+//! default model (SmolLM2-135M-Instruct) reading `/exit`, so the model loads and the
+//! stores open (side by side, as `App::open` does) and the session ends at once with
+//! nothing to record. Its warm-up run saves the workspace's prompt prefix.
+//!
 //! Then the 10k workspace again with a RAG store of `HARVEY_BENCH_RAG_CHUNKS` synthetic
 //! chunks (default 100,000; 0 skips it) in use (`agents/rag/settings.json`), so the
 //! recall also searches it (full text and vectors), as a session that has `/rag use`d a
@@ -36,6 +41,9 @@ const QUERIES: &[&str] = &[
 
 const RUNS: usize = 5;
 
+/// The default model, as `scripts/fetch-models.sh` leaves it.
+const MODEL: &str = "models/SmolLM2-135M-Instruct.Q4_1.gguf";
+
 fn main() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let embedder = LlamaEmbedder::load(&root.join("models/all-MiniLM-L6-v2.gguf"), 2)
@@ -43,6 +51,14 @@ fn main() {
             eprintln!("{e}: run scripts/fetch-embedder.sh");
             std::process::exit(1);
         });
+    let model = root.join(MODEL);
+    if !model.is_file() {
+        eprintln!(
+            "{} is missing: run scripts/fetch-models.sh",
+            model.display()
+        );
+        std::process::exit(1);
+    }
     let bin = std::env::var_os("HARVEY_BENCH_BIN")
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join("target/release/harvey"));
@@ -55,8 +71,8 @@ fn main() {
         .map(PathBuf::from)
         .unwrap_or_else(|| temp.path().to_path_buf());
     println!(
-        "{:>8}  {:>14}  {:>10}",
-        "memories", "cold recall ms", "(min–max)"
+        "{:>8}  {:>14}  {:>12}  {:>15}  {:>12}",
+        "memories", "cold recall ms", "(min–max)", "prompt ready ms", "(min–max)"
     );
     for n in sizes {
         let ws = base.join(format!("ws-{n}"));
@@ -69,7 +85,7 @@ fn main() {
                 t.elapsed().as_secs_f64()
             );
         }
-        print_row(&n.to_string(), &measure(&bin, &ws));
+        print_row(&n.to_string(), &measure(&bin, &ws, &model));
     }
     let chunks: usize = std::env::var("HARVEY_BENCH_RAG_CHUNKS")
         .ok()
@@ -87,22 +103,37 @@ fn main() {
                 t.elapsed().as_secs_f64()
             );
         }
-        print_row(&format!("10000 + {chunks} RAG chunks"), &measure(&bin, &ws));
+        let what = format!("10000 + {chunks} RAG chunks");
+        print_row(&what, &measure(&bin, &ws, &model));
     }
 }
 
-/// Median, min and max of `RUNS` cold recalls after one warm-up, in ms.
-fn measure(bin: &Path, ws: &Path) -> [f64; 3] {
-    let mut ms: Vec<f64> = (0..=RUNS)
-        .map(|i| cold_recall(bin, ws, QUERIES[i % QUERIES.len()]))
-        .collect();
+/// Median, min and max of `RUNS` cold recalls, then of `RUNS` starts to the prompt,
+/// each after one warm-up, in ms.
+fn measure(bin: &Path, ws: &Path, model: &Path) -> [[f64; 3]; 2] {
+    [
+        median_of(|i| cold_recall(bin, ws, QUERIES[i % QUERIES.len()])),
+        median_of(|_| prompt_ready(bin, ws, model)),
+    ]
+}
+
+/// Median, min and max of `RUNS` runs after one warm-up.
+fn median_of(mut run: impl FnMut(usize) -> f64) -> [f64; 3] {
+    let mut ms: Vec<f64> = (0..=RUNS).map(&mut run).collect();
     ms.remove(0);
     ms.sort_by(f64::total_cmp);
     [ms[RUNS / 2], ms[0], ms[RUNS - 1]]
 }
 
-fn print_row(what: &str, [median, min, max]: &[f64; 3]) {
-    println!("{what:>8}  {median:>14.1}  {min:>4.1}–{max:.1}");
+fn print_row(what: &str, [recall, ready]: &[[f64; 3]; 2]) {
+    let range = |[_, min, max]: &[f64; 3]| format!("{min:.1}–{max:.1}");
+    println!(
+        "{what:>8}  {:>14.1}  {:>12}  {:>15.1}  {:>12}",
+        recall[0],
+        range(recall),
+        ready[0],
+        range(ready)
+    );
 }
 
 /// A RAG store `bench` of `chunks` synthetic chunks in `ws`, set as the one recall uses.
@@ -127,6 +158,34 @@ fn cold_recall(bin: &Path, ws: &Path, query: &str) -> f64 {
         .args(["memory", "recall", query, "--budget", "1024"])
         .output()
         .expect("harvey runs");
+    let ms = t.elapsed().as_secs_f64() * 1000.0;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    ms
+}
+
+/// A new REPL with `model` that reads `/exit` at once, in ms: the user-felt start.
+fn prompt_ready(bin: &Path, ws: &Path, model: &Path) -> f64 {
+    use std::io::Write;
+    use std::process::Stdio;
+    let t = Instant::now();
+    let mut child = Command::new(bin)
+        .arg("-w")
+        .arg(ws)
+        .arg("-m")
+        .arg(model)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("harvey runs");
+    let mut stdin = child.stdin.take().expect("a stdin");
+    stdin.write_all(b"/exit\n").expect("harvey reads /exit");
+    drop(stdin);
+    let out = child.wait_with_output().expect("harvey ends");
     let ms = t.elapsed().as_secs_f64() * 1000.0;
     assert!(
         out.status.success(),

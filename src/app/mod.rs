@@ -4,6 +4,7 @@
 //! Nothing here prints.
 
 mod access;
+mod build;
 mod close;
 mod commands;
 pub mod context;
@@ -14,8 +15,7 @@ mod switch;
 mod tools;
 
 pub use later::PendingReport;
-pub use open::{embedder_path, open_embedder};
-use open::{open_stores, Stores};
+pub use open::{embedder_path, open_embedder, open_memory_and_embedder};
 pub use switch::SwitchReport;
 
 pub use tools::{
@@ -29,16 +29,14 @@ use crate::chat::agent::{run_agent_turn, AgentTurn, ToolSet, TurnEvent};
 use crate::chat::prefix_cache::{restore_or_save, stable_prefix_ids_in, PrefixOutcome};
 use crate::chat::rolling::{compress_if_needed, Compression, TagSource};
 use crate::chat::{Conversation, TurnError, TurnLimits};
-use crate::config::{self, Config, ConfigError};
+use crate::config::{Config, ConfigError};
 use crate::engine::{
-    AbortFlag, Completion, Engine, EngineError, EngineParams, GenerateOptions, LlamaEngine,
-    TurnStats,
+    AbortFlag, Completion, Engine, EngineError, EngineParams, GenerateOptions, TurnStats,
 };
 use crate::kb::KnowledgeBase;
 use crate::memory::recall::Injection;
 use crate::memory::MemoryStore;
-use crate::model::find::{ModelLookupError, ModelSources};
-use crate::project::read_guidance;
+use crate::model::find::ModelLookupError;
 use crate::rag::RagStore;
 use crate::session::{Recorder, SessionIndex};
 use crate::tokens::Embedder;
@@ -156,106 +154,6 @@ pub struct CloseReport {
 }
 
 impl App {
-    /// Loads the config, finds and loads the model.
-    pub fn open(options: &AppOptions) -> Result<Self, AppError> {
-        let (workspace, config, model_path) = Self::resolve(options)?;
-        let engine = LlamaEngine::load(&engine_params(&config, model_path))?;
-        Ok(Self::with_engine(workspace, config, Box::new(engine)))
-    }
-
-    /// The workspace directory, its config and the model file, without loading anything.
-    pub fn resolve(options: &AppOptions) -> Result<(PathBuf, Config, PathBuf), AppError> {
-        let workspace = workspace_dir(&options.workspace)?;
-        let config = config::load(&workspace)?;
-        let sources = ModelSources::standard(
-            options.model.clone(),
-            config.model.path.as_deref(),
-            &config.model.models_dir,
-            &workspace,
-        );
-        let model_path = sources.find()?;
-        Ok((workspace, config, model_path))
-    }
-
-    /// Builds an app around an already-loaded engine (tests use a scripted one).
-    pub fn with_engine(workspace: PathBuf, config: Config, engine: Box<dyn Engine>) -> Self {
-        let abort = AbortFlag::new();
-        let (tools, notes) = tools_with_abort(&workspace, &config, &abort);
-        let mut app = Self::with_tools(workspace, config, engine, tools);
-        // The command tools stop on the same Ctrl-C as the reply.
-        app.abort = abort;
-        app.notices.extend(notes);
-        app
-    }
-
-    /// Builds an app with a given tool registry (the system prompt describes it).
-    pub fn with_tools(
-        workspace: PathBuf,
-        config: Config,
-        engine: Box<dyn Engine>,
-        tools: Registry,
-    ) -> Self {
-        let mut engine = engine;
-        let tools_enabled = config.tools.enabled;
-        let guidance_budget = (engine.info().n_ctx as usize / 8).max(64);
-        let guidance = read_guidance(&workspace, engine.as_ref(), guidance_budget);
-        let system = offer_tools(engine.as_mut(), &tools, tools_enabled, &guidance.text);
-        let call_forms = call_forms(&tools, &engine.info().template_text);
-        let tool_max_tokens = call_max_tokens(&call_forms.fenced);
-        let mut conversation = Conversation::new(system);
-        conversation.set_context_as_system(engine.info().template_system_turns);
-        let mut notices = config.notices.clone();
-        notices.extend(engine.info().notes.iter().cloned());
-        notices.extend(guidance.notices);
-        let Stores {
-            memory,
-            embedder,
-            kb,
-            rag,
-            rag_enabled,
-            sessions,
-        } = open_stores(&config, &workspace, &mut notices);
-        let agents = workspace.join("agents");
-        let recorder = Recorder::new(&agents.join("sessions"), &engine.info().name);
-        Self {
-            memory,
-            embedder,
-            kb,
-            rag,
-            rag_enabled,
-            injection: None,
-            recorder,
-            sessions,
-            transcript: Vec::new(),
-            session_name: None,
-            pending_notes: Vec::new(),
-            attachments: Default::default(),
-            security: commands::settings(&config.security),
-            audit: crate::command::AuditLog::new(&agents),
-            last_thought: None,
-            record_problem: None,
-            end_notes: Vec::new(),
-            confirm_writes: None,
-            ask_file_writes: false,
-            ask: None,
-            closed: false,
-            guidance: guidance.text,
-            notices,
-            call_forms,
-            tool_max_tokens,
-            tools,
-            tools_enabled,
-            workspace,
-            config,
-            engine,
-            conversation,
-            turns: Vec::new(),
-            compressions: Vec::new(),
-            prefix: PrefixOutcome::Empty,
-            abort: AbortFlag::new(),
-        }
-    }
-
     /// Offers the tools to the engine now loaded (its template may list them itself) and
     /// rewrites the system prompt to match.
     pub(crate) fn offer_tools_to_engine(&mut self) {
@@ -560,18 +458,6 @@ pub fn average_decode_rate(turns: &[TurnStats]) -> f64 {
         tokens as f64 / seconds
     } else {
         0.0
-    }
-}
-
-fn workspace_dir(path: &Path) -> Result<PathBuf, AppError> {
-    let bad = || AppError::Workspace {
-        path: path.to_path_buf(),
-    };
-    let dir = path.canonicalize().map_err(|_| bad())?;
-    if dir.is_dir() {
-        Ok(dir)
-    } else {
-        Err(bad())
     }
 }
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use crate::config::Config;
 use crate::engine::LlamaEmbedder;
 use crate::kb::KnowledgeBase;
-use crate::memory::MemoryStore;
+use crate::memory::{MemoryStore, Reconciled, StoreError};
 use crate::rag::RagStore;
 use crate::session::SessionIndex;
 use crate::tokens::Embedder;
@@ -15,15 +15,18 @@ use crate::tokens::Embedder;
 use super::engine_params;
 
 /// Opens the workspace's memory store; problems become notices, never a failed start.
-pub(super) fn open_memory(
+/// The embedder loads beside it (see [`open_memory_and_embedder`]).
+fn open_memory(
+    config: &Config,
     workspace: &Path,
-    embedder: Option<Arc<dyn Embedder>>,
     notices: &mut Vec<String>,
-) -> Option<MemoryStore> {
-    match MemoryStore::open(&workspace.join("agents"), workspace) {
+) -> (Option<MemoryStore>, Option<Arc<dyn Embedder>>) {
+    let (opened, (embedder, note)) = open_memory_and_embedder(config, workspace);
+    notices.extend(note);
+    let store = match opened {
         Ok((mut store, report)) => {
             notices.extend(report.warnings.iter().map(|w| format!("memory: {w}")));
-            if let Some(e) = embedder {
+            if let Some(e) = embedder.clone() {
                 if let Err(e) = store.set_embedder(e) {
                     notices.push(format!("memory: {e}"));
                 }
@@ -34,7 +37,31 @@ pub(super) fn open_memory(
             notices.push(format!("memory is off for this session: {e}"));
             None
         }
-    }
+    };
+    (store, embedder)
+}
+
+/// The memory store, opened and reconciled with its files, and the sentence embedder
+/// (with [`open_embedder`]'s note), side by side: neither needs the other, and each
+/// takes about as long as the other at 10k memories (≈ 35–40 ms here).
+pub fn open_memory_and_embedder(
+    config: &Config,
+    workspace: &Path,
+) -> (
+    Result<(MemoryStore, Reconciled), StoreError>,
+    (Option<Arc<dyn Embedder>>, Option<String>),
+) {
+    std::thread::scope(|s| {
+        let loading = s.spawn(|| open_embedder(config, workspace));
+        let opened = MemoryStore::open(&workspace.join("agents"), workspace);
+        tracing::debug!("phase: memory store open (reconciled)");
+        let embedder = loading.join().unwrap_or_else(|_| {
+            let why = "the embedder failed to load; recall uses full-text search only";
+            (None, Some(why.into()))
+        });
+        tracing::debug!("phase: embedder loaded");
+        (opened, embedder)
+    })
 }
 
 /// Embedders loaded in this process, by file: every store, tool and command shares one.
@@ -80,20 +107,16 @@ pub(super) struct Stores {
     pub rag: Vec<RagStore>,
     pub rag_enabled: bool,
     pub sessions: Option<SessionIndex>,
+    /// What could not be opened, or was found wrong, for the banner.
+    pub notices: Vec<String>,
 }
 
-pub(super) fn open_stores(config: &Config, workspace: &Path, notices: &mut Vec<String>) -> Stores {
-    let embedder = if config.memory.enabled {
-        let (embedder, note) = open_embedder(config, workspace);
-        notices.extend(note);
-        embedder
+pub(super) fn open_stores(config: &Config, workspace: &Path) -> Stores {
+    let mut notices = Vec::new();
+    let (mut memory, embedder) = if config.memory.enabled {
+        open_memory(config, workspace, &mut notices)
     } else {
-        None
-    };
-    let mut memory = if config.memory.enabled {
-        open_memory(workspace, embedder.clone(), notices)
-    } else {
-        None
+        (None, None)
     };
     if let Some(store) = memory.as_mut() {
         match crate::onboarding::save_manifest_facts(store, workspace) {
@@ -150,6 +173,7 @@ pub(super) fn open_stores(config: &Config, workspace: &Path, notices: &mut Vec<S
         rag,
         rag_enabled,
         sessions,
+        notices,
     }
 }
 

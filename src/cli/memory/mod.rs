@@ -269,10 +269,9 @@ fn row_json(r: &harvey::memory::index::Row) -> serde_json::Value {
     })
 }
 
-/// The memory store, reconciled, with the embedder (if any) set. The embedder loads
-/// (≈ 30 ms) in a second thread while the store opens and reconciles with the files
-/// (≈ 35 ms at 10k memories): neither needs the other. Warnings are printed (a
-/// rebuild's only with `warn`: it reads every file again anyway).
+/// The memory store, reconciled, with the embedder (if any) set (the two open side by
+/// side: [`harvey::app::open_memory_and_embedder`]). Warnings are printed (a rebuild's
+/// only with `warn`: it reads every file again anyway).
 fn open_store(
     workspace: &std::path::Path,
     config: &Config,
@@ -281,17 +280,7 @@ fn open_store(
     MemoryStore,
     Option<std::sync::Arc<dyn harvey::tokens::Embedder>>,
 )> {
-    let loading = {
-        let (config, workspace) = (config.clone(), workspace.to_path_buf());
-        std::thread::spawn(move || harvey::app::open_embedder(&config, &workspace))
-    };
-    let opened = MemoryStore::open(&workspace.join("agents"), workspace);
-    tracing::debug!("phase: memory store open (reconciled)");
-    let (embedder, note) = loading.join().unwrap_or_else(|_| {
-        let why = "the embedder failed to load; recall uses full-text search only";
-        (None, Some(why.into()))
-    });
-    tracing::debug!("phase: embedder loaded");
+    let (opened, (embedder, note)) = harvey::app::open_memory_and_embedder(config, workspace);
     let (mut store, report) = opened?;
     if warn {
         for w in &report.warnings {
