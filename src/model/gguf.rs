@@ -77,15 +77,45 @@ pub fn read(path: &Path) -> Result<GgufInfo, GgufError> {
 pub fn check_file(path: &Path) -> Result<GgufInfo, String> {
     let info = read(path).map_err(|e| match e {
         GgufError::Io { source, .. } => source.to_string(),
-        GgufError::NotGguf { .. } => "not a GGUF file (the first bytes are not \"GGUF\")".into(),
+        GgufError::NotGguf { .. } => NOT_GGUF.into(),
         GgufError::Damaged {
             offset, problem, ..
-        } => format!("damaged or truncated GGUF header at byte {offset}: {problem}"),
+        } => damaged_at(offset, &problem),
     })?;
     if info.tensors == 0 {
-        return Err("GGUF file has no tensors (vocabulary-only or empty file)".into());
+        return Err(NO_TENSORS.into());
     }
     Ok(info)
+}
+
+const NOT_GGUF: &str = "not a GGUF file (the first bytes are not \"GGUF\")";
+const NO_TENSORS: &str = "GGUF file has no tensors (vocabulary-only or empty file)";
+
+fn damaged_at(offset: usize, problem: &str) -> String {
+    format!("damaged or truncated GGUF header at byte {offset}: {problem}")
+}
+
+/// The cheap check of a file whose header is read in full later (before llama.cpp
+/// sees it): the magic, a version harvey reads and at least one tensor, from the first
+/// 24 bytes. The message says what is wrong, as [`check_file`]'s does.
+pub fn check_start(path: &Path) -> Result<(), String> {
+    use std::io::Read;
+    let mut head = Vec::with_capacity(24);
+    std::fs::File::open(path)
+        .and_then(|f| f.take(24).read_to_end(&mut head))
+        .map_err(|e| e.to_string())?;
+    if head.get(..4) != Some(MAGIC.as_slice()) {
+        return Err(NOT_GGUF.into());
+    }
+    let mut r = Reader {
+        bytes: &head,
+        at: 4,
+    };
+    match r.start() {
+        Err((offset, problem)) => Err(damaged_at(offset, &problem)),
+        Ok((_, 0, _)) => Err(NO_TENSORS.into()),
+        Ok(_) => Ok(()),
+    }
 }
 
 /// Parses a header held in memory (`path` only names it in errors).
@@ -102,15 +132,7 @@ pub fn parse(bytes: &[u8], path: &Path, file_bytes: u64) -> Result<GgufInfo, Ggu
         problem,
     };
     let header = (|| -> Result<Header, (usize, String)> {
-        let version = r.u32()?;
-        if !(2..=3).contains(&version) {
-            return Err((
-                4,
-                format!("version {version} (harvey reads versions 2 and 3)"),
-            ));
-        }
-        let tensors = r.u64()?;
-        let kvs = r.u64()?;
+        let (version, tensors, kvs) = r.start()?;
         let mut h = Header {
             version,
             tensors,
@@ -222,6 +244,18 @@ struct Reader<'a> {
 }
 
 impl Reader<'_> {
+    /// The fixed start after the magic: version (2 or 3), tensor count, key count.
+    fn start(&mut self) -> Result<(u32, u64, u64), (usize, String)> {
+        let version = self.u32()?;
+        if !(2..=3).contains(&version) {
+            return Err((
+                4,
+                format!("version {version} (harvey reads versions 2 and 3)"),
+            ));
+        }
+        Ok((version, self.u64()?, self.u64()?))
+    }
+
     fn take(&mut self, n: u64) -> Result<&[u8], (usize, String)> {
         let start = self.at;
         let end = usize::try_from(n)
@@ -431,6 +465,35 @@ mod tests {
             info.template_fallback.as_deref(),
             Some("gemma (architecture gemma3)")
         );
+    }
+
+    #[test]
+    fn the_cheap_check_reads_the_start_and_says_what_is_wrong() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, bytes: &[u8]| {
+            let p = dir.path().join(name);
+            std::fs::write(&p, bytes).unwrap();
+            p
+        };
+        let good = tiny();
+        assert_eq!(check_start(&write("good.gguf", &good)), Ok(()));
+        // Only the start is read: a file cut after it passes here and fails the full check.
+        let cut = write("cut.gguf", &good[..40]);
+        assert_eq!(check_start(&cut), Ok(()));
+        assert!(check_file(&cut).unwrap_err().starts_with("damaged or truncated"));
+        let short = check_start(&write("short.gguf", &good[..12])).unwrap_err();
+        assert!(short.starts_with("damaged or truncated GGUF header at byte"), "{short}");
+        let text = check_start(&write("text.gguf", b"hello, world")).unwrap_err();
+        assert_eq!(text, NOT_GGUF);
+        let mut v9 = good.clone();
+        v9[4..8].copy_from_slice(&9u32.to_le_bytes());
+        let v9 = check_start(&write("v9.gguf", &v9)).unwrap_err();
+        assert!(v9.contains("version 9 (harvey reads versions 2 and 3)"), "{v9}");
+        let mut empty = good.clone();
+        empty[8..16].copy_from_slice(&0u64.to_le_bytes());
+        assert_eq!(check_start(&write("empty.gguf", &empty)), Err(NO_TENSORS.into()));
+        let missing = check_start(&dir.path().join("missing.gguf")).unwrap_err();
+        assert!(missing.contains("No such file"), "{missing}");
     }
 
     #[test]
