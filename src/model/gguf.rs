@@ -480,18 +480,29 @@ mod tests {
         // Only the start is read: a file cut after it passes here and fails the full check.
         let cut = write("cut.gguf", &good[..40]);
         assert_eq!(check_start(&cut), Ok(()));
-        assert!(check_file(&cut).unwrap_err().starts_with("damaged or truncated"));
+        assert!(check_file(&cut)
+            .unwrap_err()
+            .starts_with("damaged or truncated"));
         let short = check_start(&write("short.gguf", &good[..12])).unwrap_err();
-        assert!(short.starts_with("damaged or truncated GGUF header at byte"), "{short}");
+        assert!(
+            short.starts_with("damaged or truncated GGUF header at byte"),
+            "{short}"
+        );
         let text = check_start(&write("text.gguf", b"hello, world")).unwrap_err();
         assert_eq!(text, NOT_GGUF);
         let mut v9 = good.clone();
         v9[4..8].copy_from_slice(&9u32.to_le_bytes());
         let v9 = check_start(&write("v9.gguf", &v9)).unwrap_err();
-        assert!(v9.contains("version 9 (harvey reads versions 2 and 3)"), "{v9}");
+        assert!(
+            v9.contains("version 9 (harvey reads versions 2 and 3)"),
+            "{v9}"
+        );
         let mut empty = good.clone();
         empty[8..16].copy_from_slice(&0u64.to_le_bytes());
-        assert_eq!(check_start(&write("empty.gguf", &empty)), Err(NO_TENSORS.into()));
+        assert_eq!(
+            check_start(&write("empty.gguf", &empty)),
+            Err(NO_TENSORS.into())
+        );
         let missing = check_start(&dir.path().join("missing.gguf")).unwrap_err();
         assert!(missing.contains("No such file"), "{missing}");
     }
