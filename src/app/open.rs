@@ -41,16 +41,19 @@ fn open_memory(
     (store, embedder)
 }
 
+/// The memory store as it opened, with what the reconcile found.
+pub type OpenedMemory = Result<(MemoryStore, Reconciled), StoreError>;
+
+/// The sentence embedder, or none, with a one-line note for the user.
+pub type LoadedEmbedder = (Option<Arc<dyn Embedder>>, Option<String>);
+
 /// The memory store, opened and reconciled with its files, and the sentence embedder
 /// (with [`open_embedder`]'s note), side by side: neither needs the other, and each
 /// takes about as long as the other at 10k memories (≈ 35–40 ms here).
 pub fn open_memory_and_embedder(
     config: &Config,
     workspace: &Path,
-) -> (
-    Result<(MemoryStore, Reconciled), StoreError>,
-    (Option<Arc<dyn Embedder>>, Option<String>),
-) {
+) -> (OpenedMemory, LoadedEmbedder) {
     std::thread::scope(|s| {
         let loading = s.spawn(|| open_embedder(config, workspace));
         let opened = MemoryStore::open(&workspace.join("agents"), workspace);
@@ -71,10 +74,7 @@ static EMBEDDERS: std::sync::Mutex<Vec<(PathBuf, Arc<LlamaEmbedder>)>> =
 /// The sentence embedder `memory.embedder` names (`auto`: the default file in the model
 /// directories), loaded once per process. `None` comes with a one-line reason, except
 /// for `none`, which is a choice and not a problem.
-pub fn open_embedder(
-    config: &Config,
-    workspace: &Path,
-) -> (Option<Arc<dyn Embedder>>, Option<String>) {
+pub fn open_embedder(config: &Config, workspace: &Path) -> LoadedEmbedder {
     let path = match embedder_path(config, workspace) {
         Ok(Some(p)) => p,
         Ok(None) => return (None, None),
