@@ -228,13 +228,15 @@ fn main() -> ExitCode {
     harvey::platform::tune_allocator();
     let cli = Cli::parse();
     init_logging(cli.verbose);
-    match dispatch(cli) {
+    let code = match dispatch(cli) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::from(1)
         }
-    }
+    };
+    harvey::app::settle_embedders();
+    code
 }
 
 fn init_logging(verbose: bool) {

@@ -153,6 +153,14 @@ impl Opened {
         (Self { rag, kb, sessions }, notes)
     }
 
+    /// Maps and checks the vector copies of the RAG stores and the knowledge base ahead
+    /// of the first recall (see `vector::VectorCache::warm`): a session start does it
+    /// while the embedder loads. How many are ready.
+    pub fn warm(&self) -> usize {
+        self.rag.iter().filter(|r| r.warm()).count()
+            + self.kb.as_ref().is_some_and(KnowledgeBase::warm) as usize
+    }
+
     /// Every source, with `store`, as the session start sees them.
     pub fn sources<'a>(&'a self, config: &MemoryConfig, store: &'a MemoryStore) -> Sources<'a> {
         Sources::new(

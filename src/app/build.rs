@@ -2,6 +2,7 @@
 //! the stores a session reads from.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::chat::prefix_cache::PrefixOutcome;
 use crate::chat::Conversation;
@@ -25,9 +26,12 @@ impl App {
     /// other, and at 10k memories the stores take about as long as the 135M model's load.
     pub fn open(options: &AppOptions) -> Result<Self, AppError> {
         let (workspace, config, model_path) = Self::resolve(options)?;
+        let loading = AtomicBool::new(true);
         let (engine, stores) = std::thread::scope(|s| {
-            let opening = s.spawn(|| open_stores(&config, &workspace));
+            let opening =
+                s.spawn(|| open_stores(&config, &workspace, || loading.load(Ordering::Relaxed)));
             let engine = LlamaEngine::load(&engine_params(&config, model_path));
+            loading.store(false, Ordering::Relaxed);
             tracing::debug!("phase: model loaded");
             let stores = opening
                 .join()
@@ -59,7 +63,7 @@ impl App {
 
     /// Builds an app around an already-loaded engine (tests use a scripted one).
     pub fn with_engine(workspace: PathBuf, config: Config, engine: Box<dyn Engine>) -> Self {
-        let stores = open_stores(&config, &workspace);
+        let stores = open_stores(&config, &workspace, || false);
         Self::with_stores(workspace, config, engine, stores)
     }
 
@@ -86,7 +90,7 @@ impl App {
         engine: Box<dyn Engine>,
         tools: Registry,
     ) -> Self {
-        let stores = open_stores(&config, &workspace);
+        let stores = open_stores(&config, &workspace, || false);
         Self::assemble(workspace, config, engine, tools, stores)
     }
 

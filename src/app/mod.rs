@@ -15,7 +15,7 @@ mod switch;
 mod tools;
 
 pub use later::PendingReport;
-pub use open::{embedder_path, open_embedder, open_memory_and_embedder};
+pub use open::{embedder_path, open_embedder, open_memory_and_embedder, settle_embedders};
 pub use switch::SwitchReport;
 
 pub use tools::{

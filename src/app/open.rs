@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::config::Config;
-use crate::engine::LlamaEmbedder;
+use crate::engine::embed::ArrivingEmbedder;
 use crate::kb::KnowledgeBase;
 use crate::memory::{MemoryStore, Reconciled, StoreError};
 use crate::rag::RagStore;
@@ -21,8 +21,20 @@ fn open_memory(
     workspace: &Path,
     notices: &mut Vec<String>,
 ) -> (Option<MemoryStore>, Option<Arc<dyn Embedder>>) {
-    let (opened, (embedder, note)) = open_memory_and_embedder(config, workspace);
+    let (opened, arriving, note) = open_memory_and_embedder(config, workspace);
     notices.extend(note);
+    // The app's chat model loads for longer than the embedder: waiting here costs nothing
+    // and keeps an embedder llama.cpp refused out of every store.
+    let embedder = arriving.and_then(|e| match e.wait() {
+        Ok(_) => Some(e as Arc<dyn Embedder>),
+        Err(why) => {
+            notices.push(format!(
+                "the embedder did not load ({why}); recall uses full-text search only"
+            ));
+            None
+        }
+    });
+    tracing::debug!("phase: embedder loaded");
     let store = match opened {
         Ok((mut store, report)) => {
             notices.extend(report.warnings.iter().map(|w| format!("memory: {w}")));
@@ -48,53 +60,63 @@ pub type OpenedMemory = Result<(MemoryStore, Reconciled), StoreError>;
 pub type LoadedEmbedder = (Option<Arc<dyn Embedder>>, Option<String>);
 
 /// The memory store, opened and reconciled with its files, and the sentence embedder
-/// (with [`open_embedder`]'s note), side by side: neither needs the other, and each
-/// takes about as long as the other at 10k memories (≈ 35–40 ms here).
+/// (with [`open_embedder`]'s note). The embedder is identified here and loads on a thread
+/// of its own ([`ArrivingEmbedder`]): its load (≈ 50 ms here) takes longer than the
+/// store's open at 10k memories (≈ 30 ms), and what the caller opens next runs beside it
+/// too; the first embedding waits for it.
 pub fn open_memory_and_embedder(
     config: &Config,
     workspace: &Path,
-) -> (OpenedMemory, LoadedEmbedder) {
-    std::thread::scope(|s| {
-        let loading = s.spawn(|| open_embedder(config, workspace));
-        let opened = MemoryStore::open(&workspace.join("agents"), workspace);
-        tracing::debug!("phase: memory store open (reconciled)");
-        let embedder = loading.join().unwrap_or_else(|_| {
-            let why = "the embedder failed to load; recall uses full-text search only";
-            (None, Some(why.into()))
-        });
-        tracing::debug!("phase: embedder loaded");
-        (opened, embedder)
-    })
+) -> (OpenedMemory, Option<Arc<ArrivingEmbedder>>, Option<String>) {
+    let (embedder, note) = arriving_embedder(config, workspace);
+    let opened = MemoryStore::open(&workspace.join("agents"), workspace);
+    tracing::debug!("phase: memory store open (reconciled)");
+    (opened, embedder, note)
 }
 
-/// Embedders loaded in this process, by file: every store, tool and command shares one.
-static EMBEDDERS: std::sync::Mutex<Vec<(PathBuf, Arc<LlamaEmbedder>)>> =
-    std::sync::Mutex::new(Vec::new());
+/// Embedders started in this process, by file: every store, tool and command shares one.
+static EMBEDDERS: std::sync::Mutex<Vec<Arc<ArrivingEmbedder>>> = std::sync::Mutex::new(Vec::new());
 
 /// The sentence embedder `memory.embedder` names (`auto`: the default file in the model
-/// directories), loaded once per process. `None` comes with a one-line reason, except
-/// for `none`, which is a choice and not a problem.
+/// directories), started once per process (it loads on a thread of its own). `None`
+/// comes with a one-line reason, except for `none`, which is a choice and not a problem.
 pub fn open_embedder(config: &Config, workspace: &Path) -> LoadedEmbedder {
+    let (embedder, note) = arriving_embedder(config, workspace);
+    (embedder.map(|e| e as Arc<dyn Embedder>), note)
+}
+
+fn arriving_embedder(
+    config: &Config,
+    workspace: &Path,
+) -> (Option<Arc<ArrivingEmbedder>>, Option<String>) {
     let path = match embedder_path(config, workspace) {
         Ok(Some(p)) => p,
         Ok(None) => return (None, None),
         Err(reason) => return (None, Some(reason)),
     };
-    let mut loaded = EMBEDDERS.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some((_, e)) = loaded.iter().find(|(p, _)| *p == path) {
-        return (Some(e.clone() as Arc<dyn Embedder>), None);
+    let mut started = EMBEDDERS.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(e) = started.iter().find(|e| e.path() == path) {
+        return (Some(e.clone()), None);
     }
     let threads = engine_params(config, path.clone()).threads;
-    match LlamaEmbedder::load(&path, threads) {
+    match ArrivingEmbedder::start(&path, threads) {
         Ok(e) => {
-            let e = Arc::new(e);
-            loaded.push((path, e.clone()));
-            (Some(e as Arc<dyn Embedder>), None)
+            started.push(e.clone());
+            (Some(e), None)
         }
         Err(e) => (
             None,
             Some(format!("{e}; recall uses full-text search only")),
         ),
+    }
+}
+
+/// Waits for every embedder still loading: llama.cpp must not be torn down at exit while
+/// a load runs on another thread. `main` calls it before returning.
+pub fn settle_embedders() {
+    let started = EMBEDDERS.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    for e in started {
+        let _ = e.wait();
     }
 }
 
@@ -111,7 +133,10 @@ pub(super) struct Stores {
     pub notices: Vec<String>,
 }
 
-pub(super) fn open_stores(config: &Config, workspace: &Path) -> Stores {
+/// Opens the stores; while `waiting()` says the caller still waits for something else
+/// (the app: its chat model), the vector copies are mapped and checked too, work the first
+/// recall would otherwise do.
+pub(super) fn open_stores(config: &Config, workspace: &Path, waiting: impl Fn() -> bool) -> Stores {
     let mut notices = Vec::new();
     let (mut memory, embedder) = if config.memory.enabled {
         open_memory(config, workspace, &mut notices)
@@ -166,6 +191,13 @@ pub(super) fn open_stores(config: &Config, workspace: &Path) -> Stores {
             None
         }
     };
+    if waiting() {
+        // The first recall (at the first message) then only scores the vectors.
+        let warmed = memory.as_ref().is_some_and(MemoryStore::warm_vectors) as usize
+            + kb.as_ref().is_some_and(KnowledgeBase::warm) as usize
+            + rag.iter().filter(|r| r.warm()).count();
+        tracing::debug!("phase: {warmed} vector copies warmed");
+    }
     Stores {
         memory,
         embedder,

@@ -43,6 +43,17 @@ impl KnowledgeBase {
         Ok(out)
     }
 
+    /// Maps and checks the vector copy ahead of the first search (see
+    /// `vector::VectorCache::warm`); true when it is ready.
+    pub fn warm(&self) -> bool {
+        let Some(embedder) = &self.embedder else {
+            return false;
+        };
+        self.tables
+            .warm_vectors(&self.vectors, embedder.model_id())
+            .unwrap_or(false)
+    }
+
     fn nearest(&self, query: &str, pid: Option<i64>, k: usize) -> Result<Vec<(i64, f32)>, KbError> {
         let Some(embedder) = &self.embedder else {
             return Ok(Vec::new());

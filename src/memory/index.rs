@@ -238,6 +238,12 @@ impl Index {
         self.tables.vector_coverage(model)
     }
 
+    /// Maps and checks the vector copy of `model` ahead of the first search (see
+    /// `vector::VectorCache::warm`); true when it is ready.
+    pub fn warm_vectors(&self, model: &str) -> Result<bool> {
+        self.tables.warm_vectors(&self.vectors, model)
+    }
+
     /// The `k` recallable memories of `types` nearest to the unit vector `q` (exact
     /// scan over the int8 copy of the vectors, `vector::VectorCache`), with their cosine
     /// similarity, best first.

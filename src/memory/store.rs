@@ -186,6 +186,17 @@ impl MemoryStore {
         self.embedder.as_ref()
     }
 
+    /// Maps and checks the vector copy ahead of the first recall (see
+    /// `vector::VectorCache::warm`), e.g. while the embedder loads; true when ready.
+    pub fn warm_vectors(&self) -> bool {
+        let Some(embedder) = &self.embedder else {
+            return false;
+        };
+        self.index
+            .warm_vectors(embedder.model_id())
+            .unwrap_or(false)
+    }
+
     /// Embeds every active memory that has no vector from the current embedder (new,
     /// changed, or indexed while no embedder was available). Vectors are keyed by the
     /// hash of the embedded text, so an index rebuild finds its vectors again.

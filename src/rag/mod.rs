@@ -239,6 +239,18 @@ impl RagStore {
         self.embedder.as_ref()
     }
 
+    /// Maps and checks this store's vector copy ahead of its first query (see
+    /// `vector::VectorCache::warm`), e.g. while the embedder loads. True when ready; a
+    /// failure only means the first query does the work.
+    pub fn warm(&self) -> bool {
+        let Some(embedder) = &self.embedder else {
+            return false;
+        };
+        self.tables
+            .warm_vectors(&self.vectors, embedder.model_id())
+            .unwrap_or(false)
+    }
+
     fn db_err(&self, source: crate::storage::Error) -> RagError {
         RagError::Db {
             path: self.path.clone(),

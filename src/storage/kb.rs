@@ -307,6 +307,12 @@ impl KbTables {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
+    /// Maps and checks the scan copy of `model`'s vectors ahead of the first scan (see
+    /// `VectorCache::warm`); true when it is ready.
+    pub fn warm_vectors(&self, cache: &VectorCache<(i64, i64)>, model: &str) -> Result<bool> {
+        Ok(super::vectors::warm(&self.conn, cache, model)?)
+    }
+
     /// The `k` observations (in project `pid`, or all) whose vector of `model` is nearest
     /// to `q`, scanned through `cache`.
     pub fn nearest(

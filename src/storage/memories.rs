@@ -458,6 +458,12 @@ impl MemoryTables {
         )?)
     }
 
+    /// Maps and checks the scan copy of `model`'s vectors ahead of the first scan (see
+    /// `VectorCache::warm`); true when it is ready.
+    pub fn warm_vectors(&self, cache: &VectorCache<VectorKey>, model: &str) -> Result<bool> {
+        Ok(super::vectors::warm(&self.conn, cache, model)?)
+    }
+
     /// The `k` active memories nearest to the unit vector `q` among those `keep` accepts,
     /// scanned through `cache` (see [`VectorCache::top_k`]).
     pub fn nearest(
@@ -466,7 +472,7 @@ impl MemoryTables {
         q: &[f32],
         model: &str,
         k: usize,
-        keep: impl Fn(&VectorKey) -> bool,
+        keep: impl Fn(&VectorKey) -> bool + Sync,
     ) -> Result<Vec<(VectorKey, f32)>> {
         let read_key = |r: &Row<'_>| {
             Ok((

@@ -81,7 +81,7 @@ impl VectorJoin<'_> {
         read_key: impl Fn(&Row<'_>) -> rusqlite::Result<K>,
         q: &[f32],
         k: usize,
-        keep: impl Fn(&K) -> bool,
+        keep: impl Fn(&K) -> bool + Sync,
     ) -> rusqlite::Result<Vec<(K, f32)>> {
         let stamp = super::vectors::stamp(conn)?;
         cache.top_k(conn, stamp, &self.sql(), model, read_key, q, k, keep)

@@ -2,7 +2,7 @@
 //! process that finds the file current needs nothing else from SQLite.
 
 /// A key a [`super::VectorCache`] keeps beside each vector.
-pub trait Key: Clone + Sized {
+pub trait Key: Clone + Send + Sync + Sized {
     fn encode(&self, out: &mut Vec<u8>);
     /// Reads one key off the front of `input`; `None` when the bytes are not one.
     fn decode(input: &mut &[u8]) -> Option<Self>;

@@ -325,6 +325,22 @@ pub enum Refused {
     Corrupt(String),
 }
 
+/// The dimension the file at `path` says its records have (from its header alone), for a
+/// caller that knows the store and the embedder but not yet a vector.
+pub fn peek_dim(path: &Path) -> Result<usize, Refused> {
+    use std::io::Read;
+    let mut head = Vec::with_capacity(HEADER);
+    File::open(path)
+        .and_then(|f| f.take(HEADER as u64).read_to_end(&mut head))
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => Refused::Missing,
+            _ => Refused::Corrupt(e.to_string()),
+        })?;
+    Header::parse(&head)
+        .map(|h| h.id.dim)
+        .ok_or_else(|| Refused::Corrupt("no valid header".into()))
+}
+
 /// The header of `bytes` when it describes `id` and promises exactly `bytes.len()`.
 pub fn check_header(bytes: &[u8], id: Identity) -> Result<Header, Refused> {
     let header = Header::parse(bytes).ok_or_else(|| Refused::Corrupt("no valid header".into()))?;

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::sync::{Arc, OnceLock};
 
+use harvey::engine::embed::ArrivingEmbedder;
 use harvey::engine::LlamaEmbedder;
 use harvey::memory::{Draft, MemoryStore};
 use harvey::tokens::Embedder;
@@ -335,4 +336,99 @@ fn a_missing_embedder_means_full_text_only_said_in_one_line() {
         !String::from_utf8_lossy(&o.stderr).contains("full-text"),
         "none is a choice, not a problem"
     );
+}
+
+#[test]
+fn an_embedder_loading_on_its_own_thread_gives_the_same_vectors() {
+    let path = models().join("all-MiniLM-L6-v2.gguf");
+    let arriving = ArrivingEmbedder::start(&path, 2).expect("the file checks out");
+    let at_once = embedder();
+    assert_eq!(
+        arriving.model_id(),
+        at_once.model_id(),
+        "the id is known before the model is"
+    );
+    let query = ["how is the pump wired to the relay board?"];
+    let batch = [
+        "The greenhouse pump runs from 6 to 7 in the morning.",
+        "Deploy the service to the Pi with scp, then restart it.",
+        "The sensor readings froze after the firmware update.",
+    ];
+    for texts in [&query[..], &batch[..]] {
+        let got = arriving.embed(texts).unwrap();
+        let want = at_once.embed(texts).unwrap();
+        assert_eq!(got.len(), texts.len());
+        for (g, w) in got.iter().zip(&want) {
+            assert!(cosine(g, w) > 0.9999, "{texts:?}: {}", cosine(g, w));
+        }
+    }
+    assert!(arriving.arrived());
+    assert_eq!(arriving.dim(), at_once.dim());
+    assert_eq!(arriving.max_tokens(), at_once.max_tokens());
+}
+
+/// A GGUF whose header is sound (one tensor, its data in the file) but whose
+/// architecture llama.cpp does not know: it passes harvey's checks and fails the load.
+fn unknown_architecture_gguf(path: &std::path::Path) {
+    let string = |out: &mut Vec<u8>, s: &str| {
+        out.extend((s.len() as u64).to_le_bytes());
+        out.extend(s.as_bytes());
+    };
+    let mut b = b"GGUF".to_vec();
+    b.extend(3u32.to_le_bytes());
+    b.extend(1u64.to_le_bytes()); // tensors
+    b.extend(1u64.to_le_bytes()); // key-value pairs
+    string(&mut b, "general.architecture");
+    b.extend(8u32.to_le_bytes()); // a string
+    string(&mut b, "nonesuch");
+    string(&mut b, "token_embd.weight");
+    b.extend(1u32.to_le_bytes()); // dimensions
+    b.extend(4u64.to_le_bytes());
+    b.extend(0u32.to_le_bytes()); // F32
+    b.extend(0u64.to_le_bytes()); // offset in the data
+    b.resize(b.len().div_ceil(32) * 32, 0);
+    b.extend([0u8; 16]);
+    std::fs::write(path, b).unwrap();
+}
+
+#[test]
+fn an_embedder_llama_cpp_refuses_costs_the_vectors_not_the_answer() {
+    let ws = tempfile::tempdir().unwrap();
+    let bad = ws.path().join("odd-embedder.gguf");
+    unknown_architecture_gguf(&bad);
+    let arriving = ArrivingEmbedder::start(&bad, 1).expect("the header is sound");
+    assert!(!arriving.model_id().is_empty());
+    let err = arriving.embed(&["hello"]).unwrap_err().to_string();
+    assert!(err.contains("did not load"), "{err}");
+    assert!(arriving.wait().is_err());
+
+    std::fs::create_dir(ws.path().join("agents")).unwrap();
+    std::fs::write(
+        ws.path().join("agents/harvey.yaml"),
+        "memory:\n  embedder: odd-embedder.gguf\n",
+    )
+    .unwrap();
+    let o = harvey_in(
+        ws.path(),
+        &[
+            "memory",
+            "add",
+            "--type",
+            "project_fact",
+            "--description",
+            "The relay board drives the greenhouse pump",
+        ],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = harvey_in(ws.path(), &["memory", "recall", "greenhouse pump relay"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("relay board"),
+        "full text still answers: {}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let notes: Vec<&str> = err.lines().filter(|l| l.contains("did not load")).collect();
+    assert_eq!(notes.len(), 1, "said once: {err}");
+    assert!(notes[0].contains("full-text search only"), "{err}");
 }

@@ -3,17 +3,20 @@
 use std::io::{BufRead, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
 use harvey::app::{App, AppOptions};
 use harvey::config::Config;
+use harvey::engine::embed::ArrivingEmbedder;
 use harvey::engine::LazyVocabulary;
 use harvey::memory::recall::CostCache;
 use harvey::memory::types::split_tags;
 use harvey::memory::{Draft, MemoryStore};
 use harvey::ops::memory::{self as ops, ListRequest, RecallRequest};
 use harvey::sources::Opened;
+use harvey::tokens::Embedder;
 
 mod transfer;
 
@@ -132,36 +135,57 @@ pub fn run(options: &AppOptions, cmd: MemoryCommand) -> Result<ExitCode> {
     let (mut store, embedder) =
         open_store(&workspace, &config, !matches!(cmd, MemoryCommand::Rebuild))?;
     tracing::debug!("phase: missing vectors checked");
-    let extra = open_extra(&workspace, &config, embedder);
+    let extra = open_extra(
+        &workspace,
+        &config,
+        embedder.clone().map(|e| e as Arc<dyn Embedder>),
+    );
     tracing::debug!("phase: other sources open");
+    if matches!(cmd, MemoryCommand::Recall(_)) && embedder.as_ref().is_some_and(|e| !e.arrived()) {
+        // While the embedder loads: the first query then only scores the vectors.
+        let warmed = store.warm_vectors() as usize + extra.warm();
+        tracing::debug!("phase: {warmed} vector copies warmed");
+    }
+    let done = command(options, &config, &mut store, &extra, cmd);
+    report_embedder(embedder.as_deref());
+    done
+}
+
+fn command(
+    options: &AppOptions,
+    config: &Config,
+    store: &mut MemoryStore,
+    extra: &Opened,
+    cmd: MemoryCommand,
+) -> Result<ExitCode> {
     match cmd {
-        MemoryCommand::Add(args) => add(&mut store, args),
-        MemoryCommand::Import { file, json } => transfer::import(&mut store, &file, json),
-        MemoryCommand::Export { file, force } => transfer::export(&store, file.as_deref(), force),
+        MemoryCommand::Add(args) => add(store, args),
+        MemoryCommand::Import { file, json } => transfer::import(store, &file, json),
+        MemoryCommand::Export { file, force } => transfer::export(store, file.as_deref(), force),
         MemoryCommand::List {
             mtype,
             kind,
             archived,
             json,
-        } => list(&store, mtype.as_deref(), kind.as_deref(), archived, json),
+        } => list(store, mtype.as_deref(), kind.as_deref(), archived, json),
         MemoryCommand::Show { id } => {
-            print!("{}", ops::show(&store, &id)?.text);
+            print!("{}", ops::show(store, &id)?.text);
             Ok(ExitCode::SUCCESS)
         }
-        MemoryCommand::Recall(args) => recall(options, &config, &store, &extra, args),
+        MemoryCommand::Recall(args) => recall(options, config, store, extra, args),
         MemoryCommand::Forget { id } => {
-            ops::forget(&mut store, &id)?;
+            ops::forget(store, &id)?;
             println!("archived {id}");
             Ok(ExitCode::SUCCESS)
         }
         MemoryCommand::Flag { id } => {
-            let f = ops::flag(&mut store, &id)?;
+            let f = ops::flag(store, &id)?;
             let archived = if f.archived { " — archived" } else { "" };
             println!("{id}: confidence {:.1}{archived}", f.confidence);
             Ok(ExitCode::SUCCESS)
         }
         MemoryCommand::Index => {
-            print!("{}", ops::index(&store)?);
+            print!("{}", ops::index(store)?);
             Ok(ExitCode::SUCCESS)
         }
         MemoryCommand::Rebuild => {
@@ -180,7 +204,7 @@ pub fn run(options: &AppOptions, cmd: MemoryCommand) -> Result<ExitCode> {
             );
             Ok(ExitCode::SUCCESS)
         }
-        MemoryCommand::Status { json } => status(&store, &config, json),
+        MemoryCommand::Status { json } => status(store, config, json),
     }
 }
 
@@ -269,18 +293,15 @@ fn row_json(r: &harvey::memory::index::Row) -> serde_json::Value {
     })
 }
 
-/// The memory store, reconciled, with the embedder (if any) set (the two open side by
-/// side: [`harvey::app::open_memory_and_embedder`]). Warnings are printed (a rebuild's
-/// only with `warn`: it reads every file again anyway).
+/// The memory store, reconciled, with the embedder (if any) set; the embedder goes on
+/// loading on its own thread ([`harvey::app::open_memory_and_embedder`]). Warnings are
+/// printed (a rebuild's only with `warn`: it reads every file again anyway).
 fn open_store(
     workspace: &std::path::Path,
     config: &Config,
     warn: bool,
-) -> Result<(
-    MemoryStore,
-    Option<std::sync::Arc<dyn harvey::tokens::Embedder>>,
-)> {
-    let (opened, (embedder, note)) = harvey::app::open_memory_and_embedder(config, workspace);
+) -> Result<(MemoryStore, Option<Arc<ArrivingEmbedder>>)> {
+    let (opened, embedder, note) = harvey::app::open_memory_and_embedder(config, workspace);
     let (mut store, report) = opened?;
     if warn {
         for w in &report.warnings {
@@ -290,12 +311,23 @@ fn open_store(
     if let Some(note) = note {
         eprintln!("note: {note}");
     }
-    if let Some(e) = embedder.clone() {
-        if let Err(e) = store.set_embedder(e) {
-            eprintln!("warning: {e}");
+    if let Some(arriving) = embedder.clone() {
+        // An embedder llama.cpp refused is reported once, when the command ends.
+        if let Err(e) = store.set_embedder(arriving.clone()) {
+            if arriving.wait().is_ok() {
+                eprintln!("warning: {e}");
+            }
         }
     }
     Ok((store, embedder))
+}
+
+/// Tells the user when llama.cpp refused the embedder (found only once a command waited
+/// for it): what used vectors used full text alone.
+fn report_embedder(embedder: Option<&ArrivingEmbedder>) {
+    if let Some(Err(why)) = embedder.map(ArrivingEmbedder::wait) {
+        eprintln!("note: the embedder did not load ({why}); full-text search only");
+    }
 }
 
 /// The other sources recall draws from (the memory store is opened by [`run`]), opened

@@ -61,6 +61,16 @@ pub fn stamp(conn: &Connection) -> rusqlite::Result<Stamp> {
     })
 }
 
+/// Maps and checks the scan copy of `model`'s vectors before the first scan needs it
+/// (see [`VectorCache::warm`]); true when it is ready.
+pub fn warm<K: Key>(
+    conn: &Connection,
+    cache: &VectorCache<K>,
+    model: &str,
+) -> rusqlite::Result<bool> {
+    Ok(cache.warm(stamp(conn)?, model))
+}
+
 /// Triggers that move the stamp when a row of `table` (the rows a store's vector scan
 /// joins, e.g. `chunks`) is added, changed or removed. `table` is a constant of the
 /// caller, never user input.
@@ -92,7 +102,7 @@ impl<K: Key> VectorCache<K> {
         read_key: impl Fn(&Row<'_>) -> rusqlite::Result<K>,
         q: &[f32],
         k: usize,
-        keep: impl Fn(&K) -> bool,
+        keep: impl Fn(&K) -> bool + Sync,
     ) -> rusqlite::Result<Vec<(K, f32)>> {
         let rows = |fill: &mut Filler<K>| read_rows(conn, sql, model, &read_key, fill);
         self.top_k_with(stamp, model, q, k, keep, &rows, |e| {

@@ -238,3 +238,150 @@ fn another_embedder_or_dimension_is_a_different_copy() {
         "no vectors of 8 dimensions"
     );
 }
+
+#[test]
+fn a_warmed_copy_is_used_as_is_and_a_bad_file_is_still_caught() {
+    let dir = tempfile::tempdir().unwrap();
+    let (conn, vectors) = filled(dir.path(), 12, 16);
+    let path = sidecar_path(&dir.path().join("store.db"));
+    let q = &vectors[4].1;
+    let want = exact(&vectors, q, 4);
+    search(&VectorCache::with_file(path.clone()), &conn, SQL, q, 4);
+    let now = stamp(&conn).unwrap();
+
+    let warmed = VectorCache::with_file(path.clone());
+    assert!(warmed.warm(now, MODEL), "a current file is ready");
+    assert!(warmed.warm(now, MODEL), "and stays so");
+    // A query that cannot run proves the warmed copy answered alone.
+    let broken = "SELECT no_such_column FROM items";
+    assert_eq!(search(&warmed, &conn, broken, q, 4), want);
+
+    assert!(
+        !VectorCache::<i64>::with_file(path.clone()).warm(now, "another-embedder"),
+        "another embedder's copy is not this one"
+    );
+    assert!(!VectorCache::<i64>::default().warm(now, MODEL), "no file");
+
+    let good = std::fs::read(&path).unwrap();
+    for (i, bytes) in [good[..good.len() - 1].to_vec(), {
+        let mut b = good.clone();
+        b[200] ^= 0x5a;
+        b
+    }]
+    .iter()
+    .enumerate()
+    {
+        std::fs::write(&path, bytes).unwrap();
+        let cache = VectorCache::with_file(path.clone());
+        assert!(
+            !cache.warm(now, MODEL),
+            "damage {i} is found by the warm-up"
+        );
+        assert_eq!(search(&cache, &conn, SQL, q, 4), want, "damage {i}");
+        assert_eq!(std::fs::read(&path).unwrap(), good, "damage {i}: rebuilt");
+    }
+
+    // Another process adds a row: the file is stale for the new stamp.
+    let other = store(&dir.path().join("store.db"));
+    add(&other, 99, &axis(13, 16));
+    let cache = VectorCache::with_file(path);
+    assert!(!cache.warm(stamp(&conn).unwrap(), MODEL), "stale");
+    assert_eq!(search(&cache, &conn, SQL, &axis(13, 16), 1), [99]);
+}
+
+/// Record `i` of a big copy: one of `distinct` directions (so many records tie), or with
+/// `vary`, that direction nudged by `i` (so few do).
+fn record(i: usize, dim: usize, distinct: usize, vary: bool) -> Vec<f32> {
+    let mut v = axis(i % distinct, dim);
+    if vary {
+        v[100 + i % 200] += 0.002 * (i % 13) as f32;
+        normalize(&mut v);
+    }
+    v
+}
+
+/// The 25 nearest to `q` (every fifth-but-three id left out by `keep`) in a copy of `n`
+/// records (see [`record`]), built straight from memory (no SQLite) when needed.
+fn big_copy(
+    cache: &VectorCache<i64>,
+    n: usize,
+    dim: usize,
+    distinct: usize,
+    vary: bool,
+    q: &[f32],
+) -> Vec<i64> {
+    let stamp = Stamp {
+        store: 7,
+        generation: 1,
+    };
+    let rows = |fill: &mut crate::vector::Filler<i64>| -> rusqlite::Result<()> {
+        for i in 0..n {
+            let blob = crate::vector::to_blob(&record(i, dim, distinct, vary));
+            if fill.accepts(&blob) && !fill.push(i as i64) {
+                break;
+            }
+        }
+        Ok(())
+    };
+    cache
+        .top_k_with(
+            stamp,
+            MODEL,
+            q,
+            25,
+            |id| id % 5 != 3,
+            &rows,
+            |e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)),
+        )
+        .unwrap()
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect()
+}
+
+#[test]
+fn a_big_copy_shared_out_between_threads_ranks_as_one_pass_does() {
+    // 24k records of 384 dimensions: 9 MB, 9 steps, so a helper thread takes part on a
+    // machine with two cores or more.
+    let (n, dim, distinct) = (24_000, 384, 50);
+    let dir = tempfile::tempdir().unwrap();
+    let stamp = Stamp {
+        store: 7,
+        generation: 1,
+    };
+    for vary in [false, true] {
+        let path = dir.path().join(format!("big-{vary}.vectors"));
+        let copy = |cache: &VectorCache<i64>, q: &[f32]| big_copy(cache, n, dim, distinct, vary, q);
+        let q = axis(7, dim);
+        let built = copy(&VectorCache::with_file(path.clone()), &q);
+        // A fresh cache checks the file while it scans it: one pass, in file order.
+        let one_pass = copy(&VectorCache::with_file(path.clone()), &q);
+        assert_eq!(built, one_pass, "vary {vary}");
+        if !vary {
+            // Every record of direction 7 ties: one pass keeps the first 25 `keep` takes.
+            let first: Vec<i64> = (0..n as i64)
+                .filter(|i| i % distinct as i64 == 7 && i % 5 != 3)
+                .take(25)
+                .collect();
+            assert_eq!(one_pass, first);
+        }
+        let warmed = VectorCache::with_file(path.clone());
+        assert!(warmed.warm(stamp, MODEL));
+        for round in 0..3 {
+            assert_eq!(
+                copy(&warmed, &q),
+                one_pass,
+                "vary {vary}, shared scan {round}"
+            );
+        }
+        let mut other = axis(11, dim);
+        other[12] += 0.05;
+        normalize(&mut other);
+        let one_pass = copy(&VectorCache::with_file(path), &other);
+        assert_eq!(
+            copy(&warmed, &other),
+            one_pass,
+            "vary {vary}, another query"
+        );
+    }
+}
