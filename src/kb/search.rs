@@ -46,11 +46,9 @@ impl KnowledgeBase {
     /// Maps and checks the vector copy ahead of the first search (see
     /// `vector::VectorCache::warm`); true when it is ready.
     pub fn warm(&self) -> bool {
-        let Some(embedder) = &self.embedder else {
-            return false;
-        };
+        let model = self.embedder.as_ref().map(|e| e.model_id());
         self.tables
-            .warm_vectors(&self.vectors, embedder.model_id())
+            .warm_vectors(&self.vectors, model)
             .unwrap_or(false)
     }
 

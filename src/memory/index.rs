@@ -240,7 +240,7 @@ impl Index {
 
     /// Maps and checks the vector copy of `model` ahead of the first search (see
     /// `vector::VectorCache::warm`); true when it is ready.
-    pub fn warm_vectors(&self, model: &str) -> Result<bool> {
+    pub fn warm_vectors(&self, model: Option<&str>) -> Result<bool> {
         self.tables.warm_vectors(&self.vectors, model)
     }
 

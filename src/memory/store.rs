@@ -189,12 +189,8 @@ impl MemoryStore {
     /// Maps and checks the vector copy ahead of the first recall (see
     /// `vector::VectorCache::warm`), e.g. while the embedder loads; true when ready.
     pub fn warm_vectors(&self) -> bool {
-        let Some(embedder) = &self.embedder else {
-            return false;
-        };
-        self.index
-            .warm_vectors(embedder.model_id())
-            .unwrap_or(false)
+        let model = self.embedder.as_ref().map(|e| e.model_id());
+        self.index.warm_vectors(model).unwrap_or(false)
     }
 
     /// Embeds every active memory that has no vector from the current embedder (new,

@@ -243,11 +243,9 @@ impl RagStore {
     /// `vector::VectorCache::warm`), e.g. while the embedder loads. True when ready; a
     /// failure only means the first query does the work.
     pub fn warm(&self) -> bool {
-        let Some(embedder) = &self.embedder else {
-            return false;
-        };
+        let model = self.embedder.as_ref().map(|e| e.model_id());
         self.tables
-            .warm_vectors(&self.vectors, embedder.model_id())
+            .warm_vectors(&self.vectors, model)
             .unwrap_or(false)
     }
 

@@ -309,7 +309,11 @@ impl KbTables {
 
     /// Maps and checks the scan copy of `model`'s vectors ahead of the first scan (see
     /// `VectorCache::warm`); true when it is ready.
-    pub fn warm_vectors(&self, cache: &VectorCache<(i64, i64)>, model: &str) -> Result<bool> {
+    pub fn warm_vectors(
+        &self,
+        cache: &VectorCache<(i64, i64)>,
+        model: Option<&str>,
+    ) -> Result<bool> {
         Ok(super::vectors::warm(&self.conn, cache, model)?)
     }
 

@@ -460,7 +460,11 @@ impl MemoryTables {
 
     /// Maps and checks the scan copy of `model`'s vectors ahead of the first scan (see
     /// `VectorCache::warm`); true when it is ready.
-    pub fn warm_vectors(&self, cache: &VectorCache<VectorKey>, model: &str) -> Result<bool> {
+    pub fn warm_vectors(
+        &self,
+        cache: &VectorCache<VectorKey>,
+        model: Option<&str>,
+    ) -> Result<bool> {
         Ok(super::vectors::warm(&self.conn, cache, model)?)
     }
 

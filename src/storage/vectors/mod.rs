@@ -62,13 +62,16 @@ pub fn stamp(conn: &Connection) -> rusqlite::Result<Stamp> {
 }
 
 /// Maps and checks the scan copy of `model`'s vectors before the first scan needs it
-/// (see [`VectorCache::warm`]); true when it is ready.
+/// (see [`VectorCache::warm`]); true when it is ready (never without an embedder).
 pub fn warm<K: Key>(
     conn: &Connection,
     cache: &VectorCache<K>,
-    model: &str,
+    model: Option<&str>,
 ) -> rusqlite::Result<bool> {
-    Ok(cache.warm(stamp(conn)?, model))
+    match model {
+        Some(model) => Ok(cache.warm(stamp(conn)?, model)),
+        None => Ok(false),
+    }
 }
 
 /// Triggers that move the stamp when a row of `table` (the rows a store's vector scan

@@ -176,14 +176,22 @@ fn temp_files_of_dead_writers_are_removed_when_the_file_is_built() {
     }
 }
 
+/// A store of 12 vectors whose copy was written to its file by one search: the
+/// connection, the file, a query and the ids it must find.
+fn with_a_file(dir: &std::path::Path) -> (Connection, std::path::PathBuf, Vec<f32>, Vec<i64>) {
+    let (conn, vectors) = filled(dir, 12, 16);
+    let path = sidecar_path(&dir.join("store.db"));
+    let q = vectors[4].1.clone();
+    let want = exact(&vectors, &q, 4);
+    search(&VectorCache::with_file(path.clone()), &conn, SQL, &q, 4);
+    (conn, path, q, want)
+}
+
 #[test]
 fn a_truncated_or_corrupt_file_is_rebuilt() {
     let dir = tempfile::tempdir().unwrap();
-    let (conn, vectors) = filled(dir.path(), 12, 16);
-    let path = sidecar_path(&dir.path().join("store.db"));
-    let q = &vectors[4].1;
-    let want = exact(&vectors, q, 4);
-    search(&VectorCache::with_file(path.clone()), &conn, SQL, q, 4);
+    let (conn, path, q, want) = with_a_file(dir.path());
+    let q = &q;
     let good = std::fs::read(&path).unwrap();
     let mut damaged: Vec<Vec<u8>> = [0, 10, 63, 64, 100, good.len() - 1]
         .iter()
@@ -242,11 +250,8 @@ fn another_embedder_or_dimension_is_a_different_copy() {
 #[test]
 fn a_warmed_copy_is_used_as_is_and_a_bad_file_is_still_caught() {
     let dir = tempfile::tempdir().unwrap();
-    let (conn, vectors) = filled(dir.path(), 12, 16);
-    let path = sidecar_path(&dir.path().join("store.db"));
-    let q = &vectors[4].1;
-    let want = exact(&vectors, q, 4);
-    search(&VectorCache::with_file(path.clone()), &conn, SQL, q, 4);
+    let (conn, path, q, want) = with_a_file(dir.path());
+    let q = &q;
     let now = stamp(&conn).unwrap();
 
     let warmed = VectorCache::with_file(path.clone());
