@@ -25,15 +25,8 @@ fn open_memory(
     notices.extend(note);
     // The app's chat model loads for longer than the embedder: waiting here costs nothing
     // and keeps an embedder llama.cpp refused out of every store.
-    let embedder = arriving.and_then(|e| match e.wait() {
-        Ok(_) => Some(e as Arc<dyn Embedder>),
-        Err(why) => {
-            notices.push(format!(
-                "the embedder did not load ({why}); recall uses full-text search only"
-            ));
-            None
-        }
-    });
+    let (embedder, refused) = arriving.map(arrived).unwrap_or_default();
+    notices.extend(refused);
     tracing::debug!("phase: embedder loaded");
     let store = match opened {
         Ok((mut store, report)) => {
@@ -80,9 +73,27 @@ static EMBEDDERS: std::sync::Mutex<Vec<Arc<ArrivingEmbedder>>> = std::sync::Mute
 /// The sentence embedder `memory.embedder` names (`auto`: the default file in the model
 /// directories), started once per process (it loads on a thread of its own). `None`
 /// comes with a one-line reason, except for `none`, which is a choice and not a problem.
+///
+/// It waits for the model (callers use it at once, or open after the session's stores,
+/// which waited already), so one llama.cpp refuses is a note and no embedder, as a
+/// missing file is. [`open_memory_and_embedder`] does not wait.
 pub fn open_embedder(config: &Config, workspace: &Path) -> LoadedEmbedder {
-    let (embedder, note) = arriving_embedder(config, workspace);
-    (embedder.map(|e| e as Arc<dyn Embedder>), note)
+    match arriving_embedder(config, workspace) {
+        (Some(e), _) => arrived(e),
+        (None, note) => (None, note),
+    }
+}
+
+/// The embedder once its load ended: none, with a note, when llama.cpp refused it.
+fn arrived(embedder: Arc<ArrivingEmbedder>) -> LoadedEmbedder {
+    let refused = embedder
+        .wait()
+        .err()
+        .map(|why| format!("the embedder did not load ({why}); recall uses full-text search only"));
+    match refused {
+        Some(note) => (None, Some(note)),
+        None => (Some(embedder as Arc<dyn Embedder>), None),
+    }
 }
 
 fn arriving_embedder(

@@ -31,9 +31,7 @@ impl ArrivingEmbedder {
         let spawned = std::thread::Builder::new()
             .name("embedder-load".into())
             .spawn(move || {
-                if let Ok(model) = loader.wait() {
-                    model.prepare_query_context();
-                }
+                let _ = loader.wait();
             });
         if let Err(e) = spawned {
             tracing::debug!("embedder: no loading thread ({e}); it loads at first use");
@@ -41,12 +39,17 @@ impl ArrivingEmbedder {
         Ok(arriving)
     }
 
-    /// The loaded model: waits while the load is under way (or runs it here); the error
-    /// says why llama.cpp could not load the file.
+    /// The loaded model, with its query context made: waits while the load is under way
+    /// (or runs it here); the error says why llama.cpp could not load the file. Once it
+    /// returned, no llama.cpp call of this embedder runs on another thread (`main` relies
+    /// on that before it exits).
     pub fn wait(&self) -> Result<&LlamaEmbedder, &str> {
         self.loaded
             .get_or_init(|| {
-                LlamaEmbedder::load_file(&self.file, self.threads).map_err(|e| e.to_string())
+                let model = LlamaEmbedder::load_file(&self.file, self.threads)
+                    .map_err(|e| e.to_string())?;
+                model.prepare_query_context();
+                Ok(model)
             })
             .as_ref()
             .map_err(String::as_str)

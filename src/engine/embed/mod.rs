@@ -245,8 +245,9 @@ impl Embedder for LlamaEmbedder {
 
 impl LlamaEmbedder {
     /// Makes the one-thread context a query is embedded in, ahead of the first query:
-    /// the loading thread of an [`ArrivingEmbedder`] does it (≈ 4 ms here) while the
-    /// session start is still busy elsewhere. A failure is left to the first query.
+    /// an [`ArrivingEmbedder`] does it as part of its load (≈ 4 ms here), on its own
+    /// thread while the session start is busy elsewhere. A failure is left to the first
+    /// query.
     pub fn prepare_query_context(&self) {
         let mut guard = self.cell.lock().unwrap_or_else(|p| p.into_inner());
         let made = guard.with_dependent_mut(|model, ctx| {
