@@ -25,7 +25,7 @@ fn open_memory(
     notices.extend(note);
     // The app's chat model loads for longer than the embedder: waiting here costs nothing
     // and keeps an embedder llama.cpp refused out of every store.
-    let (embedder, refused) = arriving.map(arrived).unwrap_or_default();
+    let (embedder, refused) = arriving.map(once_loaded).unwrap_or_default();
     notices.extend(refused);
     tracing::debug!("phase: embedder loaded");
     let store = match opened {
@@ -79,13 +79,13 @@ static EMBEDDERS: std::sync::Mutex<Vec<Arc<ArrivingEmbedder>>> = std::sync::Mute
 /// missing file is. [`open_memory_and_embedder`] does not wait.
 pub fn open_embedder(config: &Config, workspace: &Path) -> LoadedEmbedder {
     match arriving_embedder(config, workspace) {
-        (Some(e), _) => arrived(e),
+        (Some(e), _) => once_loaded(e),
         (None, note) => (None, note),
     }
 }
 
 /// The embedder once its load ended: none, with a note, when llama.cpp refused it.
-fn arrived(embedder: Arc<ArrivingEmbedder>) -> LoadedEmbedder {
+fn once_loaded(embedder: Arc<ArrivingEmbedder>) -> LoadedEmbedder {
     let refused = embedder
         .wait()
         .err()

@@ -350,7 +350,7 @@ impl<K: Clone> Loaded<K> {
         let mut verify = Verify::new(header);
         let steps = self.steps();
         for i in 0..steps.count() {
-            steps.records(i).for_each(|r| verify.record(r));
+            steps.verify(i, &mut verify);
             steps.release(i);
         }
         verify.finish(self.bytes.as_slice())
@@ -384,7 +384,7 @@ impl<K: Clone> Loaded<K> {
                 let mut verify = Verify::new(header);
                 let mut top = TopK::new(k);
                 for i in 0..steps.count() {
-                    steps.records(i).for_each(|r| verify.record(r));
+                    steps.verify(i, &mut verify);
                     steps.score(i, q, &keep, &mut top);
                     steps.release(i);
                 }
@@ -431,6 +431,11 @@ impl<K: Clone> Steps<'_, K> {
                 top.push(sim, (first + n, key.clone()));
             }
         }
+    }
+
+    /// Adds step `i`'s records to the checksum, in file order.
+    fn verify(&self, i: usize, verify: &mut Verify) {
+        self.records(i).for_each(|r| verify.record(r));
     }
 
     /// Drops step `i`'s pages from the process (see [`Bytes::release`]).
