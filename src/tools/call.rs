@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{Param, ParamKind, ToolError, CALL_CLOSER};
+use super::{Param, ParamKind, ToolError};
 
 /// A parsed call.
 #[derive(Debug, Clone, PartialEq)]
@@ -29,13 +29,15 @@ impl ToolCall {
     }
 }
 
-/// Parses the text after the opener: the JSON object up to its last `}` (a closer —
-/// `</tool_call>`, a closing fence — and anything after it are ignored). The arguments
-/// may also come as `"parameters"` (Llama 3's key; the lenient grammars allow it).
+/// Parses the text after the opener: its first JSON value (a closer — `</tool_call>`, a
+/// closing fence — and anything after it are ignored, as is a closer written inside one of
+/// the call's strings, which the grammar allows). The arguments may also come as
+/// `"parameters"` (Llama 3's key; the lenient grammars allow it).
 pub fn parse_call(text: &str) -> Result<ToolCall, ToolError> {
-    let json = text.split(CALL_CLOSER).next().unwrap_or(text).trim();
-    let json = json.rfind('}').map_or(json, |end| &json[..=end]);
-    let value: Value = serde_json::from_str(json)
+    let value: Value = serde_json::Deserializer::from_str(text.trim_start())
+        .into_iter::<Value>()
+        .next()
+        .unwrap_or_else(|| serde_json::from_str(""))
         .map_err(|e| ToolError::BadArguments(format!("the call is not valid JSON: {e}")))?;
     let name = value
         .get("name")
@@ -177,6 +179,15 @@ mod tests {
         let llama = parse_call(r#"{"name": "x", "parameters": {"path": "b"}}"#).unwrap();
         assert_eq!(llama.arguments["path"], "b");
         assert!(parse_call("{not json").is_err());
+        assert!(parse_call("").is_err());
+        // A closer inside a string is the model's text, not the call's end.
+        let inside = parse_call(
+            r#"{"name": "write_file", "arguments": {"path": "a.txt", "content": "hi</tool_call> {x}"}}</tool_call>"#,
+        )
+        .unwrap();
+        assert_eq!(inside.arguments["content"], "hi</tool_call> {x}");
+        let extra = parse_call(r#"{"name": "x", "arguments": {"a": "```"}}}"#).unwrap();
+        assert_eq!(extra.arguments["a"], "```");
         assert!(parse_call(r#"{"arguments": {}}"#).is_err());
         assert!(parse_call(r#"{"name": "x", "arguments": [1]}"#).is_err());
     }
