@@ -69,6 +69,11 @@ pub struct PaceRow {
     pub shape_ratio: f64,
     pub greedy_ratio: f64,
     pub sampled_ratio: f64,
+    /// The median of each round's own ratio (the loop over the yardstick of the same
+    /// round): a machine whose pace drifts between rounds moves both alike.
+    pub shape_paired: f64,
+    pub greedy_paired: f64,
+    pub sampled_paired: f64,
 }
 
 pub fn run(opts: &PaceOptions) -> Result<Vec<PaceRow>, EngineError> {
@@ -109,15 +114,27 @@ fn row(params: &EngineParams, opts: &PaceOptions) -> Result<PaceRow, EngineError
         max_tokens: Some(opts.n_gen),
         ..GenerateOptions::new(opts.sampling.clone())
     };
-    for _ in 0..opts.rounds.max(1) {
-        loops[0].push(reference.decode_tps(Shape::LlamaBench, depth, opts.n_gen)?);
-        loops[1].push(reference.decode_tps(Shape::Harvey, depth, opts.n_gen)?);
-        for (i, options) in [(2, &greedy), (3, &sampled)] {
-            engine.reset();
-            let stats = engine.generate(&messages, options, &mut |_| {})?.stats;
-            loops[i].push(stats.decode_tps);
+    for round in 0..opts.rounds.max(1) {
+        // Each round starts with another loop, so none always runs first or last.
+        for k in 0..4 {
+            let i = (k + round) % 4;
+            let tps = match i {
+                0 => reference.decode_tps(Shape::LlamaBench, depth, opts.n_gen)?,
+                1 => reference.decode_tps(Shape::Harvey, depth, opts.n_gen)?,
+                _ => {
+                    engine.reset();
+                    let options = if i == 2 { &greedy } else { &sampled };
+                    engine
+                        .generate(&messages, options, &mut |_| {})?
+                        .stats
+                        .decode_tps
+                }
+            };
+            loops[i].push(tps);
         }
     }
+    let paired = |i: usize| paired_ratio(&loops[i], &loops[0]);
+    let (shape_paired, greedy_paired, sampled_paired) = (paired(1), paired(2), paired(3));
     let [bench, shape, greedy, sampled] = loops.map(Spread::of);
     let over = |s: &Spread| {
         if bench.median > 0.0 {
@@ -134,11 +151,25 @@ fn row(params: &EngineParams, opts: &PaceOptions) -> Result<PaceRow, EngineError
         shape_ratio: over(&shape),
         greedy_ratio: over(&greedy),
         sampled_ratio: over(&sampled),
+        shape_paired,
+        greedy_paired,
+        sampled_paired,
         llama_bench: bench,
         harvey_shape: shape,
         greedy,
         sampled,
     })
+}
+
+/// The median of `loop_tps[r] / reference[r]` over the rounds (0 when none can be taken).
+fn paired_ratio(loop_tps: &[f64], reference: &[f64]) -> f64 {
+    let ratios: Vec<f64> = loop_tps
+        .iter()
+        .zip(reference)
+        .filter(|(_, r)| **r > 0.0)
+        .map(|(l, r)| l / r)
+        .collect();
+    Spread::of(ratios).median
 }
 
 #[cfg(test)]
@@ -178,5 +209,18 @@ mod tests {
         assert_eq!((s.min, s.median, s.max), (1.0, 2.0, 3.0));
         let empty = Spread::of(vec![f64::NAN]);
         assert_eq!(empty.median, 0.0);
+    }
+
+    #[test]
+    fn paired_ratio_follows_a_drifting_machine() {
+        // The machine slows to half pace for the last rounds and once in between; the
+        // loop runs at 0.9× of the yardstick in all but that one round, which the ratio
+        // of the medians reads as 0.45×.
+        let reference = [50.0, 50.0, 50.0, 25.0, 25.0];
+        let tps = [45.0, 45.0, 22.5, 22.5, 22.5];
+        let medians = Spread::of(tps.to_vec()).median / Spread::of(reference.to_vec()).median;
+        assert!((medians - 0.45).abs() < 1e-9);
+        assert!((paired_ratio(&tps, &reference) - 0.9).abs() < 1e-9);
+        assert_eq!(paired_ratio(&[1.0], &[0.0]), 0.0, "no round to pair");
     }
 }

@@ -140,20 +140,31 @@ pub fn pace(rows: &[PaceRow]) -> String {
             "{} — decode of {} tokens at depth {}, {} threads",
             r.model, r.n_gen, r.depth, r.threads
         );
-        s.push_str("  loop                      min  median     max  ratio\n");
+        s.push_str("  loop                      min  median     max  ratio   paired\n");
         let lines = [
-            ("llama-bench loop", &r.llama_bench, 1.0),
-            ("same, harvey's context", &r.harvey_shape, r.shape_ratio),
-            ("harvey, greedy", &r.greedy, r.greedy_ratio),
-            ("harvey, config sampling", &r.sampled, r.sampled_ratio),
+            ("llama-bench loop", &r.llama_bench, 1.0, 1.0),
+            (
+                "same, harvey's context",
+                &r.harvey_shape,
+                r.shape_ratio,
+                r.shape_paired,
+            ),
+            ("harvey, greedy", &r.greedy, r.greedy_ratio, r.greedy_paired),
+            (
+                "harvey, config sampling",
+                &r.sampled,
+                r.sampled_ratio,
+                r.sampled_paired,
+            ),
         ];
-        for (name, spread, ratio) in lines {
+        for (name, spread, ratio, paired) in lines {
             let _ = writeln!(
                 s,
-                "  {name:<23} {:>6.1}  {:>6.1}  {:>6.1}  {ratio:.3}×",
+                "  {name:<23} {:>6.1}  {:>6.1}  {:>6.1}  {ratio:.3}×  {paired:.3}×",
                 spread.min, spread.median, spread.max
             );
         }
+        s.push_str("  (ratio: medians over the llama-bench loop's; paired: the median of each round's own ratio)\n");
     }
     s
 }

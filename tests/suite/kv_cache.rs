@@ -173,3 +173,63 @@ fn bench_json_splits_memory_and_compares_both_cache_types() {
         assert!(memory["peak_rss_bytes"].is_null());
     }
 }
+
+#[test]
+fn bench_pace_json_pairs_every_loop_with_the_yardstick_of_its_round() {
+    let ws = workspace();
+    std::fs::write(
+        ws.path().join("agents/harvey.yaml"),
+        "engine:\n  n_ctx: 512\nmemory:\n  embedder: none\n",
+    )
+    .unwrap();
+    let model = model_path();
+    let out = run(
+        ws.path(),
+        &[
+            "--model",
+            model.to_str().unwrap(),
+            "bench",
+            "--pace",
+            "--json",
+            "--pace-rounds",
+            "3",
+            "--pace-depth",
+            "48",
+            "--decode-tokens",
+            "8",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let rows: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 1, "one model: {rows:?}");
+    let row = &rows[0];
+    assert_eq!(row["n_gen"], 8);
+    assert!((1..=96).contains(&bytes(&row["depth"])), "{row}");
+    let spread = |name: &str| {
+        let s = &row[name];
+        let (min, median, max) = (
+            s["min"].as_f64().unwrap(),
+            s["median"].as_f64().unwrap(),
+            s["max"].as_f64().unwrap(),
+        );
+        assert!(0.0 < min && min <= median && median <= max, "{name}: {s}");
+        (min, max)
+    };
+    let (bench_min, bench_max) = spread("llama_bench");
+    for (name, paired) in [
+        ("harvey_shape", "shape_paired"),
+        ("greedy", "greedy_paired"),
+        ("sampled", "sampled_paired"),
+    ] {
+        let (min, max) = spread(name);
+        // Every round's ratio, so their median, lies between these two.
+        let ratio = row[paired].as_f64().unwrap();
+        assert!(
+            min / bench_max <= ratio && ratio <= max / bench_min,
+            "{paired} {ratio} outside {} ..= {}: {row}",
+            min / bench_max,
+            max / bench_min
+        );
+    }
+}
