@@ -98,18 +98,25 @@ impl RagStore {
         let started = Instant::now();
         let mut report = IngestReport::default();
         let (files, walked_dirs) = collect_files(paths, &mut report.skipped);
+        // A file named twice (itself and under its directory) is one file.
+        let mut seen: HashSet<String> = HashSet::new();
+        let files: Vec<(PathBuf, String)> = files
+            .into_iter()
+            .map(|file| {
+                let key = display_path(&file, opts.workspace);
+                (file, key)
+            })
+            .filter(|(_, key)| seen.insert(key.clone()))
+            .collect();
         report.files_seen = files.len();
         let embed_started = Instant::now();
         let mut embedded = 0usize;
-        let mut seen: HashSet<String> = HashSet::new();
-        for (i, file) in files.iter().enumerate() {
+        for (i, (file, key)) in files.iter().enumerate() {
             if cancel() {
                 report.cancelled = true;
                 break;
             }
-            let key = display_path(file, opts.workspace);
-            seen.insert(key.clone());
-            match self.ingest_file(file, &key, opts) {
+            match self.ingest_file(file, key, opts) {
                 Ok(FileOutcome::Unchanged) => report.files_unchanged += 1,
                 Ok(FileOutcome::Ingested {
                     added,

@@ -36,3 +36,41 @@ fn queries_alone_never_rebuild_the_vector_copy_a_write_does() {
     assert_eq!(store.query("valve sticks", 1).unwrap()[0].path, "docs/1.md");
     assert_ne!(std::fs::metadata(&copy).unwrap().ino(), built, "rebuilt");
 }
+
+#[test]
+fn a_file_named_twice_is_ingested_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let docs = dir.path().join("docs");
+    std::fs::create_dir(&docs).unwrap();
+    for (name, text) in [
+        ("a.md", "the pump needs priming"),
+        ("b.md", "the valve sticks"),
+    ] {
+        std::fs::write(docs.join(name), text).unwrap();
+    }
+    let db = dir.path().join("notes.harvey.db");
+    let embedder = Arc::new(HashEmbedder::default());
+    let mut store = RagStore::at(&db, "notes", Some(embedder)).unwrap();
+    let opts = super::ingest::IngestOptions {
+        workspace: dir.path(),
+        chunk_tokens: 64,
+    };
+    // The file itself, then its directory: one file each time, not a second "unchanged".
+    let report = store
+        .ingest(
+            &[docs.join("a.md"), docs.clone()],
+            &opts,
+            &mut |_| {},
+            &|| false,
+        )
+        .unwrap();
+    assert_eq!(
+        (
+            report.files_seen,
+            report.files_ingested,
+            report.files_unchanged
+        ),
+        (2, 2, 0)
+    );
+    assert_eq!(report.chunks_added, 2);
+}

@@ -64,6 +64,18 @@ fn q8_0_cache_replies_and_holds_about_half_the_bytes_of_f16() {
     assert!((computed - Q8_0_PER_F16).abs() < 0.01, "{computed}");
 }
 
+/// `harvey --model SMOLLM2 bench --json ARGS` in a new workspace with `config`: its report.
+fn bench_json(config: &str, args: &[&str]) -> Value {
+    let ws = workspace();
+    std::fs::write(ws.path().join("agents/harvey.yaml"), config).unwrap();
+    let model = model_path();
+    let mut all = vec!["--model", model.to_str().unwrap(), "bench", "--json"];
+    all.extend_from_slice(args);
+    let out = run(ws.path(), &all);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 fn bytes(v: &Value) -> u64 {
     v.as_u64()
         .unwrap_or_else(|| panic!("not a byte count: {v}"))
@@ -71,20 +83,10 @@ fn bytes(v: &Value) -> u64 {
 
 #[test]
 fn bench_json_splits_memory_and_compares_both_cache_types() {
-    let ws = workspace();
-    std::fs::write(
-        ws.path().join("agents/harvey.yaml"),
-        "engine:\n  n_ctx: 512\n  kv_cache_type: f16\nmemory:\n  embedder: none\n",
-    )
-    .unwrap();
     let model = model_path();
-    let out = run(
-        ws.path(),
+    let report = bench_json(
+        "engine:\n  n_ctx: 512\n  kv_cache_type: f16\nmemory:\n  embedder: none\n",
         &[
-            "--model",
-            model.to_str().unwrap(),
-            "bench",
-            "--json",
             "--turns",
             "1",
             "--decode-tokens",
@@ -99,8 +101,6 @@ fn bench_json_splits_memory_and_compares_both_cache_types() {
             "8",
         ],
     );
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     // The flag overrides the config for the main run.
     assert_eq!(report["kv_cache_type"], "q8_0");
     let memory = &report["memory"];
@@ -176,21 +176,10 @@ fn bench_json_splits_memory_and_compares_both_cache_types() {
 
 #[test]
 fn bench_pace_json_pairs_every_loop_with_the_yardstick_of_its_round() {
-    let ws = workspace();
-    std::fs::write(
-        ws.path().join("agents/harvey.yaml"),
+    let rows = bench_json(
         "engine:\n  n_ctx: 512\nmemory:\n  embedder: none\n",
-    )
-    .unwrap();
-    let model = model_path();
-    let out = run(
-        ws.path(),
         &[
-            "--model",
-            model.to_str().unwrap(),
-            "bench",
             "--pace",
-            "--json",
             "--pace-rounds",
             "3",
             "--pace-depth",
@@ -199,8 +188,6 @@ fn bench_pace_json_pairs_every_loop_with_the_yardstick_of_its_round() {
             "8",
         ],
     );
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let rows: Value = serde_json::from_slice(&out.stdout).unwrap();
     let rows = rows.as_array().unwrap();
     assert_eq!(rows.len(), 1, "one model: {rows:?}");
     let row = &rows[0];
