@@ -29,10 +29,10 @@ impl ToolCall {
     }
 }
 
-/// Parses the text after the opener: its first JSON value (a closer — `</tool_call>`, a
-/// closing fence — and anything after it are ignored, as is a closer written inside one of
-/// the call's strings, which the grammar allows). The arguments may also come as
-/// `"parameters"` (Llama 3's key; the lenient grammars allow it).
+/// Parses the text after the opener: its first JSON value. A closer after it —
+/// `</tool_call>`, a closing fence — and anything further are ignored; a closer written
+/// inside one of the call's strings (the grammar allows it) is part of that string. The
+/// arguments may also come as `"parameters"` (Llama 3's key; the lenient grammars allow it).
 pub fn parse_call(text: &str) -> Result<ToolCall, ToolError> {
     let value: Value = serde_json::Deserializer::from_str(text.trim_start())
         .into_iter::<Value>()
