@@ -282,6 +282,7 @@ fn overlapping(n: usize) -> Vec<Memory> {
                 confidence: 0.5,
                 source_session: None,
                 expires_at: None,
+                evidence: None,
                 body: String::new(),
                 extra: Default::default(),
             }

@@ -358,6 +358,7 @@ fn turn_memory(t: &serde_json::Value, date: &str) -> Result<Memory, String> {
         confidence: 0.5,
         source_session: None,
         expires_at: None,
+        evidence: None,
         body: String::new(),
         extra: Default::default(),
     })

@@ -226,6 +226,7 @@ fn memory_recall(e: &Arc<dyn Embedder>, n: usize) {
                 confidence: 0.5,
                 source_session: None,
                 expires_at: None,
+                evidence: None,
                 body: String::new(),
                 extra: Default::default(),
             }

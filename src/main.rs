@@ -314,6 +314,7 @@ fn tool(options: &AppOptions, cmd: ToolCommand) -> Result<ExitCode> {
                 counter: vocab
                     .as_ref()
                     .map(|v| v as &dyn harvey::tokens::TokenCounter),
+                provenance: None,
             };
             let result = registry.call_in(&name, &args, harvey::tools::Approval::NobodyToAsk, ctx);
             print_tool_result(&result, json)?;

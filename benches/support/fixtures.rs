@@ -122,6 +122,7 @@ pub fn synthetic(n: usize, topics: &[&str]) -> Vec<Memory> {
                 confidence: 0.5,
                 source_session: None,
                 expires_at: None,
+                evidence: None,
                 body: words(30),
                 extra: Default::default(),
             }

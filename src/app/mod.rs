@@ -229,6 +229,14 @@ impl App {
         let ask_model_command = commands::yes_no(self.ask.clone(), "the model asks: ");
         let ask_file_write = commands::yes_no(self.ask.clone(), "");
         let cache_dir = self.cache_dir();
+        // The record's name (planned until its first exchange is written).
+        let session = self
+            .recorder
+            .path()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| self.recorder.planned_path())
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned());
         let tool_set = ToolSet {
             registry: &self.tools,
             forms: &self.call_forms,
@@ -243,6 +251,8 @@ impl App {
                 .then_some(&ask_file_write as &crate::chat::agent::Confirm),
             route: self.routes().then_some(text),
             route_saved: self.route_saved(&cache_dir),
+            request: text,
+            session: session.as_deref(),
         };
         let tools = (self.tools_enabled && !self.tools.is_empty()).then_some(&tool_set);
         // Per-turn context rides on this user message only (the cached prefix stays).

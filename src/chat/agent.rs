@@ -6,6 +6,7 @@
 //! the model as the result; over the round cap the model is told to answer now.
 
 mod answer;
+mod guard;
 mod one_reply;
 
 use std::collections::HashMap;
@@ -74,6 +75,11 @@ pub struct ToolSet<'a> {
     pub route: Option<&'a str>,
     /// Where the router's instructions are saved between processes (`None`: not saved).
     pub route_saved: Option<route::Saved<'a>>,
+    /// The user's own words this turn (without attachments): what memory writes are
+    /// judged against ([`crate::chat::memory_guard`]).
+    pub request: &'a str,
+    /// The session record's name, kept with each memory the model writes.
+    pub session: Option<&'a str>,
 }
 
 /// How calls open and what grammar each opening continues under.
@@ -437,6 +443,7 @@ fn opening(forms: &CallForms, before: String, head: Option<JsonHead>) -> Opening
 /// the diff shown when someone can answer, the question, then the call.
 fn ask_and_call(
     set: &ToolSet<'_>,
+    conversation: &Conversation,
     call: &ToolCall,
     on_event: &mut dyn FnMut(TurnEvent),
 ) -> Result<String, ToolError> {
@@ -445,6 +452,11 @@ fn ask_and_call(
         .get(&call.name)
         .is_some_and(|t| t.writes_files());
     let asker = if writes_files { set.ask_files } else { set.ask };
+    if let (None, true) = (asker, writes_files) {
+        if let Some(refusal) = guard::unattended_write_after_data(conversation) {
+            return Err(refusal);
+        }
+    }
     let preview = set.registry.preview(&call.name, &call.arguments)?;
     let approval = match (asker, preview) {
         (None, _) => Approval::NobodyToAsk,
@@ -527,6 +539,7 @@ fn run_call(
 ) -> CallRecord {
     let ctx = ToolContext {
         counter: Some(counter),
+        provenance: None,
     };
     let (call, result, reused) = match parsed {
         Ok(call) => {
@@ -535,7 +548,7 @@ fn run_call(
             let reused = seen.contains_key(&key);
             let result = match seen.get(&key) {
                 Some(r) => r.clone(),
-                None => approve_and_call(set, &call, ctx, on_event),
+                None => approve_and_call(set, conversation, &call, seen, ctx, on_event),
             };
             seen.entry(key).or_insert_with(|| result.clone());
             (Some(call), result, reused)
@@ -564,19 +577,33 @@ fn run_call(
     }
 }
 
-/// A first call: asked about where the tool asks or writes memory, then run.
+/// A first call: asked about where the tool asks or writes memory, then run. A memory
+/// write passes the turn's guard first ([`guard::memory_write`]).
 fn approve_and_call(
     set: &ToolSet<'_>,
+    conversation: &Conversation,
     call: &ToolCall,
+    seen: &Seen,
     ctx: ToolContext<'_>,
     on_event: &mut dyn FnMut(TurnEvent),
 ) -> Result<String, ToolError> {
     let tool = set.registry.get(&call.name);
     let writes = tool.is_some_and(|t| t.writes());
     if tool.is_some_and(|t| t.asks()) {
-        return ask_and_call(set, call, on_event);
+        return ask_and_call(set, conversation, call, on_event);
     }
-    match (set.confirm, writes) {
+    let mut ctx = ctx;
+    let provenance;
+    let mut confirm = set.confirm;
+    if tool.is_some_and(|t| t.remembers()) {
+        let (p, approved) = guard::memory_write(set, conversation, call, seen)?;
+        provenance = p;
+        ctx.provenance = Some(&provenance);
+        if approved {
+            confirm = None;
+        }
+    }
+    match (confirm, writes) {
         (Some(None), true) => Err(ToolError::Refused(
             "memory writes need the user's confirmation (tools.confirm_memory_writes) and this session cannot ask; tell the user what you would save".into(),
         )),

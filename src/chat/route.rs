@@ -223,6 +223,9 @@ pub fn choose(
     if registry.routes().is_empty() {
         return Ok(None);
     }
+    if let Some(route) = told_to_remember(registry, request) {
+        return Ok(Some(route));
+    }
     let wording = Wording::for_params(engine.info().n_params);
     if let Some(saved) = saved.filter(|_| engine.kept_aside_len() == 0) {
         let ids = instruction_ids(engine, registry);
@@ -246,6 +249,29 @@ pub fn choose(
         c.text
     );
     Ok(parse(registry, wording, &c.text))
+}
+
+/// A request that tells harvey to keep something ("Remember that I prefer tabs") goes to
+/// the tool that remembers without asking the model: the 0.5B chose `write_file` for it
+/// and wrote a file until the round cap. A question ("Do you remember what I said?") is
+/// left to the router.
+pub fn told_to_remember(registry: &Registry, request: &str) -> Option<Route> {
+    let t = request.trim().to_lowercase();
+    let question = t.ends_with('?')
+        || [
+            "do you", "did i", "did you", "what ", "when ", "where ", "who ", "how ",
+        ]
+        .iter()
+        .any(|q| t.starts_with(q));
+    if question || !super::memory_guard::is_asked(request) {
+        return None;
+    }
+    let name = registry.list().into_iter().map(|t| t.name).find(|n| {
+        registry
+            .get(n)
+            .is_some_and(|t| t.remembers() && t.route().is_some())
+    })?;
+    Some(Route::Tool(name.to_string()))
 }
 
 /// Token ids of the router's prompt that do not depend on the request (what it keeps
@@ -356,6 +382,41 @@ mod tests {
             parse(&r, Wording::PLAIN, "memory_write"),
             Some(Route::Tool("memory_write".into()))
         );
+    }
+
+    #[test]
+    fn being_told_to_remember_routes_to_the_tool_that_remembers_without_the_model() {
+        let mut r = registry();
+        assert_eq!(
+            told_to_remember(&r, "Remember that I prefer tabs."),
+            None,
+            "not offered"
+        );
+        let root = std::path::PathBuf::from(".");
+        r.add(Box::new(crate::tools::memory::MemoryWrite(
+            crate::tools::memory::MemoryPlace {
+                agents_dir: root.join("agents"),
+                workspace: root,
+                embedder: None,
+                config: crate::config::Config::default().memory,
+            },
+        )));
+        let write = Some(Route::Tool("memory_write".into()));
+        assert_eq!(
+            told_to_remember(&r, "Remember that I prefer tabs over spaces."),
+            write
+        );
+        assert_eq!(
+            told_to_remember(&r, "Note that staging is called kestrel"),
+            write
+        );
+        for left in [
+            "Do you remember what I said about tabs?",
+            "What did I ask you to remember?",
+            "Summarize README.md for me.",
+        ] {
+            assert_eq!(told_to_remember(&r, left), None, "{left}");
+        }
     }
 
     #[test]

@@ -34,7 +34,7 @@ pub enum FormatError {
     Field { key: &'static str, reason: String },
 }
 
-const KNOWN_KEYS: [&str; 13] = [
+const KNOWN_KEYS: [&str; 14] = [
     "id",
     "type",
     "kind",
@@ -48,6 +48,7 @@ const KNOWN_KEYS: [&str; 13] = [
     "confidence",
     "source_session",
     "expires_at",
+    "evidence",
 ];
 
 /// Parses a memory file. `dir_type` (the `<type>/` directory it sits in) is used when
@@ -100,6 +101,7 @@ pub fn parse(bytes: &[u8], dir_type: Option<MemoryType>) -> Result<Memory, Forma
         confidence,
         source_session: take_string(&mut map, "source_session")?.filter(|s| !s.is_empty()),
         expires_at: take_string(&mut map, "expires_at")?.filter(|s| !s.is_empty()),
+        evidence: take_string(&mut map, "evidence")?.filter(|s| !s.is_empty()),
         body: body.trim_end().to_string(),
         extra: map,
     })
@@ -128,6 +130,9 @@ pub fn render(m: &Memory) -> String {
     }
     if let Some(expires) = &m.expires_at {
         map.put_text("expires_at", expires);
+    }
+    if let Some(evidence) = &m.evidence {
+        map.put_text("evidence", evidence);
     }
     map.put_others(&m.extra, &KNOWN_KEYS);
     front_matter::join(&map, &m.body)

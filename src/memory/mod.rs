@@ -21,4 +21,4 @@ mod upkeep;
 
 pub use recall::{Candidate, Injection, Limits, MemorySilo, Section, Silo};
 pub use store::{MemoryStore, Patch, Reconciled, StoreError, Warning, WriteOutcome};
-pub use types::{Draft, Memory, MemoryType};
+pub use types::{normalize_description, Draft, Memory, MemoryType};

@@ -40,6 +40,8 @@ pub struct Exported {
     pub source_session: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<String>,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub body: String,
     /// Front-matter keys harvey does not know (another tool's), kept as they were.
@@ -63,6 +65,7 @@ impl From<&Memory> for Exported {
             confidence: m.confidence,
             source_session: m.source_session.clone(),
             expires_at: m.expires_at.clone(),
+            evidence: m.evidence.clone(),
             body: m.body.clone(),
             extra: m.extra.clone(),
         }
@@ -121,6 +124,7 @@ impl Exported {
             confidence: self.confidence,
             source_session: self.source_session.clone(),
             expires_at: self.expires_at.clone(),
+            evidence: self.evidence.clone(),
             // As the file format reads it back: trailing blank lines are not kept.
             body: self.body.trim_end().to_string(),
             extra: self.extra.clone(),
@@ -155,10 +159,10 @@ impl Line {
         if value.get("id").is_some() {
             serde_json::from_value(value)
                 .map(|e| Line::Restore(Box::new(e)))
-                .map_err(|e| format!("not an exported memory: {e} (fields: id, type, kind, created_at, updated_at, supersedes, tags, description, summary, action, confidence, source_session, expires_at, body, extra)"))
+                .map_err(|e| format!("not an exported memory: {e} (fields: id, type, kind, created_at, updated_at, supersedes, tags, description, summary, action, confidence, source_session, expires_at, evidence, body, extra)"))
         } else {
             serde_json::from_value(value).map(|d| Line::New(Box::new(d))).map_err(|e| {
-                format!("not a memory: {e} (fields: type, description, summary, tags, body, kind, action, confidence, supersedes, source_session, expires_at)")
+                format!("not a memory: {e} (fields: type, description, summary, tags, body, kind, action, confidence, supersedes, source_session, expires_at, evidence)")
             })
         }
     }
@@ -251,6 +255,7 @@ mod tests {
             confidence: 0.7,
             source_session: None,
             expires_at: None,
+            evidence: None,
             body: "INT. TERMINAL - DAY\n".into(),
             extra: Fields::parse("reviewer: alice").unwrap(),
         }

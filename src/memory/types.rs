@@ -83,6 +83,8 @@ pub struct Memory {
     pub confidence: f64,
     pub source_session: Option<String>,
     pub expires_at: Option<String>,
+    /// The words a memory the model wrote rests on, and who said them (`user: "…"`).
+    pub evidence: Option<String>,
     pub body: String,
     pub extra: crate::text::front_matter::Fields,
 }
@@ -112,6 +114,8 @@ pub struct Draft {
     pub source_session: Option<String>,
     #[serde(default)]
     pub expires_at: Option<String>,
+    #[serde(default)]
+    pub evidence: Option<String>,
 }
 
 /// Tags as a list or as one comma-separated string.

@@ -58,13 +58,9 @@ fn failed(e: StoreError) -> ToolError {
     }
 }
 
-const TYPES: &[&str] = &[
-    "workspace_profile",
-    "project_fact",
-    "tool_use",
-    "workflow",
-    "user_preference",
-];
+/// The types the model may write: the workspace profile is the profile commands' and
+/// onboarding's (`chat::memory_guard`), so the grammar does not offer it.
+const TYPES: &[&str] = &["project_fact", "tool_use", "workflow", "user_preference"];
 
 const ID: Param = Param {
     name: "id",
@@ -302,7 +298,18 @@ impl Tool for MemoryWrite {
     fn writes(&self) -> bool {
         true
     }
+    fn remembers(&self) -> bool {
+        true
+    }
     fn call(&self, args: &Map<String, Value>) -> Result<String, ToolError> {
+        self.call_in(args, ToolContext::default())
+    }
+    /// Saves the note with where it came from (the turn's guard sets `ctx.provenance`).
+    fn call_in(
+        &self,
+        args: &Map<String, Value>,
+        ctx: ToolContext<'_>,
+    ) -> Result<String, ToolError> {
         let draft = Draft {
             mtype: arg_str(args, "type").unwrap_or_default().to_string(),
             description: arg_str(args, "description").unwrap_or_default().to_string(),
@@ -312,9 +319,12 @@ impl Tool for MemoryWrite {
             supersedes: str_list(args, "supersedes").unwrap_or_default(),
             // The model's own notes start below the default: they are unverified.
             confidence: Some(0.4),
+            source_session: ctx.provenance.and_then(|p| p.session.clone()),
+            evidence: ctx.provenance.map(|p| p.evidence.clone()),
             ..Draft::default()
         };
         let mut store = self.0.open()?;
+        other_type_with_description(&store, &draft)?;
         let outcome = store.write(&draft).map_err(failed)?;
         Ok(format!(
             "memory saved: {} — {} ({}; the user can undo it with /memory forget {})",
@@ -323,6 +333,24 @@ impl Tool for MemoryWrite {
             outcome.describe(),
             outcome.id()
         ))
+    }
+}
+
+/// A note whose description an active memory of another type already has: the store would
+/// fold it into that memory and keep its id (a `project_fact` under a
+/// `workspace_profile_…` id); the model is told to update that memory instead.
+fn other_type_with_description(store: &MemoryStore, draft: &Draft) -> Result<(), ToolError> {
+    let norm = crate::memory::normalize_description(&draft.description);
+    let row = store
+        .index()
+        .active_with_norm(&norm)
+        .map_err(|e| ToolError::Failed(e.to_string()))?;
+    match row {
+        Some(row) if row.mtype.as_str() != draft.mtype => Err(ToolError::Refused(format!(
+            "memory {} ({}) already says this; it was not changed (memory_update changes it, with the user's yes)",
+            row.id, row.mtype
+        ))),
+        _ => Ok(()),
     }
 }
 

@@ -104,6 +104,11 @@ pub trait Tool {
     }
     /// Whether calling it changes anything (memory writes).
     fn writes(&self) -> bool;
+    /// Whether it saves a memory the model writes (`memory_write`): the turn's guard
+    /// checks such a call is asked for and grounded before it runs (`chat::memory_guard`).
+    fn remembers(&self) -> bool {
+        false
+    }
     /// Whether every call needs the user's yes, whatever the settings (`run_command`).
     fn asks(&self) -> bool {
         false
@@ -153,6 +158,16 @@ pub struct ToolContext<'a> {
     /// The loaded model's tokenizer: `memory_search` packs its result under a budget of
     /// exact tokens, as the session start does. `None` where no model is loaded.
     pub counter: Option<&'a dyn crate::tokens::TokenCounter>,
+    /// Where a memory the model writes comes from (set by the turn's guard).
+    pub provenance: Option<&'a Provenance>,
+}
+
+/// Where a memory the model writes came from: the session and the words it rests on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Provenance {
+    pub session: Option<String>,
+    /// `user: "…"` or `tool result: "…"`.
+    pub evidence: String,
 }
 
 /// Shown before the question for a tool that asks.

@@ -59,6 +59,7 @@ fn load_devset(ws: &Path) -> (MemoryStore, DevSet) {
             confidence: 0.5,
             source_session: None,
             expires_at: None,
+            evidence: None,
             body: String::new(),
             extra: Default::default(),
         };

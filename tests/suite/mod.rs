@@ -17,6 +17,7 @@ mod kv_cache;
 mod long;
 mod lookup;
 mod memory;
+mod memory_integrity;
 mod memory_recall;
 mod models;
 mod onboarding;

@@ -261,6 +261,8 @@ fn memory() -> impl Strategy<Value = Memory> {
                 summary: summary.trim().to_string(),
                 action,
                 confidence,
+                // Any optional string: the session's generator serves for the evidence too.
+                evidence: source_session.clone().map(|s| format!("user: \"{s}\"")),
                 source_session,
                 expires_at,
                 body: body.trim_end().to_string(),

@@ -49,6 +49,8 @@ fn routed_turn_with(
         ask_files: None,
         route: Some(request),
         route_saved: None,
+        request,
+        session: None,
     };
     let limits = TurnLimits {
         reply_reserve: 256,

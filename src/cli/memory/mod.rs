@@ -232,6 +232,7 @@ fn add(store: &mut MemoryStore, args: AddArgs) -> Result<ExitCode> {
         supersedes: split_tags(&args.supersedes),
         source_session: None,
         expires_at: None,
+        evidence: None,
     };
     let outcome = ops::add(store, &draft)?;
     if args.json {

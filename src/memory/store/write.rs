@@ -176,6 +176,10 @@ impl MemoryStore {
         m.action = f.action.or(m.action);
         m.confidence = draft.confidence.unwrap_or(m.confidence);
         m.expires_at = draft.expires_at.clone().or(m.expires_at);
+        m.evidence = draft.evidence.clone().or(m.evidence);
+        if draft.source_session.is_some() {
+            m.source_session.clone_from(&draft.source_session);
+        }
         for s in &draft.supersedes {
             if !m.supersedes.contains(s) {
                 m.supersedes.push(s.clone());
@@ -212,6 +216,7 @@ impl MemoryStore {
             confidence: draft.confidence.unwrap_or(DEFAULT_CONFIDENCE),
             source_session: draft.source_session.clone().filter(|s| !s.is_empty()),
             expires_at: draft.expires_at.clone().filter(|s| !s.is_empty()),
+            evidence: draft.evidence.clone().filter(|s| !s.is_empty()),
             body: f.body,
             extra: Default::default(),
         };
