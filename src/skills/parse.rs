@@ -251,10 +251,15 @@ fn metadata(fields: &mut Fields, line: Option<usize>) -> Result<Vec<(String, Str
 }
 
 fn wrong_kind(line: Option<usize>, key: &str, m: Mismatch) -> Problem {
-    let what = if m.in_list { "an item of" } else { "" };
+    let expected = match key {
+        "variables" => "a mapping of variable names to their type, description, default",
+        "metadata" => "a mapping of keys to text",
+        _ => "text",
+    };
+    let whose = if m.in_list { "an item of " } else { "" };
     Problem::at(
         line,
-        format!("{what}{}`{key}` is {}; write text there", if what.is_empty() { "" } else { " " }, m.found),
+        format!("{whose}`{key}` is {}; write {expected} there", m.found),
     )
 }
 
@@ -283,4 +288,91 @@ fn is_key_line(line: &str, key: &str) -> bool {
         .or_else(|| line.strip_prefix(&format!("\"{key}\"")))
         .or_else(|| line.strip_prefix(&format!("'{key}'")));
     unquoted.is_some_and(|rest| rest.trim_start().starts_with(':'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GO_STYLE: &str = "---\nname: review-kb\ndescription: |\n  Queries the knowledge base.\n  Use when asked to review it.\ncompatibility: claude-code, harvey\nlicense: AGPL-3.0\nmetadata:\n  author: R\n  version: 0.1.0\nvariables:\n  DB_PATH:\n    type: string\n    description: Path to the database.\n    example: \"kb.db\"\n  FOCUS: what to report\nx-other: kept\n---\n\nStep 1.\n";
+
+    fn problem(text: &str) -> Problem {
+        parse(text, "x").expect_err("must not parse")
+    }
+
+    #[test]
+    fn a_go_style_skill_reads_whole() {
+        let s = parse(GO_STYLE, "review-kb").unwrap();
+        assert_eq!(s.name, "review-kb");
+        assert_eq!(
+            s.description,
+            "Queries the knowledge base.\nUse when asked to review it."
+        );
+        assert_eq!(s.compatibility.as_deref(), Some("claude-code, harvey"));
+        assert_eq!(s.license.as_deref(), Some("AGPL-3.0"));
+        assert_eq!(
+            s.metadata,
+            [("author".into(), "R".into()), ("version".into(), "0.1.0".into())]
+        );
+        assert_eq!(s.variables.len(), 2);
+        assert_eq!(s.variables[0].name, "DB_PATH");
+        assert_eq!(s.variables[0].kind.as_deref(), Some("string"));
+        assert_eq!(s.variables[0].example.as_deref(), Some("kb.db"));
+        assert_eq!(s.variables[1].description.as_deref(), Some("what to report"));
+        assert_eq!(s.unknown_keys, ["x-other"]);
+        assert_eq!(s.allowed_tools, None);
+        assert_eq!(s.body, "Step 1.");
+    }
+
+    #[test]
+    fn allowed_tools_in_every_written_form() {
+        for written in [
+            "allowed-tools: read_file git",
+            "allowed-tools: Read, Bash(git log:*)",
+            "allowed-tools: [read_file, git]",
+        ] {
+            let text = format!("---\nname: x\ndescription: d\n{written}\n---\nbody\n");
+            let s = parse(&text, "x").unwrap();
+            assert_eq!(s.allowed_tools.unwrap(), ["read_file", "git"], "{written}");
+        }
+        let none = parse("---\nname: x\ndescription: d\nallowed-tools: ''\n---\n", "x").unwrap();
+        assert_eq!(none.allowed_tools, Some(vec![]));
+    }
+
+    #[test]
+    fn each_bad_input_names_its_line_and_the_fix() {
+        let cases: &[(&str, Option<usize>, &str)] = &[
+            ("name: x\n", Some(1), "must start with a line `---`"),
+            ("---\nname: x\n", Some(1), "never closed"),
+            ("---\nname: x\ndescription: a: b\n---\n", Some(3), "broken YAML"),
+            ("---\ndescription: d\n---\n", Some(2), "add `name: x`"),
+            ("---\nname: Bad_Name\ndescription: d\n---\n", Some(2), "lowercase letters"),
+            ("---\nname: other\ndescription: d\n---\n", Some(2), "does not match its folder"),
+            ("---\nname: x\n---\n", Some(2), "no `description`"),
+            ("---\nname: x\ndescription: d\nallowed-tools: read_file fetch_url\n---\n", Some(4), "\"fetch_url\""),
+            ("---\nname: x\ndescription: d\ntrigger: /(unclosed/\n---\n", Some(4), "not a regular expression"),
+            ("---\nname: x\ndescription: d\nvariables:\n  1BAD:\n    type: string\n---\n", Some(5), "variable \"1BAD\""),
+            ("---\nname: x\ndescription: d\nvariables:\n  V:\n    required: maybe\n---\n", Some(5), "true or false"),
+            ("---\nname: [x]\ndescription: d\n---\n", Some(2), "`name` is a list"),
+            ("---\nname: x\ndescription: d\nvariables: [a]\n---\n", Some(4), "`variables` is a list"),
+        ];
+        for (text, line, says) in cases {
+            let p = problem(text);
+            assert_eq!(p.line, *line, "{text:?}: {p:?}");
+            assert!(p.message.contains(says), "{text:?}: {}", p.message);
+        }
+    }
+
+    #[test]
+    fn names_and_triggers() {
+        for good in ["a", "review-code", "v2-notes"] {
+            assert!(is_valid_name(good), "{good}");
+        }
+        for bad in ["", "-x", "Review", "a_b", "a b", &"x".repeat(65)] {
+            assert!(!is_valid_name(bad), "{bad}");
+        }
+        assert!(check_trigger("release ship").is_ok());
+        assert!(regex_of("/\\bRELEASE\\b/").unwrap().unwrap().is_match("ready to release?"));
+        assert!(regex_of("keywords only").is_none());
+    }
 }

@@ -133,3 +133,72 @@ pub fn render(body: &str, filled: &Filled) -> String {
         })
         .into_owned()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn skill(body: &str, vars: &[(&str, Option<&str>, Option<bool>)]) -> Skill {
+        Skill {
+            name: "s".into(),
+            body: body.into(),
+            variables: vars
+                .iter()
+                .map(|(n, d, r)| Variable {
+                    name: n.to_string(),
+                    default: d.map(String::from),
+                    required: *r,
+                    ..Variable::default()
+                })
+                .collect(),
+            ..Skill::default()
+        }
+    }
+
+    fn values(f: &Filled) -> Vec<(&str, &str)> {
+        f.values.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()
+    }
+
+    #[test]
+    fn named_then_positional_then_defaults() {
+        let s = skill(
+            "{{VERSION}} {{STYLE}} {{NOTE}}",
+            &[("VERSION", None, None), ("STYLE", Some("short"), None), ("NOTE", Some("-"), None)],
+        );
+        let f = fill(&s, "style=long 1.2.0 fixed the 'big bug'", None).unwrap();
+        assert_eq!(
+            values(&f),
+            [("VERSION", "1.2.0"), ("STYLE", "long"), ("NOTE", "fixed the big bug")]
+        );
+        assert_eq!(render(&s.body, &f), "1.2.0 long fixed the big bug");
+        let f = fill(&s, "2.0", None).unwrap();
+        assert_eq!(render(&s.body, &f), "2.0 short -");
+    }
+
+    #[test]
+    fn a_missing_required_variable_is_refused_by_name_or_asked() {
+        let s = skill("for {{VERSION}}", &[("VERSION", None, None)]);
+        let e = fill(&s, "", None).unwrap_err();
+        assert!(e.to_string().contains("needs VERSION"), "{e}");
+        let asked = |v: &Variable| Some(format!("{}-answer", v.name));
+        let f = fill(&s, "", Some(&asked)).unwrap();
+        assert_eq!(values(&f), [("VERSION", "VERSION-answer")]);
+        let empty = |_: &Variable| Some("  ".to_string());
+        assert!(fill(&s, "", Some(&empty)).is_err());
+        // Not used in the body and not marked: optional (the Go tool's skills).
+        let go = skill("uses ${DB_PATH}", &[("DB_PATH", None, None)]);
+        assert!(fill(&go, "", None).unwrap().values.is_empty());
+        let marked = skill("no placeholder", &[("X", None, Some(true))]);
+        assert!(fill(&marked, "", None).is_err());
+        let unmarked = skill("{{X}}", &[("X", None, Some(false))]);
+        assert!(fill(&unmarked, "", None).is_ok());
+    }
+
+    #[test]
+    fn args_and_strangers() {
+        let s = skill("Review {{ARGS}} and {{OTHER}} and {{ missing }}", &[]);
+        let f = fill(&s, "src/a.rs", None).unwrap();
+        assert_eq!(render(&s.body, &f), "Review src/a.rs and {{OTHER}} and {{ missing }}");
+        assert!(matches!(fill(&s, "'open", None), Err(VarError::Split(_))));
+    }
+}
