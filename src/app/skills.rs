@@ -30,7 +30,10 @@ impl App {
     ) -> Result<AgentTurn, TurnError> {
         let text = run::message(skill, filled);
         let speech = given(filled);
-        let lent = skill.allowed_tools.as_ref().map(|names| self.tools.lend(names));
+        let lent = skill
+            .allowed_tools
+            .as_ref()
+            .map(|names| self.tools.lend(names));
         let turn = self.turn_on(
             &text,
             lent.as_ref().map(|l| &l.registry),

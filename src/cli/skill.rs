@@ -53,7 +53,9 @@ pub fn run(options: &harvey::app::AppOptions, cmd: SkillCommand) -> Result<ExitC
                 return Ok(ExitCode::from(1));
             }
             (None, None) => {
-                eprintln!("error: no skill {name:?} in agents/skills/ (harvey skill list shows them)");
+                eprintln!(
+                    "error: no skill {name:?} in agents/skills/ (harvey skill list shows them)"
+                );
                 return Ok(ExitCode::from(1));
             }
         },

@@ -33,7 +33,10 @@ pub fn command(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()
 }
 
 fn not_found(out: &mut impl Write, name: &str) -> io::Result<()> {
-    writeln!(out, "no skill {name:?} in agents/skills/ (/skill list shows them)")
+    writeln!(
+        out,
+        "no skill {name:?} in agents/skills/ (/skill list shows them)"
+    )
 }
 
 /// `/NAME ARGS…` typed as a command the table does not know: runs the skill of that
@@ -69,8 +72,14 @@ fn invoke_named(app: &mut App, name: &str, args: &str, out: &mut impl Write) -> 
 fn invoke(app: &mut App, skill: &Skill, args: &str, out: &mut impl Write) -> io::Result<()> {
     let asker = app.asker();
     let ask_var = |v: &crate::skills::Variable| {
-        let help = v.description.as_deref().map(|d| format!(" ({d})")).unwrap_or_default();
-        asker.as_ref().and_then(|ask| ask(&format!("{}{help}? ", v.name)))
+        let help = v
+            .description
+            .as_deref()
+            .map(|d| format!(" ({d})"))
+            .unwrap_or_default();
+        asker
+            .as_ref()
+            .and_then(|ask| ask(&format!("{}{help}? ", v.name)))
     };
     let filled = match vars::fill(skill, args, asker.is_some().then_some(&ask_var as _)) {
         Ok(f) => f,
@@ -80,7 +89,9 @@ fn invoke(app: &mut App, skill: &Skill, args: &str, out: &mut impl Write) -> io:
     if skill.has_run_script() {
         return script(app, skill, &filled, out);
     }
-    super::chat_with(app, out, |app, on_event| app.skill_turn(skill, &filled, on_event))
+    super::chat_with(app, out, |app, on_event| {
+        app.skill_turn(skill, &filled, on_event)
+    })
 }
 
 /// The script, its output streamed as `!prog`'s is.

@@ -59,7 +59,10 @@ pub fn scene(user_name: &str, exchange: &Exchange) -> String {
 pub fn skill_scene(name: &str, description: &str, speech_text: &str, when: &str) -> String {
     let who = name.to_uppercase();
     let mut out = format!("INT. SKILL {} {}\n\n", one_line(&who), one_line(when));
-    out.push_str(&format!("Harvey executes the {} skill.\n\n", one_line(name)));
+    out.push_str(&format!(
+        "Harvey executes the {} skill.\n\n",
+        one_line(name)
+    ));
     if !description.trim().is_empty() {
         out.push_str(&format!("{}\n\n", escape(&one_line(description))));
     }
@@ -337,11 +340,19 @@ mod tests {
             reply: "done".into(),
             notes: vec![],
         };
-        let text = format!("{}{scene_text}{}{THE_END}", header(&title()), scene("ada", &ex));
+        let text = format!(
+            "{}{scene_text}{}{THE_END}",
+            header(&title()),
+            scene("ada", &ex)
+        );
         let record = parse(&text);
         assert_eq!(record.exchanges, vec![ex]);
         assert!(record.ended);
-        assert!(record.closing_notes.is_empty(), "{:?}", record.closing_notes);
+        assert!(
+            record.closing_notes.is_empty(),
+            "{:?}",
+            record.closing_notes
+        );
     }
 
     #[test]

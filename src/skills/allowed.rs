@@ -53,7 +53,8 @@ pub fn resolve(word: &str) -> Result<Vec<&'static str>, String> {
         None => (word, ""),
     };
     // Claude Code's `Bash(git …)`: harvey's read-only git tool.
-    if head == "Bash" && (inner == "git" || inner.starts_with("git ") || inner.starts_with("git:")) {
+    if head == "Bash" && (inner == "git" || inner.starts_with("git ") || inner.starts_with("git:"))
+    {
         return Ok(vec!["git"]);
     }
     match ALIASES.iter().find(|(alias, _)| *alias == head) {
@@ -84,7 +85,10 @@ mod tests {
 
     #[test]
     fn words_keep_parentheses_together() {
-        assert_eq!(words("read_file  search_files"), ["read_file", "search_files"]);
+        assert_eq!(
+            words("read_file  search_files"),
+            ["read_file", "search_files"]
+        );
         assert_eq!(
             words("Read, Grep, Bash(git log:*), Bash(npm run:*)"),
             ["Read", "Grep", "Bash(git log:*)", "Bash(npm run:*)"]
@@ -97,7 +101,10 @@ mod tests {
         let all = resolve_all(&words("read_file Read Grep Bash(git:*) Bash")).unwrap();
         assert_eq!(all, ["read_file", "search_files", "git", "run_command"]);
         let e = resolve("fetch_url").unwrap_err();
-        assert!(e.contains("\"fetch_url\"") && e.contains("read_file"), "{e}");
+        assert!(
+            e.contains("\"fetch_url\"") && e.contains("read_file"),
+            "{e}"
+        );
         assert!(resolve("WebFetch").is_err());
     }
 }

@@ -76,7 +76,9 @@ pub fn load(workspace: &Path) -> Catalog {
         .filter(|n| !n.starts_with('.'))
         .collect();
     folders.sort();
-    let ws = workspace.canonicalize().unwrap_or_else(|_| workspace.to_path_buf());
+    let ws = workspace
+        .canonicalize()
+        .unwrap_or_else(|_| workspace.to_path_buf());
     for folder in folders {
         match read_skill(&ws, &root, &folder) {
             Ok(Some(skill)) => catalog.skills.push(skill),
@@ -90,7 +92,11 @@ pub fn load(workspace: &Path) -> Catalog {
 /// One folder: `Ok(None)` when it is a plain file (not a skill at all).
 fn read_skill(ws: &Path, root: &Path, folder: &str) -> Result<Option<Skill>, SkillError> {
     let dir = root.join(folder);
-    let rel = |p: &Path| p.strip_prefix(ws).map(Path::to_path_buf).unwrap_or_else(|_| p.to_path_buf());
+    let rel = |p: &Path| {
+        p.strip_prefix(ws)
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|_| p.to_path_buf())
+    };
     let file = Path::new(SKILLS_DIR).join(folder).join("SKILL.md");
     let fail = |line: Option<usize>, message: String| SkillError {
         folder: folder.to_string(),
@@ -111,11 +117,18 @@ fn read_skill(ws: &Path, root: &Path, folder: &str) -> Result<Option<Skill>, Ski
         Err(m) => return Err(fail(Some(1), m)),
     };
     if !real_md.starts_with(&real_dir) {
-        return Err(fail(None, "SKILL.md leads outside its skill folder: make it a plain file".into()));
+        return Err(fail(
+            None,
+            "SKILL.md leads outside its skill folder: make it a plain file".into(),
+        ));
     }
-    let meta = std::fs::metadata(&real_md).map_err(|e| fail(None, format!("cannot read it: {e}")))?;
+    let meta =
+        std::fs::metadata(&real_md).map_err(|e| fail(None, format!("cannot read it: {e}")))?;
     if !meta.is_file() || meta.len() > MAX_BYTES {
-        return Err(fail(None, format!("not a text file of at most {} KB", MAX_BYTES / 1024)));
+        return Err(fail(
+            None,
+            format!("not a text file of at most {} KB", MAX_BYTES / 1024),
+        ));
     }
     let text = std::fs::read_to_string(&real_md)
         .map_err(|e| fail(None, format!("cannot read it as UTF-8 text: {e}")))?;
@@ -128,9 +141,12 @@ fn read_skill(ws: &Path, root: &Path, folder: &str) -> Result<Option<Skill>, Ski
 /// `path` with symlinks followed, when it stays inside the workspace; else what is
 /// wrong (a symlink out of the workspace).
 fn inside(ws: &Path, path: &Path) -> Result<PathBuf, String> {
-    let real = path
-        .canonicalize()
-        .map_err(|e| format!("{} does not resolve ({e}): remove the broken link", shown(ws, path)))?;
+    let real = path.canonicalize().map_err(|e| {
+        format!(
+            "{} does not resolve ({e}): remove the broken link",
+            shown(ws, path)
+        )
+    })?;
     if real.starts_with(ws) {
         Ok(real)
     } else {

@@ -60,7 +60,9 @@ pub struct Skill {
 impl Skill {
     /// Whether the folder holds the Go tool's script (`scripts/compiled.bash`).
     pub fn has_run_script(&self) -> bool {
-        self.scripts.iter().any(|s| s == std::path::Path::new(SCRIPT))
+        self.scripts
+            .iter()
+            .any(|s| s == std::path::Path::new(SCRIPT))
     }
 }
 

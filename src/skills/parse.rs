@@ -160,12 +160,21 @@ fn allowed_tools(fields: &mut Fields, front: &str) -> Result<AllowedTools, Probl
     Ok((Some(names), Some(words.join(" "))))
 }
 
-fn list_text(fields: &mut Fields, key: &str, line: Option<usize>) -> Result<Option<String>, Problem> {
-    Ok(match fields.take_list(key).map_err(|m| wrong_kind(line, key, m))? {
-        None => None,
-        Some(Listed::Text(t)) => Some(t.trim().to_string()),
-        Some(Listed::Items(items)) => Some(items.join(", ")),
-    })
+fn list_text(
+    fields: &mut Fields,
+    key: &str,
+    line: Option<usize>,
+) -> Result<Option<String>, Problem> {
+    Ok(
+        match fields
+            .take_list(key)
+            .map_err(|m| wrong_kind(line, key, m))?
+        {
+            None => None,
+            Some(Listed::Text(t)) => Some(t.trim().to_string()),
+            Some(Listed::Items(items)) => Some(items.join(", ")),
+        },
+    )
 }
 
 fn variables(fields: &mut Fields, front: &str) -> Result<Vec<Variable>, Problem> {
@@ -182,7 +191,9 @@ fn variables(fields: &mut Fields, front: &str) -> Result<Vec<Variable>, Problem>
         if !is_valid_variable(&name) {
             return Err(Problem::at(
                 line,
-                format!("variable {name:?}: use letters, digits and `_`, not starting with a digit"),
+                format!(
+                    "variable {name:?}: use letters, digits and `_`, not starting with a digit"
+                ),
             ));
         }
         out.push(variable(&mut map, name, line)?);
@@ -312,13 +323,19 @@ mod tests {
         assert_eq!(s.license.as_deref(), Some("AGPL-3.0"));
         assert_eq!(
             s.metadata,
-            [("author".into(), "R".into()), ("version".into(), "0.1.0".into())]
+            [
+                ("author".into(), "R".into()),
+                ("version".into(), "0.1.0".into())
+            ]
         );
         assert_eq!(s.variables.len(), 2);
         assert_eq!(s.variables[0].name, "DB_PATH");
         assert_eq!(s.variables[0].kind.as_deref(), Some("string"));
         assert_eq!(s.variables[0].example.as_deref(), Some("kb.db"));
-        assert_eq!(s.variables[1].description.as_deref(), Some("what to report"));
+        assert_eq!(
+            s.variables[1].description.as_deref(),
+            Some("what to report")
+        );
         assert_eq!(s.unknown_keys, ["x-other"]);
         assert_eq!(s.allowed_tools, None);
         assert_eq!(s.body, "Step 1.");
@@ -335,7 +352,11 @@ mod tests {
             let s = parse(&text, "x").unwrap();
             assert_eq!(s.allowed_tools.unwrap(), ["read_file", "git"], "{written}");
         }
-        let none = parse("---\nname: x\ndescription: d\nallowed-tools: ''\n---\n", "x").unwrap();
+        let none = parse(
+            "---\nname: x\ndescription: d\nallowed-tools: ''\n---\n",
+            "x",
+        )
+        .unwrap();
         assert_eq!(none.allowed_tools, Some(vec![]));
     }
 
@@ -344,17 +365,53 @@ mod tests {
         let cases: &[(&str, Option<usize>, &str)] = &[
             ("name: x\n", Some(1), "must start with a line `---`"),
             ("---\nname: x\n", Some(1), "never closed"),
-            ("---\nname: x\ndescription: a: b\n---\n", Some(3), "broken YAML"),
+            (
+                "---\nname: x\ndescription: a: b\n---\n",
+                Some(3),
+                "broken YAML",
+            ),
             ("---\ndescription: d\n---\n", Some(2), "add `name: x`"),
-            ("---\nname: Bad_Name\ndescription: d\n---\n", Some(2), "lowercase letters"),
-            ("---\nname: other\ndescription: d\n---\n", Some(2), "does not match its folder"),
+            (
+                "---\nname: Bad_Name\ndescription: d\n---\n",
+                Some(2),
+                "lowercase letters",
+            ),
+            (
+                "---\nname: other\ndescription: d\n---\n",
+                Some(2),
+                "does not match its folder",
+            ),
             ("---\nname: x\n---\n", Some(2), "no `description`"),
-            ("---\nname: x\ndescription: d\nallowed-tools: read_file fetch_url\n---\n", Some(4), "\"fetch_url\""),
-            ("---\nname: x\ndescription: d\ntrigger: /(unclosed/\n---\n", Some(4), "not a regular expression"),
-            ("---\nname: x\ndescription: d\nvariables:\n  1BAD:\n    type: string\n---\n", Some(5), "variable \"1BAD\""),
-            ("---\nname: x\ndescription: d\nvariables:\n  V:\n    required: maybe\n---\n", Some(5), "true or false"),
-            ("---\nname: [x]\ndescription: d\n---\n", Some(2), "`name` is a list"),
-            ("---\nname: x\ndescription: d\nvariables: [a]\n---\n", Some(4), "`variables` is a list"),
+            (
+                "---\nname: x\ndescription: d\nallowed-tools: read_file fetch_url\n---\n",
+                Some(4),
+                "\"fetch_url\"",
+            ),
+            (
+                "---\nname: x\ndescription: d\ntrigger: /(unclosed/\n---\n",
+                Some(4),
+                "not a regular expression",
+            ),
+            (
+                "---\nname: x\ndescription: d\nvariables:\n  1BAD:\n    type: string\n---\n",
+                Some(5),
+                "variable \"1BAD\"",
+            ),
+            (
+                "---\nname: x\ndescription: d\nvariables:\n  V:\n    required: maybe\n---\n",
+                Some(5),
+                "true or false",
+            ),
+            (
+                "---\nname: [x]\ndescription: d\n---\n",
+                Some(2),
+                "`name` is a list",
+            ),
+            (
+                "---\nname: x\ndescription: d\nvariables: [a]\n---\n",
+                Some(4),
+                "`variables` is a list",
+            ),
         ];
         for (text, line, says) in cases {
             let p = problem(text);
@@ -372,7 +429,10 @@ mod tests {
             assert!(!is_valid_name(bad), "{bad}");
         }
         assert!(check_trigger("release ship").is_ok());
-        assert!(regex_of("/\\bRELEASE\\b/").unwrap().unwrap().is_match("ready to release?"));
+        assert!(regex_of("/\\bRELEASE\\b/")
+            .unwrap()
+            .unwrap()
+            .is_match("ready to release?"));
         assert!(regex_of("keywords only").is_none());
     }
 }

@@ -48,7 +48,9 @@ pub fn script_words(skill: &Skill, workspace: &Path) -> Option<Vec<String>> {
     if !skill.has_run_script() {
         return None;
     }
-    let ws = workspace.canonicalize().unwrap_or_else(|_| workspace.to_path_buf());
+    let ws = workspace
+        .canonicalize()
+        .unwrap_or_else(|_| workspace.to_path_buf());
     let path = skill.dir.join(SCRIPT);
     let shown = path.strip_prefix(&ws).unwrap_or(&path);
     Some(vec!["bash".into(), shown.display().to_string()])

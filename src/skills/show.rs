@@ -50,15 +50,26 @@ pub fn details(skill: &Skill, workspace: &std::path::Path) -> String {
     row("description:", &one_line(&skill.description));
     row("folder:", &folder.display().to_string());
     row("license:", skill.license.as_deref().unwrap_or(""));
-    row("compatibility:", skill.compatibility.as_deref().unwrap_or(""));
+    row(
+        "compatibility:",
+        skill.compatibility.as_deref().unwrap_or(""),
+    );
     row("version:", skill.version.as_deref().unwrap_or(""));
     if let Some(tools) = &skill.allowed_tools {
         let written = skill.allowed_tools_text.as_deref().unwrap_or("");
-        let names = if tools.is_empty() { "none".to_string() } else { tools.join(", ") };
+        let names = if tools.is_empty() {
+            "none".to_string()
+        } else {
+            tools.join(", ")
+        };
         row("allowed-tools:", &format!("{names} (written: {written})"));
     }
     row("trigger:", skill.trigger.as_deref().unwrap_or(""));
-    let scripts: Vec<String> = skill.scripts.iter().map(|p| p.display().to_string()).collect();
+    let scripts: Vec<String> = skill
+        .scripts
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
     row("scripts:", &scripts.join(", "));
     row("other keys:", &skill.unknown_keys.join(", "));
     for (k, v) in &skill.metadata {

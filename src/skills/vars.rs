@@ -39,7 +39,9 @@ pub enum VarError {
 fn placeholder() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     // A literal pattern: it always compiles.
-    RE.get_or_init(|| Regex::new(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}").unwrap_or_else(|_| unreachable!()))
+    RE.get_or_init(|| {
+        Regex::new(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}").unwrap_or_else(|_| unreachable!())
+    })
 }
 
 /// The names used as `{{NAME}}` in `body`.
@@ -57,13 +59,12 @@ pub fn is_required(var: &Variable, body: &str) -> bool {
     })
 }
 
+/// Asks the user for a variable's value (`None`: no answer).
+pub type AskVariable<'a> = dyn Fn(&Variable) -> Option<String> + 'a;
+
 /// The values of a run of `skill` with `args`; `ask` is asked for a required variable
 /// that has no value (`None` or an empty answer refuses the run).
-pub fn fill(
-    skill: &Skill,
-    args: &str,
-    ask: Option<&dyn Fn(&Variable) -> Option<String>>,
-) -> Result<Filled, VarError> {
+pub fn fill(skill: &Skill, args: &str, ask: Option<&AskVariable<'_>>) -> Result<Filled, VarError> {
     let words = match crate::command::argv::split(args) {
         Ok(w) => w,
         Err(crate::command::argv::ArgvError::Empty) => Vec::new(),
@@ -73,7 +74,10 @@ pub fn fill(
     let mut positional = Vec::new();
     for word in words {
         let named = word.split_once('=').and_then(|(k, v)| {
-            let i = skill.variables.iter().position(|var| var.name.eq_ignore_ascii_case(k))?;
+            let i = skill
+                .variables
+                .iter()
+                .position(|var| var.name.eq_ignore_ascii_case(k))?;
             Some((i, v.to_string()))
         });
         match named {
@@ -98,7 +102,9 @@ pub fn fill(
         let value = match value {
             Some(v) => Some(v),
             None if is_required(var, &skill.body) => {
-                let asked = ask.and_then(|ask| ask(var)).filter(|a| !a.trim().is_empty());
+                let asked = ask
+                    .and_then(|ask| ask(var))
+                    .filter(|a| !a.trim().is_empty());
                 Some(asked.ok_or_else(|| VarError::Missing {
                     skill: skill.name.clone(),
                     name: var.name.clone(),
@@ -156,19 +162,30 @@ mod tests {
     }
 
     fn values(f: &Filled) -> Vec<(&str, &str)> {
-        f.values.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()
+        f.values
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect()
     }
 
     #[test]
     fn named_then_positional_then_defaults() {
         let s = skill(
             "{{VERSION}} {{STYLE}} {{NOTE}}",
-            &[("VERSION", None, None), ("STYLE", Some("short"), None), ("NOTE", Some("-"), None)],
+            &[
+                ("VERSION", None, None),
+                ("STYLE", Some("short"), None),
+                ("NOTE", Some("-"), None),
+            ],
         );
         let f = fill(&s, "style=long 1.2.0 fixed the 'big bug'", None).unwrap();
         assert_eq!(
             values(&f),
-            [("VERSION", "1.2.0"), ("STYLE", "long"), ("NOTE", "fixed the big bug")]
+            [
+                ("VERSION", "1.2.0"),
+                ("STYLE", "long"),
+                ("NOTE", "fixed the big bug")
+            ]
         );
         assert_eq!(render(&s.body, &f), "1.2.0 long fixed the big bug");
         let f = fill(&s, "2.0", None).unwrap();
@@ -198,7 +215,10 @@ mod tests {
     fn args_and_strangers() {
         let s = skill("Review {{ARGS}} and {{OTHER}} and {{ missing }}", &[]);
         let f = fill(&s, "src/a.rs", None).unwrap();
-        assert_eq!(render(&s.body, &f), "Review src/a.rs and {{OTHER}} and {{ missing }}");
+        assert_eq!(
+            render(&s.body, &f),
+            "Review src/a.rs and {{OTHER}} and {{ missing }}"
+        );
         assert!(matches!(fill(&s, "'open", None), Err(VarError::Split(_))));
     }
 }

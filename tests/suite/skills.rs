@@ -37,7 +37,11 @@ fn workspace() -> tempfile::TempDir {
     .unwrap();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(FIXTURES);
     copy_dir(&root, &ws.path().join("agents/skills"));
-    std::fs::write(ws.path().join("notes.txt"), "the secret plan is in notes.txt").unwrap();
+    std::fs::write(
+        ws.path().join("notes.txt"),
+        "the secret plan is in notes.txt",
+    )
+    .unwrap();
     ws
 }
 
@@ -65,23 +69,51 @@ fn a_go_style_workspace_lists_and_shows_its_skills() {
     let catalog = harvey::skills::load(ws.path());
     assert!(catalog.broken.is_empty(), "{:?}", catalog.broken);
     let names: Vec<&str> = catalog.skills.iter().map(|s| s.name.as_str()).collect();
-    assert_eq!(names, ["changelog-entry", "release-checklist", "review-code"]);
+    assert_eq!(
+        names,
+        ["changelog-entry", "release-checklist", "review-code"]
+    );
     let mut app = app(ws.path(), &[]);
     let list = line(&mut app, "/skill list");
     assert!(
         list.contains("  changelog-entry    Writes one CHANGELOG.md entry for a version from the recent commits.\n"),
         "{list}"
     );
-    assert!(list.lines().any(|l| l.contains("release-checklist") && l.ends_with("[script]")), "{list}");
-    assert!(!list.lines().any(|l| l.contains("review-code") && l.contains("[script]")), "{list}");
+    assert!(
+        list.lines()
+            .any(|l| l.contains("release-checklist") && l.ends_with("[script]")),
+        "{list}"
+    );
+    assert!(
+        !list
+            .lines()
+            .any(|l| l.contains("review-code") && l.contains("[script]")),
+        "{list}"
+    );
     let show = line(&mut app, "/skill show review-code");
-    assert!(show.contains("allowed-tools: read_file, search_files, list_files (written: Read Grep Glob)"), "{show}");
+    assert!(
+        show.contains(
+            "allowed-tools: read_file, search_files, list_files (written: Read Grep Glob)"
+        ),
+        "{show}"
+    );
     assert!(show.contains("other keys:    x-harvey-note"), "{show}");
     assert!(show.contains("Check names say what things are."), "{show}");
     let show = line(&mut app, "/skill show release-checklist");
-    assert!(show.contains("scripts:       scripts/compiled.bash"), "{show}");
-    assert!(show.contains("metadata:      author: harvey tests"), "{show}");
-    assert!(show.contains("variable:      VERSION (string) — The version about to be tagged; e.g. 1.4.0"), "{show}");
+    assert!(
+        show.contains("scripts:       scripts/compiled.bash"),
+        "{show}"
+    );
+    assert!(
+        show.contains("metadata:      author: harvey tests"),
+        "{show}"
+    );
+    assert!(
+        show.contains(
+            "variable:      VERSION (string) — The version about to be tagged; e.g. 1.4.0"
+        ),
+        "{show}"
+    );
     assert!(line(&mut app, "/skill show nope").contains("no skill \"nope\""));
     assert!(line(&mut app, "/nope").contains("unknown command /nope"));
 }
@@ -90,29 +122,67 @@ fn a_go_style_workspace_lists_and_shows_its_skills() {
 fn each_bad_skill_says_what_to_fix_and_hides_no_good_one() {
     let ws = workspace();
     let p = ws.path();
-    write_skill(p, "broken-yaml", "---\nname: broken-yaml\ndescription: a: b\n---\nx\n");
+    write_skill(
+        p,
+        "broken-yaml",
+        "---\nname: broken-yaml\ndescription: a: b\n---\nx\n",
+    );
     write_skill(p, "no-name", "---\ndescription: d\n---\nx\n");
     write_skill(p, "mismatch", "---\nname: other\ndescription: d\n---\nx\n");
-    write_skill(p, "bad-tool", "---\nname: bad-tool\ndescription: d\nallowed-tools: read_file fetch_url\n---\nx\n");
+    write_skill(
+        p,
+        "bad-tool",
+        "---\nname: bad-tool\ndescription: d\nallowed-tools: read_file fetch_url\n---\nx\n",
+    );
     // A script that is a symlink to a file elsewhere in the workspace.
-    write_skill(p, "outside-script", "---\nname: outside-script\ndescription: d\n---\nx\n");
+    write_skill(
+        p,
+        "outside-script",
+        "---\nname: outside-script\ndescription: d\n---\nx\n",
+    );
     let scripts = p.join("agents/skills/outside-script/scripts");
     std::fs::create_dir_all(&scripts).unwrap();
     std::fs::write(p.join("evil.bash"), "echo pwned\n").unwrap();
     std::os::unix::fs::symlink(p.join("evil.bash"), scripts.join("compiled.bash")).unwrap();
     // A skill folder that is a symlink out of the workspace.
     let elsewhere = tempfile::tempdir().unwrap();
-    std::fs::write(elsewhere.path().join("SKILL.md"), "---\nname: escaped\ndescription: d\n---\nx\n").unwrap();
+    std::fs::write(
+        elsewhere.path().join("SKILL.md"),
+        "---\nname: escaped\ndescription: d\n---\nx\n",
+    )
+    .unwrap();
     std::os::unix::fs::symlink(elsewhere.path(), p.join("agents/skills/escaped")).unwrap();
 
     let catalog = harvey::skills::load(p);
-    assert_eq!(catalog.skills.len(), 3, "the good skills stay: {:?}", catalog.skills);
-    let says = |folder: &str| catalog.problem(folder).unwrap_or_else(|| panic!("{folder} must be an error")).to_string();
+    assert_eq!(
+        catalog.skills.len(),
+        3,
+        "the good skills stay: {:?}",
+        catalog.skills
+    );
+    let says = |folder: &str| {
+        catalog
+            .problem(folder)
+            .unwrap_or_else(|| panic!("{folder} must be an error"))
+            .to_string()
+    };
     let cases = [
-        ("broken-yaml", "agents/skills/broken-yaml/SKILL.md:3: broken YAML"),
-        ("no-name", "agents/skills/no-name/SKILL.md:2: no `name`: add `name: no-name`"),
-        ("mismatch", "SKILL.md:2: name \"other\" does not match its folder \"mismatch\""),
-        ("bad-tool", "SKILL.md:4: allowed-tools names \"fetch_url\", which is no harvey tool"),
+        (
+            "broken-yaml",
+            "agents/skills/broken-yaml/SKILL.md:3: broken YAML",
+        ),
+        (
+            "no-name",
+            "agents/skills/no-name/SKILL.md:2: no `name`: add `name: no-name`",
+        ),
+        (
+            "mismatch",
+            "SKILL.md:2: name \"other\" does not match its folder \"mismatch\"",
+        ),
+        (
+            "bad-tool",
+            "SKILL.md:4: allowed-tools names \"fetch_url\", which is no harvey tool",
+        ),
         ("outside-script", "leads outside the skill folder"),
         ("escaped", "is a symlink out of the workspace"),
     ];
@@ -123,13 +193,24 @@ fn each_bad_skill_says_what_to_fix_and_hides_no_good_one() {
     let mut app = app(p, &["must not be asked"]);
     let list = line(&mut app, "/skill list");
     for (folder, _) in cases {
-        assert!(list.lines().any(|l| l.trim_start().starts_with(folder) && l.contains("error: ")), "{list}");
+        assert!(
+            list.lines()
+                .any(|l| l.trim_start().starts_with(folder) && l.contains("error: ")),
+            "{list}"
+        );
     }
     // Nothing of a bad skill runs.
     let out = line(&mut app, "/outside-script");
-    assert!(out.contains("nothing ran") && out.contains("outside the skill folder"), "{out}");
+    assert!(
+        out.contains("nothing ran") && out.contains("outside the skill folder"),
+        "{out}"
+    );
     assert!(app.conversation().turns().is_empty());
-    assert!(AuditLog::new(&p.join("agents")).last(10).unwrap().0.is_empty());
+    assert!(AuditLog::new(&p.join("agents"))
+        .last(10)
+        .unwrap()
+        .0
+        .is_empty());
 }
 
 #[test]
@@ -137,21 +218,32 @@ fn a_prompt_skill_fills_its_variables_or_refuses_by_name() {
     let ws = workspace();
     let mut app = app(ws.path(), &["## 1.2.0\n- Fixed"]);
     let out = line(&mut app, "/changelog-entry");
-    assert!(out.contains("needs VERSION (the version the entry is for)") && out.contains("nothing ran"), "{out}");
+    assert!(
+        out.contains("needs VERSION (the version the entry is for)") && out.contains("nothing ran"),
+        "{out}"
+    );
     assert!(app.conversation().turns().is_empty());
     let out = line(&mut app, "/skill run changelog-entry 1.2.0");
     assert!(out.contains("## 1.2.0"), "{out}");
     let sent = &app.conversation().turns()[0].content;
     assert!(sent.starts_with("[skill: changelog-entry]\nVariables: VERSION=1.2.0, STYLE=short\nTools for this task: git, read_file\n\n"), "{sent}");
-    assert!(sent.contains("Write the CHANGELOG.md entry for version 1.2.0 (short style)."), "{sent}");
+    assert!(
+        sent.contains("Write the CHANGELOG.md entry for version 1.2.0 (short style)."),
+        "{sent}"
+    );
 }
 
 #[test]
 fn allowed_tools_narrow_the_turn_and_come_back_after_it() {
     let ws = workspace();
-    let read = r#"<tool_call>{"name": "read_file", "arguments": {"path": "notes.txt"}}</tool_call>"#;
+    let read =
+        r#"<tool_call>{"name": "read_file", "arguments": {"path": "notes.txt"}}</tool_call>"#;
     let list = r#"<tool_call>{"name": "list_files", "arguments": {}}</tool_call>"#;
-    write_skill(ws.path(), "lister", "---\nname: lister\ndescription: d\nallowed-tools: list_files\n---\nList {{ARGS}}\n");
+    write_skill(
+        ws.path(),
+        "lister",
+        "---\nname: lister\ndescription: d\nallowed-tools: list_files\n---\nList {{ARGS}}\n",
+    );
     let mut app = app(ws.path(), &[read, "refused", list, "listed", read, "read"]);
     let before = app.tools().names();
     let catalog = app.skills();
@@ -159,13 +251,31 @@ fn allowed_tools_narrow_the_turn_and_come_back_after_it() {
     let filled = harvey::skills::vars::fill(skill, "the files", None).unwrap();
     let turn = app.skill_turn(skill, &filled, &mut |_| {}).unwrap();
     assert_eq!(turn.calls.len(), 1);
-    assert!(turn.calls[0].result.is_err(), "read_file is not this skill's: {:?}", turn.calls[0]);
+    assert!(
+        turn.calls[0].result.is_err(),
+        "read_file is not this skill's: {:?}",
+        turn.calls[0]
+    );
     let turn = app.skill_turn(skill, &filled, &mut |_| {}).unwrap();
-    assert!(turn.calls[0].result.as_ref().is_ok_and(|r| r.contains("notes.txt")), "{:?}", turn.calls);
+    assert!(
+        turn.calls[0]
+            .result
+            .as_ref()
+            .is_ok_and(|r| r.contains("notes.txt")),
+        "{:?}",
+        turn.calls
+    );
     // The session's tools are back, in their order: a plain turn reads the file.
     assert_eq!(app.tools().names(), before);
     let turn = app.agent_turn("read notes", &mut |_| {}).unwrap();
-    assert!(turn.calls[0].result.as_ref().is_ok_and(|r| r.contains("secret plan")), "{:?}", turn.calls);
+    assert!(
+        turn.calls[0]
+            .result
+            .as_ref()
+            .is_ok_and(|r| r.contains("secret plan")),
+        "{:?}",
+        turn.calls
+    );
 }
 
 #[test]
@@ -177,12 +287,18 @@ fn a_skill_script_goes_through_the_command_policy() {
     // Nobody to ask (no terminal): bash is not on the allowlist, so it is refused.
     let mut app = app(p, &[]);
     let out = line(&mut app, "/release-checklist 1.4.0");
-    assert!(out.contains("refused: bash is not on the allowlist"), "{out}");
+    assert!(
+        out.contains("refused: bash is not on the allowlist"),
+        "{out}"
+    );
     assert!(!marker.exists());
     assert_eq!(audit().last().unwrap().decision, Decision::Refused);
     // Asked, and the user says no.
     app.install_asker(Rc::new(|q: &str| {
-        assert!(q.contains("Run `bash agents/skills/release-checklist/scripts/compiled.bash`?"), "{q}");
+        assert!(
+            q.contains("Run `bash agents/skills/release-checklist/scripts/compiled.bash`?"),
+            "{q}"
+        );
         Some("n".into())
     }));
     let out = line(&mut app, "/skill run release-checklist 1.4.0");
@@ -194,8 +310,17 @@ fn a_skill_script_goes_through_the_command_policy() {
     let out = line(&mut app, "/release-checklist 1.4.0");
     assert!(out.contains("checking release 1.4.0"), "{out}");
     let ws_real = p.canonicalize().unwrap();
-    assert!(out.contains(&format!("workdir={} model=scripted session=", ws_real.display())), "{out}");
-    assert!(out.contains("exit 0") && out.contains("attached to your next message"), "{out}");
+    assert!(
+        out.contains(&format!(
+            "workdir={} model=scripted session=",
+            ws_real.display()
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains("exit 0") && out.contains("attached to your next message"),
+        "{out}"
+    );
     assert!(marker.exists());
     let last = audit().last().cloned().unwrap();
     assert_eq!(last.decision, Decision::Confirmed);
@@ -216,14 +341,26 @@ fn a_skill_run_is_a_scene_in_the_record() {
     line(&mut app, "/changelog-entry 2.0.0");
     line(&mut app, "thanks");
     let text = std::fs::read_to_string(app.recorder().path().unwrap()).unwrap();
-    let scene = text.find("INT. SKILL CHANGELOG-ENTRY ").expect("the skill's scene");
+    let scene = text
+        .find("INT. SKILL CHANGELOG-ENTRY ")
+        .expect("the skill's scene");
     let talk = text.find("INT. HARVEY AND ").unwrap();
     assert!(scene < talk, "{text}");
-    assert!(text.contains("\n\nHarvey executes the changelog-entry skill.\n\nWrites one CHANGELOG.md entry"), "{text}");
-    assert!(text.contains("CHANGELOG-ENTRY\nVERSION=2.0.0, STYLE=short\n"), "{text}");
+    assert!(
+        text.contains(
+            "\n\nHarvey executes the changelog-entry skill.\n\nWrites one CHANGELOG.md entry"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("CHANGELOG-ENTRY\nVERSION=2.0.0, STYLE=short\n"),
+        "{text}"
+    );
     let record = harvey::session::fountain::parse(&text);
     assert_eq!(record.exchanges.len(), 2, "{text}");
-    assert!(record.exchanges[0].user.starts_with("[skill: changelog-entry]"));
+    assert!(record.exchanges[0]
+        .user
+        .starts_with("[skill: changelog-entry]"));
     assert_eq!(record.exchanges[0].reply, "## 2.0.0");
     assert_eq!(record.exchanges[1].user, "thanks");
 }
