@@ -516,6 +516,9 @@ fn tools(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()> {
 }
 
 fn chat(app: &mut App, text: &str, out: &mut impl Write) -> io::Result<()> {
+    if skill::triggered(app, text, out)? {
+        return Ok(());
+    }
     chat_with(app, out, |app, on_event| app.agent_turn(text, on_event))
 }
 

@@ -28,7 +28,8 @@ pub fn command(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()
             }
             Ok(())
         }
-        _ => writeln!(out, "usage: /skill list | show NAME | run NAME ARGS…"),
+        "new" => new(app, out),
+        _ => writeln!(out, "usage: /skill list | show NAME | run NAME ARGS… | new"),
     }
 }
 
@@ -54,6 +55,28 @@ pub fn invoke_by_name(
         .unwrap_or("")
         .trim();
     invoke_named(app, word, args, out)
+}
+
+/// A message that matches a skill's `trigger` runs that skill (its defaults, the
+/// message as the request) without asking the model; `false` when none matches, or
+/// when the skill would need a value nobody gave (the message then goes to the model).
+pub fn triggered(app: &mut App, text: &str, out: &mut impl Write) -> io::Result<bool> {
+    let catalog = app.skills();
+    let Some(skill) = catalog.triggered(text) else {
+        return Ok(false);
+    };
+    let Ok(mut filled) = vars::fill(skill, "", None) else {
+        return Ok(false);
+    };
+    filled.args = text.trim().to_string();
+    filled.request = Some(text.trim().to_string());
+    writeln!(out, "[skill {} (its trigger matched)]", skill.name)?;
+    if skill.has_run_script() {
+        script(app, skill, &filled, out)?;
+    } else {
+        super::chat_with(app, out, |app, on_event| app.skill_turn(skill, &filled, on_event))?;
+    }
+    Ok(true)
 }
 
 /// Runs the skill `name` with `args`; `false` when no folder has that name.
@@ -137,5 +160,47 @@ fn script(
             Ok(())
         }
         None => writeln!(out, "error: the skill has no scripts/compiled.bash"),
+    }
+}
+
+/// `/skill new`: asks for a name, a description and the steps, shows the file, and
+/// writes it only after a yes (never over an existing skill).
+fn new(app: &mut App, out: &mut impl Write) -> io::Result<()> {
+    let Some(ask) = app.asker() else {
+        return writeln!(out, "/skill new asks questions: run it in a terminal");
+    };
+    let answer = |q: &str| ask(q).map(|a| a.trim().to_string());
+    let Some(name) = answer("skill name (lowercase-with-hyphens): ") else {
+        return Ok(());
+    };
+    let dir = app.workspace().join(crate::skills::SKILLS_DIR).join(&name);
+    if dir.exists() {
+        return writeln!(out, "agents/skills/{name} exists already: /skill show {name}");
+    }
+    let Some(description) = answer("description (what it does; when to use it): ") else {
+        return Ok(());
+    };
+    let mut steps = Vec::new();
+    while let Some(step) = answer(&format!("step {} (empty: done): ", steps.len() + 1)) {
+        if step.is_empty() {
+            break;
+        }
+        steps.push(step);
+    }
+    let text = match crate::skills::new::draft(&name, &description, &steps) {
+        Ok(t) => t,
+        Err(p) => return writeln!(out, "error: {}; nothing written", p.message),
+    };
+    write!(out, "{text}")?;
+    let yes = answer(&format!("write agents/skills/{name}/SKILL.md? [y/N] "))
+        .is_some_and(|a| matches!(a.to_lowercase().as_str(), "y" | "yes"));
+    if !yes {
+        return writeln!(out, "[nothing written]");
+    }
+    let written = std::fs::create_dir_all(&dir)
+        .and_then(|()| std::fs::write(dir.join("SKILL.md"), &text));
+    match written {
+        Ok(()) => writeln!(out, "[wrote agents/skills/{name}/SKILL.md; run it with /{name}]"),
+        Err(e) => writeln!(out, "error: cannot write agents/skills/{name}/SKILL.md: {e}"),
     }
 }

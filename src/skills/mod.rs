@@ -12,15 +12,18 @@
 //!   with its error beside the good ones; the one-line catalog.
 //! - [`vars`]: arguments to variables, defaults, required ones; `{{NAME}}` filled in.
 //! - [`run`]: what a run sends to the model, and the script's command and environment.
+//! - [`trigger`]: a message that runs a skill without asking the model.
 //!
 //! Nothing here prints, runs a program or touches the engine: the app runs the turn and
 //! the command policy runs the script.
 
 pub mod allowed;
 pub mod catalog;
+pub mod new;
 pub mod parse;
 pub mod run;
 pub mod show;
+pub mod trigger;
 pub mod vars;
 
 use std::path::PathBuf;

@@ -19,8 +19,13 @@ pub fn message(skill: &Skill, filled: &Filled) -> String {
             .map(|(k, v)| format!("{k}={v}"))
             .collect();
         out.push_str(&format!("Variables: {}\n", values.join(", ")));
-    } else if !filled.args.is_empty() {
-        out.push_str(&format!("Request: {}\n", filled.args));
+    }
+    match &filled.request {
+        Some(request) => out.push_str(&format!("Request: {request}\n")),
+        None if filled.values.is_empty() && !filled.args.is_empty() => {
+            out.push_str(&format!("Request: {}\n", filled.args));
+        }
+        None => {}
     }
     if let Some(tools) = &skill.allowed_tools {
         let tools = if tools.is_empty() {

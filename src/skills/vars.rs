@@ -21,6 +21,8 @@ pub struct Filled {
     pub values: Vec<(String, String)>,
     /// The argument text as given.
     pub args: String,
+    /// The user's message, when the skill's trigger ran it.
+    pub request: Option<String>,
 }
 
 /// Why the arguments do not make a run.
@@ -120,6 +122,7 @@ pub fn fill(skill: &Skill, args: &str, ask: Option<&AskVariable<'_>>) -> Result<
     Ok(Filled {
         values: out,
         args: args.trim().to_string(),
+        request: None,
     })
 }
 

@@ -364,3 +364,46 @@ fn a_skill_run_is_a_scene_in_the_record() {
     assert_eq!(record.exchanges[0].reply, "## 2.0.0");
     assert_eq!(record.exchanges[1].user, "thanks");
 }
+
+#[test]
+fn a_trigger_runs_its_skill_without_asking_the_model_first() {
+    let ws = workspace();
+    let mut app = app(ws.path(), &["Reviewed.", "entry written"]);
+    let out = line(&mut app, "please review src/lib.rs");
+    assert!(out.contains("[skill review-code (its trigger matched)]"), "{out}");
+    let sent = &app.conversation().turns()[0].content;
+    assert!(
+        sent.starts_with("[skill: review-code]\nRequest: please review src/lib.rs\nTools for this task: read_file, search_files, list_files\n\nReview please review src/lib.rs:"),
+        "{sent}"
+    );
+    // changelog-entry's trigger matches, but it needs a VERSION nobody gave: the
+    // message goes to the model as it is.
+    let out = line(&mut app, "write the changelog");
+    assert!(!out.contains("trigger matched"), "{out}");
+    assert_eq!(app.conversation().turns()[2].content, "write the changelog");
+}
+
+#[test]
+fn skill_new_writes_a_skill_that_loads_and_runs() {
+    let ws = workspace();
+    let mut app = app(ws.path(), &["tested and tagged"]);
+    let answers = std::cell::RefCell::new(std::collections::VecDeque::from([
+        "ship-it",
+        "Ships a release: tests, then the tag. Use when the user says ship it.",
+        "Run the tests",
+        "Tag the version",
+        "",
+        "y",
+    ]));
+    app.install_asker(Rc::new(move |_q: &str| answers.borrow_mut().pop_front().map(String::from)));
+    let out = line(&mut app, "/skill new");
+    assert!(out.contains("[wrote agents/skills/ship-it/SKILL.md"), "{out}");
+    let catalog = harvey::skills::load(ws.path());
+    let skill = catalog.get("ship-it").expect("the new skill loads");
+    assert!(skill.body.contains("1. Run the tests\n2. Tag the version"), "{}", skill.body);
+    line(&mut app, "/ship-it");
+    assert!(app.conversation().turns()[0].content.starts_with("[skill: ship-it]\n\n# ship-it"));
+    // Without a terminal nothing is asked and nothing written.
+    let mut quiet = self::app(ws.path(), &[]);
+    assert!(line(&mut quiet, "/skill new").contains("run it in a terminal"));
+}
