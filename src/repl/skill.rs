@@ -74,7 +74,9 @@ pub fn triggered(app: &mut App, text: &str, out: &mut impl Write) -> io::Result<
     if skill.has_run_script() {
         script(app, skill, &filled, out)?;
     } else {
-        super::chat_with(app, out, |app, on_event| app.skill_turn(skill, &filled, on_event))?;
+        super::chat_with(app, out, |app, on_event| {
+            app.skill_turn(skill, &filled, on_event)
+        })?;
     }
     Ok(true)
 }
@@ -175,7 +177,10 @@ fn new(app: &mut App, out: &mut impl Write) -> io::Result<()> {
     };
     let dir = app.workspace().join(crate::skills::SKILLS_DIR).join(&name);
     if dir.exists() {
-        return writeln!(out, "agents/skills/{name} exists already: /skill show {name}");
+        return writeln!(
+            out,
+            "agents/skills/{name} exists already: /skill show {name}"
+        );
     }
     let Some(description) = answer("description (what it does; when to use it): ") else {
         return Ok(());
@@ -197,10 +202,16 @@ fn new(app: &mut App, out: &mut impl Write) -> io::Result<()> {
     if !yes {
         return writeln!(out, "[nothing written]");
     }
-    let written = std::fs::create_dir_all(&dir)
-        .and_then(|()| std::fs::write(dir.join("SKILL.md"), &text));
+    let written =
+        std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(dir.join("SKILL.md"), &text));
     match written {
-        Ok(()) => writeln!(out, "[wrote agents/skills/{name}/SKILL.md; run it with /{name}]"),
-        Err(e) => writeln!(out, "error: cannot write agents/skills/{name}/SKILL.md: {e}"),
+        Ok(()) => writeln!(
+            out,
+            "[wrote agents/skills/{name}/SKILL.md; run it with /{name}]"
+        ),
+        Err(e) => writeln!(
+            out,
+            "error: cannot write agents/skills/{name}/SKILL.md: {e}"
+        ),
     }
 }

@@ -18,14 +18,21 @@ pub fn draft(name: &str, description: &str, steps: &[String]) -> Result<String, 
     }
     let description = description.split_whitespace().collect::<Vec<_>>().join(" ");
     if description.is_empty() {
-        return Err(Problem::at(None, "a skill needs a description: what it does and when to use it"));
+        return Err(Problem::at(
+            None,
+            "a skill needs a description: what it does and when to use it",
+        ));
     }
     let mut fields = Fields::default();
     fields.put_text("name", name);
     fields.put_text("description", &description);
     fields.put_text("compatibility", "harvey, claude-code");
     let mut body = format!("# {name}\n\n{description}\n\n## Steps\n");
-    let steps: Vec<&str> = steps.iter().map(|s| s.trim()).filter(|s| !s.is_empty()).collect();
+    let steps: Vec<&str> = steps
+        .iter()
+        .map(|s| s.trim())
+        .filter(|s| !s.is_empty())
+        .collect();
     if steps.is_empty() {
         return Err(Problem::at(None, "a skill needs at least one step"));
     }
@@ -43,11 +50,29 @@ mod tests {
 
     #[test]
     fn a_draft_reads_back_as_the_skill_it_describes() {
-        let steps = vec!["Run `cargo test`.".to_string(), "".into(), "Tag: the version".into()];
-        let text = draft("ship-it", "Ships a release: tag and push. Use when: ready", &steps).unwrap();
+        let steps = vec![
+            "Run `cargo test`.".to_string(),
+            "".into(),
+            "Tag: the version".into(),
+        ];
+        let text = draft(
+            "ship-it",
+            "Ships a release: tag and push. Use when: ready",
+            &steps,
+        )
+        .unwrap();
         let skill = parse(&text, "ship-it").unwrap();
-        assert_eq!(skill.description, "Ships a release: tag and push. Use when: ready");
-        assert!(skill.body.ends_with("## Steps\n\n1. Run `cargo test`.\n2. Tag: the version"), "{}", skill.body);
+        assert_eq!(
+            skill.description,
+            "Ships a release: tag and push. Use when: ready"
+        );
+        assert!(
+            skill
+                .body
+                .ends_with("## Steps\n\n1. Run `cargo test`.\n2. Tag: the version"),
+            "{}",
+            skill.body
+        );
         assert!(draft("Ship It", "d", &steps).is_err());
         assert!(draft("x", " ", &steps).is_err());
         assert!(draft("x", "d", &[]).is_err());

@@ -370,7 +370,10 @@ fn a_trigger_runs_its_skill_without_asking_the_model_first() {
     let ws = workspace();
     let mut app = app(ws.path(), &["Reviewed.", "entry written"]);
     let out = line(&mut app, "please review src/lib.rs");
-    assert!(out.contains("[skill review-code (its trigger matched)]"), "{out}");
+    assert!(
+        out.contains("[skill review-code (its trigger matched)]"),
+        "{out}"
+    );
     let sent = &app.conversation().turns()[0].content;
     assert!(
         sent.starts_with("[skill: review-code]\nRequest: please review src/lib.rs\nTools for this task: read_file, search_files, list_files\n\nReview please review src/lib.rs:"),
@@ -395,14 +398,25 @@ fn skill_new_writes_a_skill_that_loads_and_runs() {
         "",
         "y",
     ]));
-    app.install_asker(Rc::new(move |_q: &str| answers.borrow_mut().pop_front().map(String::from)));
+    app.install_asker(Rc::new(move |_q: &str| {
+        answers.borrow_mut().pop_front().map(String::from)
+    }));
     let out = line(&mut app, "/skill new");
-    assert!(out.contains("[wrote agents/skills/ship-it/SKILL.md"), "{out}");
+    assert!(
+        out.contains("[wrote agents/skills/ship-it/SKILL.md"),
+        "{out}"
+    );
     let catalog = harvey::skills::load(ws.path());
     let skill = catalog.get("ship-it").expect("the new skill loads");
-    assert!(skill.body.contains("1. Run the tests\n2. Tag the version"), "{}", skill.body);
+    assert!(
+        skill.body.contains("1. Run the tests\n2. Tag the version"),
+        "{}",
+        skill.body
+    );
     line(&mut app, "/ship-it");
-    assert!(app.conversation().turns()[0].content.starts_with("[skill: ship-it]\n\n# ship-it"));
+    assert!(app.conversation().turns()[0]
+        .content
+        .starts_with("[skill: ship-it]\n\n# ship-it"));
     // Without a terminal nothing is asked and nothing written.
     let mut quiet = self::app(ws.path(), &[]);
     assert!(line(&mut quiet, "/skill new").contains("run it in a terminal"));
