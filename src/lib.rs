@@ -22,6 +22,8 @@
 //! - `sandbox`: the workspace's path rules (inside it, not `agents/`, `.git/` or a secret)
 //!   that the tools, the git command, `files` and session mining share.
 //! - `files`: workspace files read into the context (`/read`, `/attach`, `/context pin`).
+//! - `skills`: the user's workflows in `agents/skills/<name>/SKILL.md` (the Agent Skills
+//!   format the Go tool reads): found, checked, filled in for a run.
 //!
 //! The core never prints: everything but `repl` returns values.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
@@ -47,6 +49,7 @@ pub mod regular_file;
 pub mod repl;
 pub mod sandbox;
 pub mod session;
+pub mod skills;
 pub mod sources;
 pub mod storage;
 pub mod term;

@@ -93,6 +93,10 @@ enum Command {
     /// loaded): list, show.
     #[command(subcommand)]
     Model(cli::model::ModelCommand),
+    /// The workspace's skills (agents/skills/NAME/SKILL.md, the Agent Skills format the
+    /// Go harvey reads): list, show. Run them in the REPL: /skill run NAME or /NAME.
+    #[command(subcommand)]
+    Skill(cli::skill::SkillCommand),
 }
 
 #[derive(Debug, Subcommand)]
@@ -274,6 +278,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         Some(Command::Rag(cmd)) => cli::knowledge::rag(&options, cmd),
         Some(Command::Kb(cmd)) => cli::knowledge::kb(&options, cmd),
         Some(Command::Model(cmd)) => cli::model::run(&options, cmd),
+        Some(Command::Skill(cmd)) => cli::skill::run(&options, cmd),
     }
 }
 

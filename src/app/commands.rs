@@ -48,6 +48,7 @@ impl App {
             workspace: &self.workspace,
             settings: &self.security,
             audit: &self.audit,
+            env: &[],
         }
     }
 
@@ -100,7 +101,7 @@ impl App {
 
     /// The session record's note, and the attachment when the command ran; returns the
     /// attachment's tokens.
-    fn after_command(&mut self, report: &Report) -> Option<usize> {
+    pub(super) fn after_command(&mut self, report: &Report) -> Option<usize> {
         let note = report.note();
         if self.recorder.path().is_some() {
             if self.recorder.note(&note).is_err() {

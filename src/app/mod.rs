@@ -11,6 +11,7 @@ pub mod context;
 mod later;
 mod open;
 mod recall;
+mod skills;
 mod switch;
 mod tools;
 
@@ -207,6 +208,20 @@ impl App {
         text: &str,
         on_event: &mut dyn FnMut(TurnEvent),
     ) -> Result<AgentTurn, TurnError> {
+        self.turn_on(text, None, None, on_event)
+    }
+
+    /// [`Self::agent_turn`] that may call only the tools of `narrowed` (a skill's
+    /// `allowed-tools`; the system prompt keeps listing them all, so the cached prefix
+    /// survives, but the call grammar and the router know only these), and records
+    /// `skill`'s scene (`INT. SKILL <NAME>`, speaking the given text) before the exchange.
+    pub(crate) fn turn_on(
+        &mut self,
+        text: &str,
+        narrowed: Option<&Registry>,
+        skill: Option<(&crate::skills::Skill, &str)>,
+        on_event: &mut dyn FnMut(TurnEvent),
+    ) -> Result<AgentTurn, TurnError> {
         self.abort.clear();
         // Once per session, at its first message — also when the session continues a
         // recorded one (`--resume`, `/session continue`), whose turns are already there.
@@ -237,10 +252,14 @@ impl App {
             .unwrap_or_else(|| self.recorder.planned_path())
             .file_name()
             .map(|n| n.to_string_lossy().into_owned());
+        let narrowed_forms = narrowed.map(|r| call_forms(r, &self.engine.info().template_text));
+        let registry = narrowed.unwrap_or(&self.tools);
         let tool_set = ToolSet {
-            registry: &self.tools,
-            forms: &self.call_forms,
-            max_call_tokens: self.tool_max_tokens,
+            registry,
+            forms: narrowed_forms.as_ref().unwrap_or(&self.call_forms),
+            max_call_tokens: narrowed_forms
+                .as_ref()
+                .map_or(self.tool_max_tokens, |f| call_max_tokens(&f.fenced)),
             max_rounds: self.config.tools.max_rounds_per_turn,
             confirm,
             ask: self
@@ -254,7 +273,7 @@ impl App {
             request: text,
             session: session.as_deref(),
         };
-        let tools = (self.tools_enabled && !self.tools.is_empty()).then_some(&tool_set);
+        let tools = (self.tools_enabled && !registry.is_empty()).then_some(&tool_set);
         // Per-turn context rides on this user message only (the cached prefix stays).
         let attached = self.attachments.take();
         let sent = crate::chat::attachment::message_with(&attached, text);
@@ -283,6 +302,9 @@ impl App {
         self.turns.push(turn.completion.stats.clone());
         if turn.thought.is_some() {
             self.last_thought.clone_from(&turn.thought);
+        }
+        if let Some((skill, speech)) = skill {
+            self.record_skill(skill, speech);
         }
         self.record(text, &turn);
         Ok(turn)

@@ -202,6 +202,18 @@ mod tests {
         }
     }
 
+    /// `tools::TOOL_NAMES` (what a skill's `allowed-tools` may name) is the whole
+    /// registry of a session with memory on.
+    #[test]
+    fn tool_names_are_every_tool_a_session_offers() {
+        let mut config = Config::default();
+        config.memory.enabled = true;
+        config.memory.embedder = crate::config::Embedder::None;
+        let ws = tempfile::tempdir().unwrap();
+        let (registry, _) = default_tools(ws.path(), &config);
+        assert_eq!(registry.names(), crate::tools::TOOL_NAMES);
+    }
+
     /// The direct-answer example stays prose: no call is read from the whole hint's
     /// second example.
     #[test]

@@ -1,4 +1,4 @@
-//! The subcommand faces: `harvey run`, `memory`, `rag`, `kb` and `model`. Each parses its
+//! The subcommand faces: `harvey run`, `memory`, `rag`, `kb`, `model` and `skill`. Each parses its
 //! flags, asks the library (the operations in `ops`, the stores, the model wing) and renders
 //! the result; none imports another face (`repl`).
 
@@ -8,3 +8,4 @@ pub mod memory;
 pub mod model;
 pub mod model_pull;
 pub mod run;
+pub mod skill;

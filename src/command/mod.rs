@@ -40,6 +40,8 @@ pub struct Place<'a> {
     pub workspace: &'a Path,
     pub settings: &'a Settings,
     pub audit: &'a AuditLog,
+    /// Variables added to the cleaned environment (a skill script's `HARVEY_*`).
+    pub env: &'a [(String, String)],
 }
 
 /// What happened to one command.
@@ -231,7 +233,10 @@ fn execute(
         program: resolved,
         args: &words[1..],
         cwd: place.workspace,
-        env: env::cleaned(vars),
+        env: env::cleaned(vars)
+            .into_iter()
+            .chain(place.env.iter().cloned())
+            .collect(),
         timeout: place.settings.timeout,
     };
     let result = exec::run(&spec, on_output, stop).map_err(|e| e.to_string());

@@ -26,6 +26,7 @@ pub enum CommandKind {
     Safemode,
     Audit,
     Write,
+    Skill,
     Exit,
 }
 
@@ -179,6 +180,13 @@ pub const COMMANDS: &[CommandSpec] = &[
         aliases: &[],
         usage: "/write PATH [--code]",
         help: "save the last reply (--code: its first ``` block) to a workspace file; asks before overwriting",
+    },
+    CommandSpec {
+        kind: CommandKind::Skill,
+        name: "skill",
+        aliases: &[],
+        usage: "/skill …",
+        help: "your workflows in agents/skills/NAME/SKILL.md: list | show NAME | run NAME ARGS… (also /NAME ARGS…) | new",
     },
     CommandSpec {
         kind: CommandKind::Exit,

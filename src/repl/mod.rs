@@ -16,6 +16,7 @@ pub mod render;
 mod run;
 mod safemode;
 mod session;
+mod skill;
 mod write;
 
 use std::io::{self, Write};
@@ -345,7 +346,9 @@ pub fn handle_line(app: &mut App, line: &str, out: &mut impl Write) -> io::Resul
         Input::Empty => Ok(Flow::Continue),
         Input::Text(text) => chat(app, &text, out).map(|()| Flow::Continue),
         Input::Unknown(word) => {
-            writeln!(out, "unknown command /{word} — /help lists the commands")?;
+            if !skill::invoke_by_name(app, &word, line, out)? {
+                writeln!(out, "unknown command /{word} — /help lists the commands")?;
+            }
             Ok(Flow::Continue)
         }
         Input::Command { kind, args } => dispatch(app, kind, &args, out),
@@ -393,6 +396,7 @@ fn dispatch(
         CommandKind::Safemode => safemode::command(app, args, out)?,
         CommandKind::Audit => run::audit(app, args, out)?,
         CommandKind::Write => write::command(app, args, out)?,
+        CommandKind::Skill => skill::command(app, args, out)?,
         CommandKind::Exit => return Ok(Flow::Exit),
     }
     Ok(Flow::Continue)
@@ -512,9 +516,24 @@ fn tools(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()> {
 }
 
 fn chat(app: &mut App, text: &str, out: &mut impl Write) -> io::Result<()> {
+    if skill::triggered(app, text, out)? {
+        return Ok(());
+    }
+    chat_with(app, out, |app, on_event| app.agent_turn(text, on_event))
+}
+
+/// A turn `run` starts, its events rendered as a chat turn's.
+fn chat_with(
+    app: &mut App,
+    out: &mut impl Write,
+    run: impl FnOnce(
+        &mut App,
+        &mut dyn FnMut(crate::chat::agent::TurnEvent),
+    ) -> Result<crate::chat::agent::AgentTurn, crate::chat::TurnError>,
+) -> io::Result<()> {
     let mut write_error = None;
     let mut view = render::TurnView::default();
-    let result = app.agent_turn(text, &mut |event| {
+    let result = run(app, &mut |event| {
         if write_error.is_none() {
             if let Err(e) = view.event(out, &event).and_then(|()| out.flush()) {
                 write_error = Some(e);

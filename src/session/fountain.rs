@@ -53,6 +53,25 @@ pub fn scene(user_name: &str, exchange: &Exchange) -> String {
     out
 }
 
+/// A skill's scene, as the Go tool writes one: `INT. SKILL <NAME> <time>`, the action
+/// `Harvey executes the <name> skill.`, the skill's description as a second action,
+/// then the skill speaking `speech` (what the run was given).
+pub fn skill_scene(name: &str, description: &str, speech_text: &str, when: &str) -> String {
+    let who = name.to_uppercase();
+    let mut out = format!("INT. SKILL {} {}\n\n", one_line(&who), one_line(when));
+    out.push_str(&format!(
+        "Harvey executes the {} skill.\n\n",
+        one_line(name)
+    ));
+    if !description.trim().is_empty() {
+        out.push_str(&format!("{}\n\n", escape(&one_line(description))));
+    }
+    if !speech_text.trim().is_empty() {
+        out.push_str(&speech(&one_line(&who), speech_text));
+    }
+    out
+}
+
 /// `[[text]]` followed by a blank line (`]]` inside is defused).
 pub fn note(text: &str) -> String {
     format!("[[{}]]\n\n", one_line(text).replace("]]", "] ]"))
@@ -140,6 +159,13 @@ pub fn parse(text: &str) -> Record {
             i = next;
             continue;
         }
+        if let Some(rest) = line.strip_prefix("INT. SKILL ") {
+            if let Some(done) = current.take() {
+                record.exchanges.push(done);
+            }
+            i = skip_skill_scene(&lines, i + 1, rest);
+            continue;
+        }
         // A note counts once its line is ended (a cut `[[a]]]` must not read as `a`).
         let ended = i + 1 < lines.len();
         if let Some(n) = line
@@ -165,6 +191,25 @@ pub fn parse(text: &str) -> Record {
     }
     move_closing_notes(&mut record);
     record
+}
+
+/// The index after a skill scene that starts at `start` (after its heading, whose
+/// rest is `rest`): its action lines, then the skill's speech, read whole so that no
+/// line of it (a `THE END.`, a heading) is taken for the record's own.
+fn skip_skill_scene(lines: &[&str], start: usize, rest: &str) -> usize {
+    let who = rest.split_whitespace().next().unwrap_or_default();
+    let mut i = start;
+    while i < lines.len() {
+        let line = lines[i].trim();
+        if line.starts_with("INT. ") || line == "THE END." || line.starts_with("[[") {
+            return i;
+        }
+        if line == who {
+            return read_speech(lines, i, who).map_or(lines.len(), |(_, next)| next);
+        }
+        i += 1;
+    }
+    i
 }
 
 /// Reads the title page's `Key: value` lines into `title`; returns the index of the
@@ -275,6 +320,40 @@ mod tests {
     }
 
     const TRICKY: &str = "First paragraph.\n\nSecond paragraph after a blank line.\n\n```rust\nfn main() {\n\n    println!(\"hi\");\n}\n```\nINT. SOMETHING - DAY\n(parenthetical)\n[[not a note]]\n  \n\\backslash\n!forced\nHARVEY\nTHE END.\n";
+
+    /// A skill's scene reads as the Go tool writes it, and nothing in it — a `THE END.`,
+    /// a heading, a note — is taken for the record's own.
+    #[test]
+    fn a_skill_scene_is_written_and_skipped_whole() {
+        let scene_text = skill_scene(
+            "release-checklist",
+            "Walks a release through its steps.",
+            "VERSION=1.2.0\nTHE END.\nINT. HARVEY AND ADA TALKING now\n[[x]]",
+            "2026-11-23 10:00:00",
+        );
+        assert!(scene_text.starts_with(
+            "INT. SKILL RELEASE-CHECKLIST 2026-11-23 10:00:00\n\nHarvey executes the release-checklist skill.\n\nWalks a release through its steps.\n\nRELEASE-CHECKLIST\nVERSION=1.2.0\n"
+        ), "{scene_text}");
+        let ex = Exchange {
+            when: "2026-11-23 10:00:05".into(),
+            user: "[skill: release-checklist]\nrun it".into(),
+            reply: "done".into(),
+            notes: vec![],
+        };
+        let text = format!(
+            "{}{scene_text}{}{THE_END}",
+            header(&title()),
+            scene("ada", &ex)
+        );
+        let record = parse(&text);
+        assert_eq!(record.exchanges, vec![ex]);
+        assert!(record.ended);
+        assert!(
+            record.closing_notes.is_empty(),
+            "{:?}",
+            record.closing_notes
+        );
+    }
 
     #[test]
     fn tricky_text_round_trips_exactly() {

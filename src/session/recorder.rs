@@ -24,6 +24,9 @@ pub struct Recorder {
     title: TitlePage,
     user: String,
     exchanges: usize,
+    /// Skill scenes waiting for the first exchange (a session with no exchange leaves
+    /// nothing behind).
+    held: String,
     ended: bool,
     started: chrono::DateTime<chrono::Local>,
 }
@@ -50,6 +53,7 @@ impl Recorder {
             },
             user,
             exchanges: 0,
+            held: String::new(),
             ended: false,
             started,
         }
@@ -85,10 +89,28 @@ impl Recorder {
             reply: reply.to_string(),
             notes,
         };
-        let text = fountain::scene(&self.user, &exchange);
+        let text = std::mem::take(&mut self.held) + &fountain::scene(&self.user, &exchange);
         // Counted even when the write fails: the text is kept and written later.
         self.exchanges += 1;
         self.append(&text)
+    }
+
+    /// Appends a skill's scene (`INT. SKILL <NAME>`, see [`fountain::skill_scene`]);
+    /// before the first exchange it waits for it.
+    pub fn skill(&mut self, name: &str, description: &str, speech: &str) -> std::io::Result<()> {
+        let when = chrono::Local::now().format("%Y-%m-%d %H:%M:%S").to_string();
+        let text = fountain::skill_scene(name, description, speech, &when);
+        if self.exchanges == 0 {
+            self.held.push_str(&text);
+            return Ok(());
+        }
+        self.append(&text)
+    }
+
+    /// The session's id as the Go tool gives it to a skill's script (`YYYYMMDD-HHMMSS`,
+    /// the record's time stamp).
+    pub fn session_id(&self) -> String {
+        self.started.format("%Y%m%d-%H%M%S").to_string()
     }
 
     /// Appends a note between exchanges (e.g. a rolling summary).

@@ -1,5 +1,6 @@
 //! YAML front matter: the `---` header above a memory file's body, and the Go tool's
-//! YAML files beside the memories (its mined-sessions manifest). The only `serde_yaml`
+//! YAML files beside the memories (its mined-sessions manifest), and a skill's `SKILL.md`
+//! header (`skills`). The only `serde_yaml`
 //! user outside the config loader: it splits a text into header and body, reads a
 //! header's keys one at a time as text, lists or numbers, keeps the keys a reader does
 //! not know as they were ([`Fields`]), and writes a header back in the order its keys
@@ -172,6 +173,27 @@ impl Fields {
         }
     }
 
+    /// Removes `key` and returns the mapping under it as its own [`Fields`] (a skill's
+    /// `variables:` and `metadata:`); `None` when it is missing or null.
+    pub fn take_map(&mut self, key: &str) -> Result<Option<Fields>, Mismatch> {
+        match self.0.remove(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Mapping(m)) => Ok(Some(Self(m))),
+            Some(other) => Err(Mismatch {
+                found: kind(&other),
+                in_list: false,
+            }),
+        }
+    }
+
+    /// The keys, in order (a key that is not text is written as YAML would show it).
+    pub fn keys(&self) -> Vec<String> {
+        self.0
+            .keys()
+            .map(|k| scalar_text(k.clone()).unwrap_or_else(|found| found.to_string()))
+            .collect()
+    }
+
     /// Adds `key` with the text `text` (see [`safe_text`]).
     pub fn put_text(&mut self, key: &str, text: &str) {
         self.put(key, Value::String(safe_text(text)));
@@ -295,6 +317,13 @@ mod tests {
         assert_eq!(fields.take_number("n").unwrap(), Some(0.5));
         assert_eq!(fields.take_number("t").unwrap_err().found, "text");
         assert!(fields.is_empty());
+        let mut map = Fields::parse("v: {A: {default: x}}\nw: 1").unwrap();
+        assert_eq!(map.keys(), ["v", "w"]);
+        let mut v = map.take_map("v").unwrap().unwrap();
+        assert_eq!(v.keys(), ["A"]);
+        let mut a = v.take_map("A").unwrap().unwrap();
+        assert_eq!(a.take_text("default").unwrap().as_deref(), Some("x"));
+        assert_eq!(map.take_map("w").unwrap_err().found, "a number");
         let mut nested = Fields::parse("a: [[x]]").unwrap();
         assert!(nested.take_list("a").unwrap_err().in_list);
         assert_eq!(Fields::parse("- x"), Err(HeaderError::NotMapping));

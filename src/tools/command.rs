@@ -27,6 +27,7 @@ impl CommandPlace {
             workspace: &self.workspace,
             settings: &self.settings,
             audit: &self.audit,
+            env: &[],
         }
     }
 }

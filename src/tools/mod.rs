@@ -21,6 +21,7 @@ pub mod files;
 pub mod formats;
 pub mod grammar;
 pub mod memory;
+pub mod narrow;
 pub mod sessions;
 pub mod workspace;
 
@@ -28,6 +29,25 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 pub use call::{parse_call, ToolCall};
+
+/// Every tool a session can offer, memory on (the names a skill's `allowed-tools` may
+/// use; `app::default_tools` is checked against it).
+pub const TOOL_NAMES: &[&str] = &[
+    "read_file",
+    "list_files",
+    "search_files",
+    "git",
+    "run_command",
+    "write_file",
+    "edit_file",
+    "memory_search",
+    "memory_read",
+    "session_search",
+    "session_read",
+    "memory_write",
+    "memory_update",
+    "memory_forget",
+];
 
 /// What marks the start and end of a call in the model's output.
 pub const CALL_OPENER: &str = "<tool_call>";

@@ -33,6 +33,7 @@ mod sessions;
 mod sessions_later;
 mod sessions_mining;
 mod sessions_summary;
+mod skills;
 mod special_files;
 mod think;
 mod tools;

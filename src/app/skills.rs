@@ -1,0 +1,112 @@
+//! The session's side of skills: the workspace's catalog, a prompt skill's turn (only
+//! its allowed tools, its scene in the record), and a skill's script run as the user's
+//! own command — the policy of `!prog` (no shell unless the allowlist or safe mode says
+//! so, a question otherwise, the timeout, the audit line) with the Go tool's
+//! `HARVEY_*` environment.
+
+use crate::chat::agent::{AgentTurn, TurnEvent};
+use crate::chat::TurnError;
+use crate::command::{self, Ask, Place, Report, Who};
+use crate::skills::run::{self, ScriptEnv};
+use crate::skills::vars::Filled;
+use crate::skills::{Catalog, Skill};
+
+use super::App;
+
+impl App {
+    /// The workspace's skills, read now (an edited `SKILL.md` counts at once).
+    pub fn skills(&self) -> Catalog {
+        crate::skills::load(&self.workspace)
+    }
+
+    /// A prompt skill's turn: the body with `filled` goes to the model as the user's
+    /// message; the model may call only the skill's `allowed-tools` (all the session's
+    /// tools when it has none); the record gets the skill's scene before the exchange.
+    pub fn skill_turn(
+        &mut self,
+        skill: &Skill,
+        filled: &Filled,
+        on_event: &mut dyn FnMut(TurnEvent),
+    ) -> Result<AgentTurn, TurnError> {
+        let text = run::message(skill, filled);
+        let speech = given(filled);
+        let lent = skill
+            .allowed_tools
+            .as_ref()
+            .map(|names| self.tools.lend(names));
+        let turn = self.turn_on(
+            &text,
+            lent.as_ref().map(|l| &l.registry),
+            Some((skill, &speech)),
+            on_event,
+        );
+        if let Some(l) = lent {
+            self.tools.restore(l);
+        }
+        turn
+    }
+
+    /// Runs the skill's script (`bash scripts/compiled.bash`, as the Go tool does) as the
+    /// user's command: safe mode decides, `ask` answers its question (`None` refuses what
+    /// needs a yes), the run is audited, its output attached to the next message, and the
+    /// record gets the skill's scene. `None` when the skill has no script.
+    pub fn run_skill_script(
+        &mut self,
+        skill: &Skill,
+        filled: &Filled,
+        ask: Option<Ask<'_>>,
+        on_output: &mut dyn FnMut(&[u8]),
+    ) -> Option<(Report, Option<usize>)> {
+        let words = run::script_words(skill, &self.workspace)?;
+        let session_id = self.recorder.session_id();
+        let model = self.engine.info().name.clone();
+        let env = run::script_env(
+            filled,
+            &ScriptEnv {
+                workspace: &self.workspace,
+                model: &model,
+                session_id: &session_id,
+            },
+        );
+        self.abort.clear();
+        let abort = self.abort.clone();
+        let stop = move || abort.is_raised();
+        let place = Place {
+            workspace: &self.workspace,
+            settings: &self.security,
+            audit: &self.audit,
+            env: &env,
+        };
+        let report = command::run_program(&place, Who::User, words, false, ask, on_output, &stop);
+        self.record_skill(skill, &format!("{}\n{}", given(filled), report.summary()));
+        let tokens = self.after_command(&report);
+        Some((report, tokens))
+    }
+
+    /// The skill's scene in the record; a failing disk is noted once, as for exchanges.
+    pub(super) fn record_skill(&mut self, skill: &Skill, speech: &str) {
+        if let Err(e) = self.recorder.skill(&skill.name, &skill.description, speech) {
+            if self.record_problem.is_none() {
+                let problem = format!("cannot write the session record: {e}");
+                self.notices.push(problem.clone());
+                self.record_problem = Some(problem);
+            }
+        }
+    }
+}
+
+/// What a run was given, for its scene: the variables, else the arguments.
+fn given(filled: &Filled) -> String {
+    if !filled.values.is_empty() {
+        let values: Vec<String> = filled
+            .values
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        values.join(", ")
+    } else if filled.args.is_empty() {
+        "(no arguments)".into()
+    } else {
+        filled.args.clone()
+    }
+}
