@@ -332,5 +332,9 @@ fn qwen_answers_a_plain_question_in_an_empty_folder() {
         .filter(|c| ["list_files", "read_file", "search_files"].contains(&c.name.as_str()))
         .collect();
     assert!(reads.is_empty(), "{reads:?}");
-    assert!(turn.completion.text.contains("Paris"), "{:?}", turn.completion.text);
+    assert!(
+        turn.completion.text.contains("Paris"),
+        "{:?}",
+        turn.completion.text
+    );
 }

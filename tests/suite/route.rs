@@ -45,7 +45,9 @@ fn routed_turn_events(
     request: &str,
     events: &mut Vec<TurnEvent>,
 ) -> (AgentTurn, ScriptedEngine, Conversation) {
-    routed(registry, replies, request, &greedy(64), &mut |e| events.push(e))
+    routed(registry, replies, request, &greedy(64), &mut |e| {
+        events.push(e)
+    })
 }
 
 fn tool_set<'a>(registry: &'a Registry, forms: &'a CallForms, request: &'a str) -> ToolSet<'a> {
@@ -183,7 +185,11 @@ fn after_a_failed_chosen_call_the_router_chooses_a_second_step() {
         "{}",
         asked[1]
     );
-    assert!(asked[2].contains("list_files({}) showed: notes.txt"), "{}", asked[2]);
+    assert!(
+        asked[2].contains("list_files({}) showed: notes.txt"),
+        "{}",
+        asked[2]
+    );
     assert_eq!(turn.completion.text, "You deploy with ./deploy.sh.");
     let shown: Vec<&TurnEvent> = events
         .iter()
@@ -200,7 +206,13 @@ fn an_identical_second_call_is_not_run_again_and_the_turn_answers() {
     let call = r#"{"name": "read_file", "arguments": {"path": "nope.txt"}}</tool_call>"#;
     let (turn, engine, _) = routed_turn(
         &registry,
-        &["read_file", call, "read_file", call, "There is no such file."],
+        &[
+            "read_file",
+            call,
+            "read_file",
+            call,
+            "There is no such file.",
+        ],
         "How do I deploy?",
     );
     assert_eq!(turn.calls.len(), 2);

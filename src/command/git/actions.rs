@@ -129,14 +129,14 @@ pub fn plan(ask: &Ask<'_>) -> Result<Plan, String> {
 /// A `rev` as revision words: one or two (a range may be written `A B`), none an option.
 fn revs(rev: &str) -> Result<Vec<String>, String> {
     let words: Vec<String> = rev.split_whitespace().map(str::to_string).collect();
-    if words.is_empty() || words.len() > 2 {
-        return Err(format!(
-            "rev {rev:?}: give one commit (HEAD, HEAD~1, a1b2c3d) or a range (HEAD~3..HEAD)"
-        ));
-    }
     if let Some(bad) = words.iter().find(|w| w.starts_with('-')) {
         return Err(format!(
             "rev {bad:?} is an option, not a revision: give a commit such as HEAD~1 or a1b2c3d"
+        ));
+    }
+    if words.is_empty() || words.len() > 2 {
+        return Err(format!(
+            "rev {rev:?}: give one commit (HEAD, HEAD~1, a1b2c3d) or a range (HEAD~3..HEAD)"
         ));
     }
     Ok(words)
