@@ -141,6 +141,8 @@ pub struct Summary {
     pub parroted: usize,
     /// Replies holding a call as text that never ran.
     pub calls_in_text: usize,
+    /// Tool calls per task (mean over the tasks run).
+    pub steps_per_task: f64,
     pub median_secs: f64,
     pub total_secs: f64,
 }
@@ -237,7 +239,15 @@ fn fresh_session(app: &mut App) {
 
 fn run_task(app: &mut App, task: &Task) -> TaskResult {
     let started = Instant::now();
-    let turn = app.agent_turn(task.prompt, &mut |_| {});
+    let mut turn = app.agent_turn(task.prompt, &mut |_| {});
+    if let (Some(then), Ok(first)) = (task.then, &turn) {
+        // The follow-up's reply is scored; the calls of both messages are counted.
+        let earlier = first.calls.clone();
+        turn = app.agent_turn(then, &mut |_| {}).map(|mut t| {
+            t.calls.splice(0..0, earlier);
+            t
+        });
+    }
     let secs = started.elapsed().as_secs_f64();
     let memory_block = app.injection().map(|i| i.text.clone()).unwrap_or_default();
     match turn {
@@ -376,6 +386,11 @@ pub fn summarize(tasks: &[TaskResult]) -> Summary {
         answers_ok: count(&|t| t.answer_ok == Some(true)),
         parroted: count(&|t| t.parroted),
         calls_in_text: count(&|t| t.call_in_text),
+        steps_per_task: if tasks.is_empty() {
+            0.0
+        } else {
+            tasks.iter().map(|t| t.calls.len()).sum::<usize>() as f64 / tasks.len() as f64
+        },
         median_secs: median(&secs),
         total_secs: secs.iter().sum(),
     }
@@ -407,6 +422,7 @@ mod tests {
             check: tasks::Check::None,
             needs_git: false,
             answers_from_memory: false,
+            then: None,
         };
         TaskResult {
             expected: expected.iter().map(|s| s.to_string()).collect(),

@@ -317,6 +317,11 @@ fn agent_summary(m: &AgentSummary) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
+        "ANSWERED RIGHT          {}/{} checkable (the reply holds the needed fact)",
+        m.answers_ok, m.checkable
+    );
+    let _ = writeln!(
+        s,
         "right first tool        {}/{} tool tasks",
         m.right_first_tool, m.tool_tasks
     );
@@ -330,11 +335,6 @@ fn agent_summary(m: &AgentSummary) -> String {
         "schema-valid args       {}/{} calls",
         m.valid_calls, m.calls
     );
-    let _ = writeln!(
-        s,
-        "answers correct         {}/{} checkable",
-        m.answers_ok, m.checkable
-    );
     let _ = writeln!(s, "parroting               {}", m.parroted);
     let _ = writeln!(
         s,
@@ -343,8 +343,8 @@ fn agent_summary(m: &AgentSummary) -> String {
     );
     let _ = writeln!(
         s,
-        "seconds                 median {:.1}, total {:.1}",
-        m.median_secs, m.total_secs
+        "seconds                 median {:.1}, total {:.1}; {:.1} tool calls per task",
+        m.median_secs, m.total_secs, m.steps_per_task
     );
     s
 }
@@ -356,8 +356,8 @@ fn agent_table(tasks: &[TaskResult]) -> String {
         None => "-",
     };
     let mut s = format!(
-        "{:<16} {:<26} {:<14} {:<5} {:<6} {:<6} {:<17} {:>6}\n",
-        "task", "expected", "got", "valid", "answer", "parrot", "stop", "secs"
+        "{:<16} {:<26} {:<14} {:<5} {:<6} {:<6} {:<17} {:>6} {:>5}\n",
+        "task", "expected", "got", "valid", "answer", "parrot", "stop", "secs", "calls"
     );
     for t in tasks {
         let expected = if t.expected.is_empty() {
@@ -367,7 +367,7 @@ fn agent_table(tasks: &[TaskResult]) -> String {
         };
         let _ = writeln!(
             s,
-            "{:<16} {:<26} {:<14} {:<5} {:<6} {:<6} {:<17} {:>6.1}",
+            "{:<16} {:<26} {:<14} {:<5} {:<6} {:<6} {:<17} {:>6.1} {:>5}",
             t.id,
             expected,
             t.first_tool.as_deref().unwrap_or("none"),
@@ -375,7 +375,8 @@ fn agent_table(tasks: &[TaskResult]) -> String {
             yes_no(t.answer_ok),
             if t.parroted { "YES" } else { "no" },
             t.stop.map_or("failed", |r| r.as_str()),
-            t.secs
+            t.secs,
+            t.calls.len()
         );
     }
     s

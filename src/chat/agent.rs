@@ -3,11 +3,14 @@
 //! then the model continues — up to `max_rounds` calls per turn.
 //!
 //! Identical repeated calls are answered from the first result; a tool error goes back to
-//! the model as the result; over the round cap the model is told to answer now.
+//! the model as the result; over the round cap the model is told to answer now. Where a
+//! router chose the first step, the turn chooses again after a result that leaves the
+//! request open ([`steps`]): a miss leads to a list or a search, a found file to reading it.
 
 mod answer;
 mod guard;
 mod one_reply;
+mod steps;
 
 use std::collections::HashMap;
 
@@ -16,6 +19,7 @@ use crate::tools::{formats, parse_call, Approval, Registry, ToolCall, ToolContex
 
 use super::call_watch::JsonHead;
 use super::route::{self, Route};
+pub use answer::FOUND_LEAD;
 use answer::{answer_begun, fit_turn, limit_rounds, no_room_notice, Room};
 use one_reply::reply;
 
@@ -141,9 +145,12 @@ pub fn run_agent_turn(
     on_event: &mut dyn FnMut(TurnEvent),
 ) -> Result<AgentTurn, TurnError> {
     let before = conversation.turns().len();
+    let previous = tools
+        .filter(|t| t.route.is_some())
+        .and_then(|t| steps::previous_exchange(conversation.turns(), &t.registry.list()));
     let compression = prepare_turn(engine, conversation, user_text, limits, &opts.abort)?;
     let start = conversation.turns().len() - 1;
-    let route = match first_step(engine, tools, opts) {
+    let route = match first_step(engine, tools, opts, previous.as_deref()) {
         Ok(r) => r,
         Err(e) => {
             conversation.truncate(start);
@@ -268,6 +275,7 @@ fn last_reply(
     mut c: Completion,
     on_event: &mut dyn FnMut(TurnEvent),
 ) -> Result<Completion, crate::engine::EngineError> {
+    c.text = answer::without_template(&c.text);
     if let Some(set) = capped.filter(|_| c.text.trim().is_empty()) {
         c = answer_begun(engine, conversation, opts, set, on_event)?;
     }
@@ -289,8 +297,9 @@ fn rounds(
     let mut calls: Vec<CallRecord> = Vec::new();
     let mut seen = Seen::new();
     let mut thoughts = Thoughts::default();
-    // After the call the router chose returned, the model answers from its result: small
-    // models otherwise call the same tool again and again.
+    // After a routed call whose result may answer the request (or when the router says
+    // so), the model answers from the results: small models otherwise call the same tool
+    // again and again. Where the request is still open the router chooses the next step.
     let mut answer_next = false;
     // The user's message: this turn's rounds follow it.
     let user_at = conversation.turns().len().saturating_sub(1);
@@ -303,8 +312,20 @@ fn rounds(
         if let (Some(set), Some(Route::Tool(name))) = (tools, &first) {
             let record = chosen_call(engine, conversation, opts, set, name, &mut seen, on_event)?;
             first = None;
-            answer_next = record.result.is_ok();
+            let ok = record.result.is_ok();
+            let next = if calls.len() + 1 < set.max_rounds {
+                next_step(engine, set, opts, &record, on_event)?
+            } else {
+                None
+            };
             room = after_call(engine, conversation, opts, set, &mut calls, record, user_at)?;
+            // The next step the router chose, else the answer from this result (a
+            // failed call the router could not follow up is left to the model).
+            match next.filter(|_| room == Room::Left) {
+                Some(Route::Tool(name)) => first = Some(Route::Tool(name)),
+                Some(Route::Answer) => answer_next = true,
+                None => answer_next = ok,
+            }
             continue;
         }
         // A call repeated word for word is answered from the first result, and then the
@@ -382,13 +403,39 @@ fn first_step(
     engine: &mut dyn Engine,
     tools: Option<&ToolSet<'_>>,
     opts: &GenerateOptions,
+    previous: Option<&str>,
 ) -> Result<Option<Route>, crate::engine::EngineError> {
     match tools.and_then(|t| t.route.map(|request| (t, request))) {
         Some((set, request)) => {
-            route::choose(engine, set.registry, request, &opts.abort, set.route_saved)
+            let request = steps::with_previous(request, previous);
+            route::choose(engine, set.registry, &request, &opts.abort, set.route_saved)
         }
         None => Ok(None),
     }
+}
+
+/// After the routed call `record`, the next step: `Some(route)` when the request is still
+/// open and the router chose again (told what the last step showed), `None` when the
+/// result may answer it or the router could not choose.
+fn next_step(
+    engine: &mut dyn Engine,
+    set: &ToolSet<'_>,
+    opts: &GenerateOptions,
+    record: &CallRecord,
+    on_event: &mut dyn FnMut(TurnEvent),
+) -> Result<Option<Route>, crate::engine::EngineError> {
+    let Some(request) = set.route else {
+        return Ok(None);
+    };
+    let Some(note) = steps::open_after(request, record) else {
+        return Ok(None);
+    };
+    let asked = steps::next_request(request, &note);
+    let next = route::choose(engine, set.registry, &asked, &opts.abort, set.route_saved)?;
+    if let Some(Route::Tool(name)) = &next {
+        on_event(TurnEvent::Notice(format!("next step: {name}")));
+    }
+    Ok(next)
 }
 
 /// Opens the call the router chose (`name`) for the model, which writes its arguments
@@ -560,7 +607,7 @@ fn run_call(
         Err(e) => format!("error: {e}"),
     };
     let shown = if reused {
-        format!("(same call as before; answer the user now from this result) {text}")
+        format!("{}{text}", answer::REUSED_PREFIX)
     } else {
         text
     };

@@ -95,15 +95,47 @@ const MAX_REQUEST_CHARS: usize = 600;
 /// Stands for "no tool" in [`EXAMPLES`]; shown as the wording's own name.
 const NONE: &str = "";
 
+/// Tools that read what is already in the workspace: not offered where it holds no file
+/// (with the 0.5B in an empty folder, "What is the capital of France?" went to
+/// `list_files`, five times, and no answer came).
+const READS_WORKSPACE: &[&str] = &[
+    "read_file",
+    "list_files",
+    "search_files",
+    "edit_file",
+    "git",
+];
+
+/// Whether the workspace shows no file to the read tools (its `list_files` lists
+/// nothing at the top; harvey's own `agents/` is never listed).
+fn workspace_is_empty(registry: &Registry) -> bool {
+    registry.get("list_files").is_some()
+        && registry
+            .call("list_files", &serde_json::Map::new())
+            .is_ok_and(|t| t.trim() == "(empty directory)")
+}
+
+/// The first steps offered for `registry`'s workspace, and whether it is empty.
+fn offered(registry: &Registry) -> (Vec<(&'static str, &'static str)>, bool) {
+    let empty = workspace_is_empty(registry);
+    let routes = registry
+        .routes()
+        .into_iter()
+        .filter(|(name, _)| !(empty && READS_WORKSPACE.contains(name)))
+        .collect();
+    (routes, empty)
+}
+
 /// The router's prompt: the choices with a few examples (none from the agent benchmark),
 /// then the request.
 pub fn messages(registry: &Registry, wording: Wording, request: &str) -> Vec<Message> {
     let none = wording.none;
     let mut list = format!("- {none}: {NONE_WHEN}\n");
-    for (name, when) in registry.routes() {
+    let (routes, empty) = offered(registry);
+    for (name, when) in &routes {
         list.push_str(&format!("- {}: {when}\n", wording.label(name)));
     }
-    let offered: Vec<&str> = registry.routes().iter().map(|(n, _)| *n).collect();
+    let offered: Vec<&str> = routes.iter().map(|(n, _)| *n).collect();
     let shown = |choice: &str| {
         if choice == NONE {
             none.to_string()
@@ -118,9 +150,13 @@ pub fn messages(registry: &Registry, wording: Wording, request: &str) -> Vec<Mes
         })
         .map(|(request, choice, _)| format!("{request} -> {}\n", shown(choice)))
         .collect();
+    let place = if empty {
+        "The project folder is empty: there are no files to read."
+    } else {
+        "The assistant works inside the user's software project."
+    };
     let system = format!(
-        "You decide how a coding assistant handles a request. The assistant works inside the \
-user's software project. Use a tool only when the request is about this project (its files, \
+        "You decide how a coding assistant handles a request. {place} Use a tool only when the request is about this project (its files, \
 code, version, license, git history), the user's earlier sessions, or asks to create, change, \
 run or remember something; otherwise {none}.\n\nOptions:\n{list}\nExamples:\n{examples}\n\
 Reply with one option name only."
@@ -176,8 +212,8 @@ const EXAMPLES: &[(&str, &str, bool)] = &[
 
 /// A grammar that admits exactly one of the router's names.
 pub fn grammar(registry: &Registry, wording: Wording) -> String {
-    let names: Vec<String> = registry
-        .routes()
+    let names: Vec<String> = offered(registry)
+        .0
         .iter()
         .map(|(name, _)| format!("\"{}\"", wording.label(name)))
         .chain(std::iter::once(format!("\"{}\"", wording.none)))
@@ -191,8 +227,8 @@ pub fn parse(registry: &Registry, wording: Wording, reply: &str) -> Option<Route
     if name == wording.none {
         return Some(Route::Answer);
     }
-    registry
-        .routes()
+    offered(registry)
+        .0
         .iter()
         .find(|(n, _)| wording.label(n) == name)
         .map(|(n, _)| Route::Tool(n.to_string()))

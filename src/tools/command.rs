@@ -1,14 +1,14 @@
 //! The model's command tools: `run_command` (any program, no shell, only after the
 //! user's yes — even for allowlisted programs — and refused where nobody can answer,
 //! e.g. `harvey run` or `harvey tool call`) and `git` (read-only subcommands, never
-//! asks). Both run under the session's limits (timeout, output cap, no secrets in the
+//! asks; named actions, not free arguments). Both run under the session's limits (timeout, output cap, no secrets in the
 //! environment) and write one audit line per decision.
 
 use std::path::PathBuf;
 
 use serde_json::{Map, Value};
 
-use super::{arg_str, Approval, Param, ParamKind, Tool, ToolError};
+use super::{arg_int, arg_str, Approval, Param, ParamKind, Tool, ToolError};
 use crate::command::{self, AuditLog, Place, Report, Settings, Who};
 use crate::engine::AbortFlag;
 
@@ -54,14 +54,40 @@ const RUN_PARAMS: &[Param] = &[
 
 const GIT_PARAMS: &[Param] = &[
     Param {
-        name: "subcommand",
+        name: "action",
         kind: ParamKind::Enum {
-            values: command::git::SUBCOMMANDS,
+            values: command::git::actions::ACTIONS,
         },
         required: true,
-        help: "status, diff, log, show or blame",
+        help: "",
     },
-    ARGS,
+    Param {
+        name: "rev",
+        kind: ParamKind::Str { max_len: 80 },
+        required: false,
+        help: "a commit or range: a1b2c3d, HEAD~2..HEAD",
+    },
+    Param {
+        name: "path",
+        kind: ParamKind::Str { max_len: 200 },
+        required: false,
+        help: "a file",
+    },
+    Param {
+        name: "line",
+        kind: ParamKind::Int {
+            min: 1,
+            max: 1_000_000,
+        },
+        required: false,
+        help: "",
+    },
+    Param {
+        name: "n",
+        kind: ParamKind::Int { min: 1, max: 50 },
+        required: false,
+        help: "",
+    },
 ];
 
 fn string_list(args: &Map<String, Value>, name: &str) -> Vec<String> {
@@ -141,30 +167,13 @@ impl Tool for RunCommand {
     }
 }
 
-/// `git(subcommand, args)`: read-only.
+/// `git(action, rev?, path?, line?, n?)`: read-only. The action names the question
+/// ([`command::git::actions`]); harvey builds the invocations.
 pub struct Git(pub CommandPlace);
 
-impl Tool for Git {
-    fn name(&self) -> &'static str {
-        "git"
-    }
-    fn route(&self) -> Option<&'static str> {
-        Some("commits, the log, branches, diffs, who changed what, uncommitted changes")
-    }
-    fn description(&self) -> &'static str {
-        "Read the repository with git status, diff, log, show or blame (read-only)."
-    }
-    fn params(&self) -> &'static [Param] {
-        GIT_PARAMS
-    }
-    fn writes(&self) -> bool {
-        false
-    }
-    fn call(&self, args: &Map<String, Value>) -> Result<String, ToolError> {
-        let sub = arg_str(args, "subcommand").unwrap_or_default().to_string();
-        let words: Vec<String> = std::iter::once(sub)
-            .chain(string_list(args, "args"))
-            .collect();
+impl Git {
+    /// Runs one invocation (subcommand first): its output block, or why it failed.
+    fn run(&self, words: Vec<String>) -> Result<String, ToolError> {
         let abort = self.0.abort.clone();
         let report = command::run_git(
             &self.0.place(),
@@ -173,6 +182,144 @@ impl Tool for Git {
             &mut |_| {},
             &move || abort.is_raised(),
         );
-        result(report)
+        let exited_0 = report
+            .result
+            .as_ref()
+            .is_ok_and(|o| o.ending == command::Ending::Exited(0));
+        match result(report) {
+            Ok(text) if !exited_0 => Err(ToolError::Failed(text)),
+            other => other,
+        }
+    }
+}
+
+impl Tool for Git {
+    fn name(&self) -> &'static str {
+        "git"
+    }
+    fn route(&self) -> Option<&'static str> {
+        Some("commits: the last commit, who committed or changed what, a file's history, how many commits, uncommitted changes")
+    }
+    fn description(&self) -> &'static str {
+        "Read the git history (read-only). action: last_commit = newest commit (author, date, message, files); show_commit = commit rev; file_history = commits changing path; commit_count; who_changed = blame path (line); uncommitted = changes not committed; log = latest n commits; diff = changes of rev."
+    }
+    fn params(&self) -> &'static [Param] {
+        GIT_PARAMS
+    }
+    fn writes(&self) -> bool {
+        false
+    }
+    fn call(&self, args: &Map<String, Value>) -> Result<String, ToolError> {
+        let ask = command::git::actions::Ask {
+            action: arg_str(args, "action").unwrap_or_default(),
+            rev: arg_str(args, "rev"),
+            path: arg_str(args, "path"),
+            line: arg_int(args, "line"),
+            n: arg_int(args, "n"),
+        };
+        let plan = command::git::actions::plan(&ask).map_err(ToolError::BadArguments)?;
+        let mut out = vec![format!("({})", plan.label)];
+        for words in plan.runs {
+            out.push(self.run(words)?);
+        }
+        Ok(out.join("\n"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::agent::fixture::Fixture;
+
+    fn git_tool(dir: &std::path::Path) -> Git {
+        Git(CommandPlace {
+            workspace: dir.to_path_buf(),
+            settings: Settings {
+                safe_mode: true,
+                allowed: Settings::default_allowed(),
+                timeout: std::time::Duration::from_secs(30),
+            },
+            audit: AuditLog::new(&dir.join("agents")),
+            abort: AbortFlag::new(),
+        })
+    }
+
+    fn call(tool: &Git, args: serde_json::Value) -> Result<String, ToolError> {
+        let args = args.as_object().cloned().unwrap_or_default();
+        super::super::call::validate(tool.params(), &args)?;
+        tool.call(&args)
+    }
+
+    /// Each action on the agent benchmark's repository (three commits by `bench`, the
+    /// newest "Document the default harbour in the README", one untracked file): the
+    /// output holds what the question asks.
+    #[test]
+    fn each_git_action_answers_its_question_on_a_fixture_repository() {
+        let f = Fixture::create().unwrap();
+        if !f.has_git {
+            return;
+        }
+        let tool = git_tool(&f.dir);
+        let ok = |args: serde_json::Value| {
+            call(&tool, args.clone()).unwrap_or_else(|e| panic!("{args}: {e}"))
+        };
+        let last = ok(serde_json::json!({"action": "last_commit"}));
+        assert!(last.starts_with("(the newest commit (HEAD)"), "{last}");
+        for fact in [
+            "Author: bench",
+            "2024-05-03",
+            "Document the default harbour",
+            "README.md",
+            "notes/ideas.md",
+        ] {
+            assert!(last.contains(fact), "{fact}: {last}");
+        }
+        assert!(!last.contains("Add high water mark"), "not HEAD~: {last}");
+        let count = ok(serde_json::json!({"action": "commit_count"}));
+        assert_eq!(count.lines().last(), Some("3"), "{count}");
+        let first = ok(serde_json::json!({"action": "show_commit", "rev": "HEAD~2"}));
+        assert!(
+            first.contains("Initial commit: tide table parser")
+                && first.contains("+pub fn parse_tide_table"),
+            "{first}"
+        );
+        let history = ok(serde_json::json!({"action": "file_history", "path": "src/main.rs"}));
+        assert!(
+            history.contains("2024-05-02 bench - Add high water mark calculation"),
+            "{history}"
+        );
+        assert!(!history.contains("Initial commit"), "{history}");
+        let blame =
+            ok(serde_json::json!({"action": "who_changed", "path": "README.md", "line": 5}));
+        assert!(
+            blame.contains("bench") && blame.contains("2024-05-03") && blame.contains("Port Isaac"),
+            "{blame}"
+        );
+        assert_eq!(
+            blame.lines().filter(|l| l.contains("bench")).count(),
+            1,
+            "{blame}"
+        );
+        let open = ok(serde_json::json!({"action": "uncommitted"}));
+        assert!(open.contains("?? notes/todo.md"), "{open}");
+        let log = ok(serde_json::json!({"action": "log", "n": 2}));
+        let commits: Vec<&str> = log.lines().filter(|l| l.contains(" bench - ")).collect();
+        assert_eq!(commits.len(), 2, "{log}");
+        assert!(commits[0].contains("Document the default harbour"), "{log}");
+        let diff = ok(serde_json::json!({"action": "diff", "rev": "HEAD~1..HEAD"}));
+        assert!(
+            diff.contains("+- The default harbour is Port Isaac."),
+            "{diff}"
+        );
+        let bad = call(
+            &tool,
+            serde_json::json!({"action": "show_commit", "rev": "no-such-rev"}),
+        );
+        assert!(matches!(bad, Err(ToolError::Failed(_))), "{bad:?}");
+        let bad = call(&tool, serde_json::json!({"action": "file_history"}));
+        assert!(
+            matches!(&bad, Err(ToolError::BadArguments(m)) if m.contains("path")),
+            "{bad:?}"
+        );
     }
 }

@@ -301,13 +301,16 @@ fn the_models_run_command_always_asks_and_is_refused_where_nobody_can() {
 #[test]
 fn the_models_git_tool_refuses_tricks() {
     let ws = workspace();
-    let call = r#"<tool_call>{"name": "git", "arguments": {"subcommand": "log", "args": ["-c", "core.pager=touch pwned"]}}</tool_call>"#;
+    let call = r#"<tool_call>{"name": "git", "arguments": {"action": "show_commit", "rev": "-c core.pager=touch pwned"}}</tool_call>"#;
     let mut app = app(ws.path(), &[call, "ok"]);
-    let turn = app.agent_turn("show the log", &mut |_| {}).unwrap();
+    let turn = app.agent_turn("show the last commit", &mut |_| {}).unwrap();
     let err = turn.calls[0].result.as_ref().unwrap_err().to_string();
-    assert!(err.contains("-c"), "{err}");
+    assert!(err.contains("is an option"), "{err}");
     assert!(!ws.path().join("pwned").exists());
-    assert_eq!(audit(ws.path())[0].decision, Decision::Refused);
+    // Refused before git: nothing ran, so nothing is audited as run.
+    assert!(audit(ws.path())
+        .iter()
+        .all(|e| e.decision == Decision::Refused));
 }
 
 #[test]

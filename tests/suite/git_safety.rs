@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-use harvey::command::{AuditLog, Decision};
+use harvey::command::{run_git, AuditLog, Decision, Place, Settings, Who};
 
 const SECRET: &str = "hunter2-do-not-print";
 
@@ -43,21 +43,30 @@ fn repository() -> tempfile::TempDir {
     ws
 }
 
+/// `git SUB ARGS` through the read-only runner that `/git` and the model's `git` tool
+/// share (the tool builds its invocations from named actions; free arguments reach the
+/// runner through `/git`): whether it ran, and its output block or refusal.
 fn call_git(ws: &Path, sub: &str, args: &[&str]) -> (bool, String) {
-    let json = serde_json::json!({"subcommand": sub, "args": args}).to_string();
-    let out: Output = Command::new(env!("CARGO_BIN_EXE_harvey"))
-        .arg("--workdir")
-        .arg(ws)
-        .env_remove("HARVEY_MODEL")
-        .args(["tool", "call", "git", &json])
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.success(), text)
+    let settings = Settings {
+        safe_mode: true,
+        allowed: Settings::default_allowed(),
+        timeout: std::time::Duration::from_secs(30),
+    };
+    let audit = AuditLog::new(&ws.join("agents"));
+    let place = Place {
+        workspace: ws,
+        settings: &settings,
+        audit: &audit,
+    };
+    let words = std::iter::once(sub)
+        .chain(args.iter().copied())
+        .map(str::to_string)
+        .collect();
+    let report = run_git(&place, Who::Model, words, &mut |_| {}, &|| false);
+    match report.attachment() {
+        Some(text) => (true, text),
+        None => (false, report.result.err().unwrap_or_default()),
+    }
 }
 
 fn refused_count(ws: &Path) -> usize {
@@ -230,4 +239,34 @@ fn credential_files_are_refused_by_every_read_tool() {
             "{dir}: {text}"
         );
     }
+}
+
+/// The model's `git` tool takes named actions; a secret or an option smuggled into
+/// `rev` or `path` is refused as through `/git`, and the plain questions run.
+#[test]
+fn the_models_git_actions_read_nothing_the_sandbox_refuses() {
+    let ws = repository();
+    for args in [
+        serde_json::json!({"action": "show_commit", "rev": "HEAD:.env"}),
+        serde_json::json!({"action": "file_history", "path": ".env"}),
+        serde_json::json!({"action": "who_changed", "path": ".env", "line": 1}),
+        serde_json::json!({"action": "diff", "rev": "/dev/null .env"}),
+        serde_json::json!({"action": "diff", "rev": "--no-index"}),
+        serde_json::json!({"action": "show_commit", "rev": "--output=x.txt"}),
+        serde_json::json!({"subcommand": "log", "args": ["-p"]}),
+    ] {
+        let (ok, text) = tool_call(ws.path(), "git", &args);
+        assert!(!ok, "{args}: ran: {text}");
+        assert!(!text.contains(SECRET), "{args}: leaked: {text}");
+    }
+    assert!(!ws.path().join("x.txt").exists());
+    let (ok, text) = tool_call(
+        ws.path(),
+        "git",
+        &serde_json::json!({"action": "last_commit"}),
+    );
+    assert!(
+        ok && text.contains("first") && text.contains("a.txt"),
+        "{text}"
+    );
 }

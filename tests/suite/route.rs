@@ -3,7 +3,7 @@
 //! real instruction-tuned model, that every choice is one of the offered names.
 
 use harvey::app::{call_forms, workspace_tools};
-use harvey::chat::agent::{run_agent_turn, AgentTurn, ToolSet};
+use harvey::chat::agent::{run_agent_turn, AgentTurn, CallForms, ToolSet, TurnEvent};
 use harvey::chat::route::{self, Route};
 use harvey::chat::{Conversation, TurnLimits};
 use harvey::engine::scripted::ScriptedEngine;
@@ -36,12 +36,24 @@ fn routed_turn_with(
     request: &str,
     opts: &GenerateOptions,
 ) -> (AgentTurn, ScriptedEngine, Conversation) {
-    let mut engine = ScriptedEngine::new(8192, replies.iter().copied());
-    let mut conversation = Conversation::new("system");
-    let forms = call_forms(registry, HERMES);
-    let set = ToolSet {
+    routed(registry, replies, request, opts, &mut |_| {})
+}
+
+fn routed_turn_events(
+    registry: &Registry,
+    replies: &[&str],
+    request: &str,
+    events: &mut Vec<TurnEvent>,
+) -> (AgentTurn, ScriptedEngine, Conversation) {
+    routed(registry, replies, request, &greedy(64), &mut |e| {
+        events.push(e)
+    })
+}
+
+fn tool_set<'a>(registry: &'a Registry, forms: &'a CallForms, request: &'a str) -> ToolSet<'a> {
+    ToolSet {
         registry,
-        forms: &forms,
+        forms,
         max_call_tokens: 256,
         max_rounds: 3,
         confirm: None,
@@ -51,19 +63,35 @@ fn routed_turn_with(
         route_saved: None,
         request,
         session: None,
-    };
-    let limits = TurnLimits {
+    }
+}
+
+fn limits() -> TurnLimits {
+    TurnLimits {
         reply_reserve: 256,
         keep_turns: None,
-    };
+    }
+}
+
+fn routed(
+    registry: &Registry,
+    replies: &[&str],
+    request: &str,
+    opts: &GenerateOptions,
+    on_event: &mut dyn FnMut(TurnEvent),
+) -> (AgentTurn, ScriptedEngine, Conversation) {
+    let mut engine = ScriptedEngine::new(8192, replies.iter().copied());
+    let mut conversation = Conversation::new("system");
+    let forms = call_forms(registry, HERMES);
+    let set = tool_set(registry, &forms, request);
     let turn = run_agent_turn(
         &mut engine,
         &mut conversation,
         request,
         opts,
-        limits,
+        limits(),
         Some(&set),
-        &mut |_| {},
+        on_event,
     )
     .unwrap();
     (turn, engine, conversation)
@@ -109,25 +137,132 @@ fn a_chosen_tool_is_opened_for_the_model_which_writes_only_its_arguments() {
     assert_eq!(engine.banned, vec![vec![], held.clone(), held]);
 }
 
+/// The router's prompts of a turn (its system turn lists the options).
+fn router_requests(engine: &ScriptedEngine) -> Vec<String> {
+    engine
+        .prompts
+        .iter()
+        .filter(|p| p[0].content.contains("Options:"))
+        .map(|p| p[1].content.clone())
+        .collect()
+}
+
+/// A failed first step is not the end: the router chooses again, told what the last
+/// step showed; a listing that only locates leads to a read; the answer comes from
+/// what the turn found.
 #[test]
-fn after_a_failed_chosen_call_the_model_may_call_again() {
+fn after_a_failed_chosen_call_the_router_chooses_a_second_step() {
     let dir = workspace();
     let registry = workspace_tools(dir.path());
-    let (turn, engine, _) = routed_turn(
+    let mut events = Vec::new();
+    let (turn, engine, _) = routed_turn_events(
         &registry,
         &[
             "read_file",
             r#"{"name": "read_file", "arguments": {"path": "nope.txt"}}</tool_call>"#,
-            r#"<tool_call>{"name": "read_file", "arguments": {"path": "notes.txt"}}</tool_call>"#,
-            "You deploy with ./deploy.sh.",
+            "list_files",
+            r#"{"name": "list_files", "arguments": {}}</tool_call>"#,
+            "read_file",
+            r#"{"name": "read_file", "arguments": {"path": "notes.txt"}}</tool_call>"#,
+            "You ",
+            "deploy with ./deploy.sh.",
+        ],
+        "How do I deploy?",
+        &mut events,
+    );
+    let names: Vec<&str> = turn
+        .calls
+        .iter()
+        .map(|c| c.call.as_ref().unwrap().name.as_str())
+        .collect();
+    assert_eq!(names, ["read_file", "list_files", "read_file"]);
+    assert!(turn.calls[0].result.is_err());
+    assert!(turn.calls[2].result.as_ref().unwrap().contains("deploy.sh"));
+    assert_eq!(engine.aside_calls, 3);
+    let asked = router_requests(&engine);
+    assert_eq!(asked[0], "How do I deploy?");
+    assert!(
+        asked[1].starts_with("How do I deploy?\n(Done so far: read_file(")
+            && asked[1].contains("failed: not found"),
+        "{}",
+        asked[1]
+    );
+    assert!(
+        asked[2].contains("list_files({}) showed: notes.txt"),
+        "{}",
+        asked[2]
+    );
+    assert_eq!(turn.completion.text, "You deploy with ./deploy.sh.");
+    let shown: Vec<&TurnEvent> = events
+        .iter()
+        .filter(|e| matches!(e, TurnEvent::ToolCall(_) | TurnEvent::Notice(_)))
+        .collect();
+    assert_eq!(shown.len(), 5, "each step is shown: {shown:?}");
+}
+
+/// The same call twice is answered from the first result and ends the steps.
+#[test]
+fn an_identical_second_call_is_not_run_again_and_the_turn_answers() {
+    let dir = workspace();
+    let registry = workspace_tools(dir.path());
+    let call = r#"{"name": "read_file", "arguments": {"path": "nope.txt"}}</tool_call>"#;
+    let (turn, engine, _) = routed_turn(
+        &registry,
+        &[
+            "read_file",
+            call,
+            "read_file",
+            call,
+            "There is no such file.",
         ],
         "How do I deploy?",
     );
     assert_eq!(turn.calls.len(), 2);
-    assert!(turn.calls[0].result.is_err());
-    assert!(turn.calls[1].result.is_ok());
-    assert_eq!(turn.completion.text, "You deploy with ./deploy.sh.");
-    assert!(engine.banned[1].is_empty(), "{:?}", engine.banned);
+    assert!(turn.calls[1].reused);
+    assert_eq!(engine.aside_calls, 2);
+    assert_eq!(turn.completion.text, "There is no such file.");
+}
+
+/// A follow-up's first step is chosen with the previous exchange in view.
+#[test]
+fn a_follow_ups_router_sees_the_previous_exchange() {
+    let dir = workspace();
+    let registry = workspace_tools(dir.path());
+    let forms = call_forms(&registry, HERMES);
+    let mut engine = ScriptedEngine::new(
+        8192,
+        [
+            "read_file",
+            r#"{"name": "read_file", "arguments": {"path": "notes.txt"}}</tool_call>"#,
+            "You ",
+            "deploy with ./deploy.sh.",
+            "read_file",
+            r#"{"name": "read_file", "arguments": {"path": "notes.txt", "start_line": 1}}</tool_call>"#,
+            "Here ",
+            "it is.",
+        ],
+    );
+    let mut conversation = Conversation::new("system");
+    for request in ["How do I deploy?", "Show me its first line."] {
+        let set = tool_set(&registry, &forms, request);
+        run_agent_turn(
+            &mut engine,
+            &mut conversation,
+            request,
+            &greedy(64),
+            limits(),
+            Some(&set),
+            &mut |_| {},
+        )
+        .unwrap();
+    }
+    let asked = router_requests(&engine);
+    assert_eq!(asked.len(), 2);
+    assert_eq!(asked[0], "How do I deploy?");
+    assert_eq!(
+        asked[1],
+        "(Earlier the user asked: \"How do I deploy?\"; that used the file notes.txt; the answer began: \"You deploy with ./deploy.sh.\".)\nShow me its first line."
+    );
 }
 
 #[test]

@@ -53,6 +53,10 @@ pub fn answer_ok(check: Check, reply: &str) -> Option<bool> {
         Check::None => None,
         Check::Any(needles) => Some(needles.iter().any(has)),
         Check::All(needles) => Some(needles.iter().all(has)),
+        Check::Word(words) => {
+            let mut tokens = reply.split(|c: char| !c.is_alphanumeric());
+            Some(tokens.any(|t| words.iter().any(|w| t == w.to_lowercase())))
+        }
     }
 }
 
@@ -178,6 +182,14 @@ mod tests {
             Some(true)
         );
         assert_eq!(answer_ok(Check::Any(&["51"]), "52"), Some(false));
+        let count = Check::Word(&["3", "three"]);
+        assert_eq!(answer_ok(count, "3"), Some(true));
+        assert_eq!(answer_ok(count, "There are Three commits."), Some(true));
+        assert_eq!(
+            answer_ok(count, "The last one was on 2024-05-03."),
+            Some(false)
+        );
+        assert_eq!(answer_ok(count, "13 commits"), Some(false));
         let both = Check::All(&["main.rs", "lib.rs"]);
         assert_eq!(answer_ok(both, "main.rs and lib.rs"), Some(true));
         assert_eq!(answer_ok(both, "only main.rs"), Some(false));

@@ -24,6 +24,8 @@ pub enum Check {
     Any(&'static [&'static str]),
     /// All of these appear.
     All(&'static [&'static str]),
+    /// One of these appears as a whole word (a count: `3`, not the `03` of a date).
+    Word(&'static [&'static str]),
 }
 
 /// One benchmark task, run in a fresh conversation.
@@ -37,6 +39,9 @@ pub struct Task {
     pub needs_git: bool,
     /// The answer is a planted memory: quoting one memory line is not parroting.
     pub answers_from_memory: bool,
+    /// A follow-up sent in the same conversation after `prompt`'s reply; the check
+    /// applies to the follow-up's reply.
+    pub then: Option<&'static str>,
 }
 
 const fn task(id: &'static str, prompt: &'static str, expected: Expected, check: Check) -> Task {
@@ -47,6 +52,7 @@ const fn task(id: &'static str, prompt: &'static str, expected: Expected, check:
         check,
         needs_git: false,
         answers_from_memory: false,
+        then: None,
     }
 }
 
@@ -58,8 +64,12 @@ const fn git_task(id: &'static str, prompt: &'static str, check: Check) -> Task 
         check,
         needs_git: true,
         answers_from_memory: false,
+        then: None,
     }
 }
+
+/// Any of the read tools: a request that names no file may start with any of them.
+const FIND: Expected = Expected::Tool(&["search_files", "list_files", "read_file"]);
 
 const READ: Expected = Expected::Tool(&["read_file"]);
 const READ_OR_SEARCH: Expected = Expected::Tool(&["read_file", "search_files"]);
@@ -181,6 +191,85 @@ pub const TASKS: &[Task] = &[
         Expected::NoTool,
         Check::Any(&["fn "]),
     ),
+    // Natural requests: they name no tool and no file, as a new user asks.
+    git_task(
+        "latest_author",
+        "Who made the latest commit?",
+        Check::Any(&["bench"]),
+    ),
+    git_task(
+        "last_change",
+        "What did the last commit change?",
+        Check::Any(&["README", "ideas.md", "meeting-2024"]),
+    ),
+    git_task(
+        "commit_count",
+        "How many commits does this project have?",
+        Check::Word(&["3", "three"]),
+    ),
+    git_task(
+        "last_date",
+        "When was the last commit made?",
+        Check::Any(&["2024-05-03", "May 3", "3 May", "05-03"]),
+    ),
+    git_task(
+        "not_committed",
+        "Is there anything I have not committed yet?",
+        Check::Any(&["todo"]),
+    ),
+    task(
+        "tide_source",
+        "Where does the program get its tide data from?",
+        FIND,
+        Check::Any(&["tides.csv"]),
+    ),
+    task(
+        "highest_fn",
+        "Which file holds the function that finds the highest tide?",
+        FIND,
+        Check::Any(&["lib.rs"]),
+    ),
+    task(
+        "meeting",
+        "What did we agree in the meeting?",
+        FIND,
+        Check::Any(&["dependencies", "dependency"]),
+    ),
+    task(
+        "project_does",
+        "What does this project do?",
+        FIND,
+        Check::Any(&["tide height", "predicts tide", "tide heights"]),
+    ),
+    task(
+        "one_word",
+        "What is the capital of France? Answer in one word.",
+        Expected::NoTool,
+        Check::Any(&["Paris"]),
+    ),
+    // Two steps: find, then read.
+    task(
+        "ideas",
+        "What ideas have I written down?",
+        FIND,
+        Check::Any(&["second harbour", "chart"]),
+    ),
+    task(
+        "moon_returns",
+        "What does moon_phase_factor return?",
+        FIND,
+        Check::Any(&["0.5 to 1.5", "f64", "between 0.5"]),
+    ),
+    // A follow-up in the same conversation.
+    Task {
+        then: Some("Show me its first three lines."),
+        ..task(
+            "follow_up",
+            "What does src/main.rs do?",
+            READ_OR_SEARCH,
+            Check::Any(&["fn main", "read_to_string"]),
+        )
+    },
     task(
         "write_file",
         "Create a file notes/shopping.md containing the line 'buy rope'.",
@@ -242,6 +331,7 @@ fn parse_line(n: usize, line: &str) -> Result<Task, &'static str> {
         check: Check::None,
         needs_git: names.contains(&"git"),
         answers_from_memory: false,
+        then: None,
     })
 }
 
@@ -255,7 +345,8 @@ mod tests {
         ids.sort_unstable();
         ids.dedup();
         assert_eq!(ids.len(), TASKS.len());
-        assert!(TASKS.len() >= 20);
+        assert!(TASKS.len() >= 30);
+        assert!(TASKS.iter().any(|t| t.then.is_some()));
         let no_tool = TASKS
             .iter()
             .filter(|t| t.expected == Expected::NoTool)

@@ -184,7 +184,7 @@ pub(super) fn answer_begun(
         None => c.text.clone(),
     };
     c.text = if text.trim().is_empty() {
-        NO_ANSWER.to_string()
+        from_results(conversation)
     } else {
         format!("{ANSWER_LEAD}{}", text.trim_start())
     };
@@ -201,5 +201,97 @@ pub(super) fn limit_rounds(conversation: &mut Conversation, set: &ToolSet<'_>, c
         conversation.push_tool(
             "(tool limit for this turn reached: answer the user now, without calling tools)",
         );
+    }
+}
+
+/// The reply where the model wrote none past the cap: what the last successful tool
+/// result showed (its start), so the user gets what the turn found; [`NO_ANSWER`] when
+/// no call succeeded.
+fn from_results(conversation: &Conversation) -> String {
+    let last = conversation.turns().iter().rev().find(|m| {
+        m.role == Role::Tool
+            && !m.content.starts_with("error: ")
+            && !m.content.starts_with("(tool limit")
+            && !m.content.trim().is_empty()
+    });
+    match last {
+        Some(m) => {
+            let shown = m
+                .content
+                .strip_prefix(REUSED_PREFIX)
+                .unwrap_or(&m.content)
+                .trim();
+            format!(
+                "{FOUND_LEAD}\n{}",
+                crate::tools::call::clip(shown, FOUND_CHARS)
+            )
+        }
+        None => NO_ANSWER.to_string(),
+    }
+}
+
+/// How [`from_results`] introduces the result it shows.
+pub const FOUND_LEAD: &str = "(the model wrote no answer; the last tool result was:)";
+
+/// How much of that result is shown, in characters.
+const FOUND_CHARS: usize = 600;
+
+/// What a reused result starts with (see `run_call`).
+pub(super) const REUSED_PREFIX: &str =
+    "(same call as before; answer the user now from this result) ";
+
+/// Template text a small model may copy at the start of its reply (the tool result's
+/// wrapper, our own result header): taken off, with the whitespace after it.
+const TEMPLATE_STARTS: &[&str] = &[
+    "<tool_response>",
+    "</tool_response>",
+    "<|im_start|>assistant",
+    "[tool result]",
+    "[tool_result]",
+];
+
+/// The reply without template text at its start (repeatedly: `<tool_response>\n</tool_response>`).
+pub(super) fn without_template(text: &str) -> String {
+    let mut rest = text.trim_start();
+    while let Some(after) = TEMPLATE_STARTS.iter().find_map(|t| rest.strip_prefix(t)) {
+        rest = after.trim_start();
+    }
+    if rest.len() == text.trim_start().len() {
+        return text.to_string();
+    }
+    rest.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn template_text_at_the_start_of_a_reply_is_taken_off() {
+        assert_eq!(without_template("<tool_response>\nParis"), "Paris");
+        assert_eq!(
+            without_template(" [tool result] <tool_response></tool_response> 51"),
+            "51"
+        );
+        assert_eq!(
+            without_template("Paris <tool_response>"),
+            "Paris <tool_response>"
+        );
+        assert_eq!(without_template("  Paris"), "  Paris");
+    }
+
+    #[test]
+    fn past_the_cap_the_last_good_result_stands_for_a_missing_answer() {
+        let mut c = Conversation::new("s");
+        c.push_user("q");
+        assert_eq!(from_results(&c), NO_ANSWER);
+        c.push_tool("error: not found: x");
+        assert_eq!(from_results(&c), NO_ANSWER);
+        c.push_tool(&format!("{REUSED_PREFIX}fn main() {{}}"));
+        c.push_tool("error: not found: y");
+        c.push_tool(
+            "(tool limit for this turn reached: answer the user now, without calling tools)",
+        );
+        assert_eq!(from_results(&c), format!("{FOUND_LEAD}\nfn main() {{}}"));
     }
 }

@@ -1,4 +1,4 @@
-//! Read-only git: `status`, `diff`, `log`, `show` and `blame`, and nothing that could
+//! Read-only git: `status`, `diff`, `log`, `show`, `blame` and `rev-list`, and nothing that could
 //! make git run another program, write a file, or read one the read tools may not.
 //!
 //! harvey builds the whole command line: `git --no-pager --no-optional-locks
@@ -11,13 +11,15 @@
 //! output (`-c`, `--exec-path`, `--output`, `--ext-diff`, `--contents`, `--no-index`, …),
 //! or a path the read sandbox refuses ([`paths`]).
 
+pub mod actions;
 pub mod drivers;
 pub mod paths;
 
 use super::CommandError;
 
-/// The subcommands `/git` and the `git` tool run.
-pub const SUBCOMMANDS: &[&str] = &["status", "diff", "log", "show", "blame"];
+/// The subcommands `/git` and the `git` tool run (`rev-list` for the tool's
+/// `commit_count`: it only lists or counts commits).
+pub const SUBCOMMANDS: &[&str] = &["status", "diff", "log", "show", "blame", "rev-list"];
 
 /// Options refused anywhere (exactly, or as `OPTION=value`).
 const REFUSED: &[&str] = &[
@@ -108,7 +110,7 @@ pub fn argv(words: &[String], drivers: &[String]) -> Result<Vec<String>, Command
     if matches!(sub.as_str(), "diff" | "log" | "show") {
         out.push("--no-ext-diff".into());
     }
-    if sub != "status" {
+    if !matches!(sub.as_str(), "status" | "rev-list") {
         out.push("--no-textconv".into());
     }
     out.extend(words[1..].iter().cloned());

@@ -1,0 +1,256 @@
+//! A turn of more than one step: after the call the router chose, whether the request is
+//! still open (the call failed, found nothing, or only located what the user asked to
+//! see), and the one-line note the router gets for choosing the next step; and the
+//! previous exchange the first step's choice sees, so a follow-up ("show me the first
+//! lines of it") is read against the conversation, not alone.
+//!
+//! Pure: reads records and messages, runs nothing.
+
+use crate::engine::{Message, Role};
+use crate::tools::{call::clip, formats, ToolInfo};
+
+use super::CallRecord;
+
+/// Tools whose result locates something (a file, a line) rather than holding it.
+const LOCATING: &[&str] = &["list_files", "search_files"];
+
+/// Words of a request that is answered by where something is, or by a listing.
+const ASKS_WHERE: &[&str] = &[
+    "which file",
+    "what file",
+    "which files",
+    "what files",
+    "which folder",
+    "where is",
+    "where are",
+    "list ",
+    "find ",
+    "defined",
+    "defines",
+];
+
+/// Results that say nothing was there (the read and git tools' own wording).
+const EMPTY: &[&str] = &[
+    "no lines match",
+    "(empty directory)",
+    "(empty file)",
+    "(no output)",
+    "no memories",
+];
+
+/// Longest part of a result or a message quoted in a note, in characters.
+const GIST_CHARS: usize = 160;
+
+/// Why the turn should choose again after `record` (a note for the router), or `None`
+/// when its result may answer `request`. A call answered from an earlier identical one
+/// never asks for more: the model answers from what it has.
+pub(super) fn open_after(request: &str, record: &CallRecord) -> Option<String> {
+    if record.reused {
+        return None;
+    }
+    let Some(call) = &record.call else {
+        return Some("the last call could not be read".into());
+    };
+    let what = call.summary();
+    match &record.result {
+        Err(e) => Some(format!("{what} failed: {}", gist(&e.to_string()))),
+        Ok(text) if is_empty(text) => Some(format!("{what} found nothing")),
+        Ok(text) if LOCATING.contains(&call.name.as_str()) && !asks_where(request) => {
+            Some(format!("{what} showed: {}", gist(text)))
+        }
+        Ok(_) => None,
+    }
+}
+
+/// The router's request for the next step: the user's words, then what happened.
+pub(super) fn next_request(request: &str, note: &str) -> String {
+    format!("{request}\n(Done so far: {note}. Choose the next step.)")
+}
+
+fn is_empty(text: &str) -> bool {
+    let body = text
+        .lines()
+        .filter(|l| !(l.starts_with("[command: ") || (l.starts_with('(') && l.ends_with(')'))))
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .count();
+    let lower = text.to_lowercase();
+    body == 0
+        || EMPTY.iter().any(|e| lower.trim_start().starts_with(e))
+        || lower.contains("\n(no output)")
+}
+
+fn asks_where(request: &str) -> bool {
+    let lower = format!("{} ", request.to_lowercase());
+    ASKS_WHERE.iter().any(|w| lower.contains(w))
+}
+
+/// The first lines of a text, on one line, clipped.
+fn gist(text: &str) -> String {
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("[command: "))
+        .take(6)
+        .collect();
+    clip(&lines.join("; "), GIST_CHARS)
+}
+
+/// The previous exchange in `turns` (the conversation before this turn's message), in
+/// one line for the router: the last request, the file its calls named, the start of
+/// the answer. `None` in a conversation's first turn.
+pub(super) fn previous_exchange(turns: &[Message], tools: &[ToolInfo]) -> Option<String> {
+    let asked_at = turns.iter().rposition(|m| m.role == Role::User)?;
+    let asked = clip(turns[asked_at].content.trim(), GIST_CHARS / 2);
+    let after = &turns[asked_at + 1..];
+    let path = after
+        .iter()
+        .filter(|m| m.role == Role::Assistant)
+        .filter_map(|m| formats::find_call(&m.content, tools))
+        .filter_map(|f| {
+            f.call
+                .arguments
+                .get("path")
+                .and_then(|p| p.as_str())
+                .map(str::to_string)
+        })
+        .next_back();
+    let answer = after
+        .iter()
+        .rev()
+        .find(|m| m.role == Role::Assistant)
+        .map(|m| clip(&gist(&m.content), GIST_CHARS / 2));
+    let mut out = format!("(Earlier the user asked: \"{asked}\"");
+    if let Some(path) = path {
+        out.push_str(&format!("; that used the file {path}"));
+    }
+    if let Some(answer) = answer.filter(|a| !a.is_empty()) {
+        out.push_str(&format!("; the answer began: \"{answer}\""));
+    }
+    out.push_str(".)");
+    Some(out)
+}
+
+/// The router's request for a turn's first step: the previous exchange, then the words.
+pub(super) fn with_previous(request: &str, previous: Option<&str>) -> String {
+    match previous {
+        Some(p) => format!("{p}\n{request}"),
+        None => request.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::{ToolCall, ToolError};
+
+    fn record(name: &str, args: serde_json::Value, result: Result<&str, ToolError>) -> CallRecord {
+        CallRecord {
+            call: Some(ToolCall {
+                name: name.into(),
+                arguments: args.as_object().cloned().unwrap_or_default(),
+            }),
+            result: result.map(str::to_string),
+            reused: false,
+        }
+    }
+
+    #[test]
+    fn a_miss_or_a_listing_for_content_leaves_the_request_open() {
+        let failed = record(
+            "read_file",
+            serde_json::json!({"path": "tidepool/src/main.rs"}),
+            Err(ToolError::NotFound("tidepool/src/main.rs".into())),
+        );
+        let note = open_after("What does main do?", &failed).unwrap();
+        assert!(
+            note.starts_with("read_file(") && note.contains("failed: not found"),
+            "{note}"
+        );
+        let nothing = record(
+            "search_files",
+            serde_json::json!({"pattern": "tide_data"}),
+            Ok("no lines match \"tide_data\""),
+        );
+        assert!(open_after("Where is tide data read?", &nothing)
+            .unwrap()
+            .ends_with("found nothing"));
+        let listing = record(
+            "list_files",
+            serde_json::json!({}),
+            Ok("Cargo.toml\nREADME.md\nnotes/\nsrc/"),
+        );
+        let note = open_after("What ideas have I written down?", &listing).unwrap();
+        assert!(
+            note.contains("showed: Cargo.toml; README.md; notes/; src/"),
+            "{note}"
+        );
+        let git_empty = record(
+            "git",
+            serde_json::json!({"action": "diff"}),
+            Ok("(changes)\n[command: git diff → exit 0]\n(no output)"),
+        );
+        assert!(open_after("What changed?", &git_empty).is_some());
+    }
+
+    #[test]
+    fn a_found_answer_or_a_listing_asked_for_closes_the_request() {
+        let listing = record(
+            "list_files",
+            serde_json::json!({"path": "src"}),
+            Ok("main.rs\nlib.rs"),
+        );
+        assert_eq!(open_after("List the files in src.", &listing), None);
+        let found = record(
+            "search_files",
+            serde_json::json!({"pattern": "high_water_mark"}),
+            Ok("src/lib.rs:25: pub fn high_water_mark"),
+        );
+        assert_eq!(
+            open_after("Which file defines high_water_mark?", &found),
+            None
+        );
+        let read = record(
+            "read_file",
+            serde_json::json!({"path": "README.md"}),
+            Ok("# tidepool"),
+        );
+        assert_eq!(open_after("What does the project do?", &read), None);
+        let mut reused = record(
+            "read_file",
+            serde_json::json!({"path": "x"}),
+            Err(ToolError::NotFound("x".into())),
+        );
+        reused.reused = true;
+        assert_eq!(
+            open_after("Read x", &reused),
+            None,
+            "no identical call twice"
+        );
+    }
+
+    #[test]
+    fn the_previous_exchange_names_the_request_the_file_and_the_answer() {
+        let tools = crate::app::workspace_tools(std::path::Path::new(".")).list();
+        let turns = vec![
+            Message::new(Role::User, "What does src/main.rs do?"),
+            Message::new(
+                Role::Assistant,
+                "<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"src/main.rs\"}}</tool_call>",
+            ),
+            Message::new(Role::Tool, "fn main() {}"),
+            Message::new(Role::Assistant, "It prints the forecast.\nMore."),
+        ];
+        let p = previous_exchange(&turns, &tools).unwrap();
+        assert_eq!(
+            p,
+            "(Earlier the user asked: \"What does src/main.rs do?\"; that used the file src/main.rs; the answer began: \"It prints the forecast.; More.\".)"
+        );
+        assert_eq!(
+            with_previous("Show me the first 15 lines of it.", Some(&p)),
+            format!("{p}\nShow me the first 15 lines of it.")
+        );
+        assert_eq!(previous_exchange(&[], &tools), None);
+        assert_eq!(with_previous("Hi", None), "Hi");
+    }
+}

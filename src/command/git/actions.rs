@@ -1,0 +1,328 @@
+//! The model's git questions as named actions: each maps to the read-only invocations
+//! that answer it, so a small model never has to know that `HEAD~` is not the last
+//! commit or that `git diff` shows the working tree. Every invocation built here still
+//! goes through [`super::argv`] and [`super::paths`] (the same screening as `/git`).
+//!
+//! Pure: builds argument lists, runs nothing.
+
+/// The actions, as the `git` tool's `action` enum lists them.
+pub const ACTIONS: &[&str] = &[
+    "last_commit",
+    "show_commit",
+    "file_history",
+    "commit_count",
+    "who_changed",
+    "uncommitted",
+    "log",
+    "diff",
+];
+
+/// Commits `log` lists when the call gives no `n`.
+pub const DEFAULT_LOG: i64 = 10;
+
+/// Commits `file_history` lists.
+const HISTORY_LIMIT: &str = "20";
+
+/// One commit per line: short hash, date, author, subject.
+const ONE_LINE: &str = "--format=%h %ad %an - %s";
+
+/// A call of the `git` tool, its arguments as given.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Ask<'a> {
+    pub action: &'a str,
+    pub rev: Option<&'a str>,
+    pub path: Option<&'a str>,
+    pub line: Option<i64>,
+    pub n: Option<i64>,
+}
+
+/// What an action runs: a line that says what the output is, then one or more git
+/// invocations (subcommand first, as [`super::argv`] takes them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    pub label: String,
+    pub runs: Vec<Vec<String>>,
+}
+
+/// The invocations for `ask`, or what the call must change (said to the model).
+pub fn plan(ask: &Ask<'_>) -> Result<Plan, String> {
+    let w = |words: &[&str]| words.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let with = |mut words: Vec<String>, more: Vec<String>| {
+        words.extend(more);
+        words
+    };
+    let (label, runs) = match ask.action {
+        "last_commit" => (
+            "the newest commit (HEAD): author, date, message, files changed".to_string(),
+            vec![w(&["show", "--stat", "--date=iso", "HEAD"])],
+        ),
+        "show_commit" => {
+            let revs = revs(ask.rev.unwrap_or("HEAD"))?;
+            (
+                format!("commit {}: author, date, message, what it changed", revs.join(" ")),
+                vec![with(w(&["show", "--stat", "--patch", "--date=iso"]), revs)],
+            )
+        }
+        "file_history" => {
+            let path = path(ask, "file_history")?;
+            (
+                format!("commits that changed {path}, newest first"),
+                vec![w(&[
+                    "log", "--follow", "-n", HISTORY_LIMIT, "--date=short", ONE_LINE, "--", path,
+                ])],
+            )
+        }
+        "commit_count" => (
+            "the number of commits on the current branch (HEAD)".to_string(),
+            vec![w(&["rev-list", "--count", "HEAD"])],
+        ),
+        "who_changed" => {
+            let path = path(ask, "who_changed")?;
+            let mut words = w(&["blame", "--date=short"]);
+            let label = match ask.line {
+                Some(line) => {
+                    words.extend(["-L".to_string(), format!("{line},{line}")]);
+                    format!("who last changed line {line} of {path} (commit, author, date)")
+                }
+                None => format!("who last changed each line of {path} (commit, author, date)"),
+            };
+            (label, vec![with(words, w(&["--", path]))])
+        }
+        "uncommitted" => (
+            "changes not committed yet: the status (?? = untracked, M = modified), then the changed lines per file"
+                .to_string(),
+            vec![
+                w(&["status", "--short", "--branch"]),
+                w(&["diff", "--stat", "HEAD"]),
+            ],
+        ),
+        "log" => {
+            let n = ask.n.unwrap_or(DEFAULT_LOG).max(1).to_string();
+            (
+                format!("the latest {n} commits, newest first (hash, date, author, message)"),
+                vec![w(&["log", "-n", &n, "--date=short", ONE_LINE])],
+            )
+        }
+        "diff" => {
+            let mut words = w(&["diff", "--stat", "--patch"]);
+            let label = match ask.rev {
+                Some(rev) => {
+                    let revs = revs(rev)?;
+                    let label = format!("changes of {}", revs.join(" "));
+                    words.extend(revs);
+                    label
+                }
+                None => "changes in the working tree not committed yet".to_string(),
+            };
+            (label, vec![words])
+        }
+        other => {
+            return Err(format!(
+                "unknown action {other:?}: one of {}",
+                ACTIONS.join(", ")
+            ))
+        }
+    };
+    Ok(Plan { label, runs })
+}
+
+/// A `rev` as revision words: one or two (a range may be written `A B`), none an option.
+fn revs(rev: &str) -> Result<Vec<String>, String> {
+    let words: Vec<String> = rev.split_whitespace().map(str::to_string).collect();
+    if let Some(bad) = words.iter().find(|w| w.starts_with('-')) {
+        return Err(format!(
+            "rev {bad:?} is an option, not a revision: give a commit such as HEAD~1 or a1b2c3d"
+        ));
+    }
+    if words.is_empty() || words.len() > 2 {
+        return Err(format!(
+            "rev {rev:?}: give one commit (HEAD, HEAD~1, a1b2c3d) or a range (HEAD~3..HEAD)"
+        ));
+    }
+    Ok(words)
+}
+
+fn path<'a>(ask: &Ask<'a>, action: &str) -> Result<&'a str, String> {
+    match ask.path.map(str::trim).filter(|p| !p.is_empty()) {
+        Some(p) => Ok(p),
+        None => Err(format!(
+            "{action} needs \"path\": the file to look at, e.g. src/main.rs"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn runs(ask: Ask<'_>) -> Vec<String> {
+        plan(&ask)
+            .unwrap()
+            .runs
+            .iter()
+            .map(|r| r.join(" "))
+            .collect()
+    }
+
+    fn ask(action: &str) -> Ask<'_> {
+        Ask {
+            action,
+            ..Ask::default()
+        }
+    }
+
+    #[test]
+    fn each_action_maps_to_the_invocation_that_answers_it() {
+        assert_eq!(
+            runs(ask("last_commit")),
+            ["show --stat --date=iso HEAD"],
+            "the newest commit is HEAD, not HEAD~"
+        );
+        assert_eq!(
+            runs(Ask {
+                rev: Some("a1b2c3d"),
+                ..ask("show_commit")
+            }),
+            ["show --stat --patch --date=iso a1b2c3d"]
+        );
+        assert_eq!(
+            runs(ask("show_commit")),
+            ["show --stat --patch --date=iso HEAD"]
+        );
+        assert_eq!(
+            runs(Ask {
+                path: Some("src/lib.rs"),
+                ..ask("file_history")
+            }),
+            ["log --follow -n 20 --date=short --format=%h %ad %an - %s -- src/lib.rs"]
+        );
+        assert_eq!(runs(ask("commit_count")), ["rev-list --count HEAD"]);
+        assert_eq!(
+            runs(Ask {
+                path: Some("src/lib.rs"),
+                line: Some(7),
+                ..ask("who_changed")
+            }),
+            ["blame --date=short -L 7,7 -- src/lib.rs"]
+        );
+        assert_eq!(
+            runs(Ask {
+                path: Some("README.md"),
+                ..ask("who_changed")
+            }),
+            ["blame --date=short -- README.md"]
+        );
+        assert_eq!(
+            runs(ask("uncommitted")),
+            ["status --short --branch", "diff --stat HEAD"]
+        );
+        assert_eq!(
+            runs(ask("log")),
+            ["log -n 10 --date=short --format=%h %ad %an - %s"]
+        );
+        assert_eq!(
+            runs(Ask {
+                n: Some(3),
+                ..ask("log")
+            })[0],
+            "log -n 3 --date=short --format=%h %ad %an - %s"
+        );
+        assert_eq!(
+            runs(Ask {
+                rev: Some("HEAD~2..HEAD"),
+                ..ask("diff")
+            }),
+            ["diff --stat --patch HEAD~2..HEAD"]
+        );
+        assert_eq!(runs(ask("diff")), ["diff --stat --patch"]);
+    }
+
+    #[test]
+    fn every_action_has_a_plan_that_the_screening_lets_through() {
+        let ws = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(ws.path().join(".git")).unwrap();
+        for action in ACTIONS {
+            let a = Ask {
+                action,
+                path: Some("src/lib.rs"),
+                line: Some(1),
+                ..Ask::default()
+            };
+            for run in plan(&a).unwrap().runs {
+                super::super::argv(&run, &[]).unwrap();
+                super::super::paths::check(ws.path(), &run[1..]).unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn options_in_rev_and_missing_paths_are_refused_with_what_to_do() {
+        for (a, why) in [
+            (
+                Ask {
+                    rev: Some("--output=/tmp/x"),
+                    ..ask("show_commit")
+                },
+                "is an option",
+            ),
+            (
+                Ask {
+                    rev: Some("HEAD --no-index"),
+                    ..ask("diff")
+                },
+                "is an option",
+            ),
+            (
+                Ask {
+                    rev: Some("a b c"),
+                    ..ask("diff")
+                },
+                "a range",
+            ),
+            (ask("file_history"), "needs \"path\""),
+            (
+                Ask {
+                    path: Some(" "),
+                    ..ask("who_changed")
+                },
+                "needs \"path\"",
+            ),
+            (ask("push"), "unknown action"),
+        ] {
+            let e = plan(&a).unwrap_err();
+            assert!(e.contains(why), "{a:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_secret_named_through_an_action_is_still_refused_by_the_screening() {
+        let ws = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(ws.path().join(".git")).unwrap();
+        std::fs::write(ws.path().join(".env"), "SECRET=1").unwrap();
+        for a in [
+            Ask {
+                rev: Some("HEAD:.env"),
+                ..ask("show_commit")
+            },
+            Ask {
+                path: Some(".env"),
+                ..ask("file_history")
+            },
+            Ask {
+                path: Some(".env"),
+                ..ask("who_changed")
+            },
+            Ask {
+                rev: Some("/dev/null .env"),
+                ..ask("diff")
+            },
+        ] {
+            let refused = plan(&a)
+                .unwrap()
+                .runs
+                .iter()
+                .any(|run| super::super::paths::check(ws.path(), &run[1..]).is_err());
+            assert!(refused, "{a:?}");
+        }
+    }
+}
