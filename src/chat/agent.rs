@@ -406,6 +406,11 @@ fn first_step(
     previous: Option<&str>,
 ) -> Result<Option<Route>, crate::engine::EngineError> {
     match tools.and_then(|t| t.route.map(|request| (t, request))) {
+        // Told to remember (the user's own words, not the previous exchange's): no
+        // router model is asked.
+        Some((set, request)) if route::told_to_remember(set.registry, request).is_some() => {
+            Ok(route::told_to_remember(set.registry, request))
+        }
         Some((set, request)) => {
             let request = steps::with_previous(request, previous);
             route::choose(engine, set.registry, &request, &opts.abort, set.route_saved)

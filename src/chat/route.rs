@@ -259,9 +259,6 @@ pub fn choose(
     if registry.routes().is_empty() {
         return Ok(None);
     }
-    if let Some(route) = told_to_remember(registry, request) {
-        return Ok(Some(route));
-    }
     let wording = Wording::for_params(engine.info().n_params);
     if let Some(saved) = saved.filter(|_| engine.kept_aside_len() == 0) {
         let ids = instruction_ids(engine, registry);
