@@ -22,6 +22,8 @@
 //! - `sandbox`: the workspace's path rules (inside it, not `agents/`, `.git/` or a secret)
 //!   that the tools, the git command, `files` and session mining share.
 //! - `files`: workspace files read into the context (`/read`, `/attach`, `/context pin`).
+//! - `workspace_map`: the files the tools may read, as the `[workspace files]` block and
+//!   as the nearest real paths for a path the model got wrong.
 //!
 //! The core never prints: everything but `repl` returns values.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
@@ -54,6 +56,7 @@ pub mod text;
 pub mod tokens;
 pub mod tools;
 pub mod vector;
+pub mod workspace_map;
 
 // The model wing's files stood at the top before; their old paths stay for callers outside
 // the crate.
