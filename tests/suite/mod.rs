@@ -38,4 +38,5 @@ mod tools;
 mod transfer;
 mod turn_room;
 mod upstream;
+mod workspace_map;
 mod writes;
