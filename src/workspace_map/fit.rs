@@ -14,7 +14,10 @@ use std::collections::BTreeMap;
 use super::FileEntry;
 use crate::tokens::TokenCounter;
 
-/// First line of the block.
+/// How the block opens (a reply that repeats it is parroting the context).
+pub const MARKER: &str = "[workspace files]";
+
+/// First line of the block (starts with [`MARKER`]).
 pub const HEADER: &str =
     "[workspace files] (each line: a folder, then its files; use paths relative to the workspace root, e.g. src/main.rs)";
 
@@ -358,7 +361,11 @@ mod tests {
     fn whole_map_when_it_fits() {
         let files = project();
         let b = build(&files, &WordCounter, 10_000).unwrap();
-        assert!(b.text.starts_with(HEADER), "{}", b.text);
+        assert!(
+            b.text.starts_with(HEADER) && HEADER.starts_with(MARKER),
+            "{}",
+            b.text
+        );
         let lines: Vec<&str> = b.text.lines().skip(1).collect();
         assert_eq!(lines[0], "Cargo.toml LICENSE-MIT README.md");
         assert_eq!(lines[1], "docs/: deploy.md");

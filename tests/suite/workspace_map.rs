@@ -142,3 +142,40 @@ fn no_map_when_it_is_switched_off() {
     assert!(app.workspace_map().is_none());
     assert_eq!(app.conversation().context(), None);
 }
+
+/// What the map costs in real tokenizers (SmolLM2's and Qwen2.5-Coder's; the 0.5B and
+/// 1.5B share one vocabulary), for this repository as a workspace and for the small
+/// project: whole, and fitted to 6 % of a 4096-token window. The fitted map never
+/// exceeds its budget, and its count is the tokenizer's count of its text.
+#[test]
+fn the_map_keeps_to_its_budget_in_real_tokenizers() {
+    use harvey::tokens::TokenCounter;
+    use harvey::workspace_map::{fit::build, list};
+    let small = project();
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let budget = (4096.0 * harvey::config::DEFAULT_WORKSPACE_MAP_PCT) as usize;
+    for model in [crate::support::model_path(), crate::support::qwen_path()] {
+        let vocab = harvey::engine::Vocabulary::load(&model).unwrap();
+        for (name, ws) in [("repository", repo), ("small project", small.path())] {
+            let files = list(ws);
+            let whole = build(&files, &vocab, usize::MAX).unwrap();
+            let fitted = build(&files, &vocab, budget).unwrap();
+            assert!(fitted.tokens <= budget, "{name}: {}", fitted.text);
+            assert_eq!(fitted.tokens, vocab.count_tokens(&fitted.text));
+            assert!(
+                fitted.named > 0 && fitted.text.contains("Cargo.toml"),
+                "{}",
+                fitted.text
+            );
+            eprintln!(
+                "{} / {name}: {} files; whole map {} tokens ({} named); fitted to {budget}: {} tokens, {} named",
+                model.file_name().unwrap().to_string_lossy(),
+                whole.files,
+                whole.tokens,
+                whole.named,
+                fitted.tokens,
+                fitted.named
+            );
+        }
+    }
+}
