@@ -127,6 +127,9 @@ pub enum Match {
     None,
 }
 
+/// Whether a listed path (first) fits what was asked (second).
+type Rule = dyn Fn(&str, &str) -> bool;
+
 /// The rules in order over `candidates` (see the module doc); `folder` is the
 /// workspace's own folder name.
 pub fn matches(candidates: &[String], requested: &str, folder: &str) -> Match {
@@ -135,7 +138,7 @@ pub fn matches(candidates: &[String], requested: &str, folder: &str) -> Match {
     if let Some(rest) = strip_folder(&asked, folder) {
         variants.insert(0, rest);
     }
-    let rules: [&dyn Fn(&str, &str) -> bool; 4] = [
+    let rules: [&Rule; 4] = [
         &|c, v| c == v,
         &|c, v| c.eq_ignore_ascii_case(v),
         &|c, v| {
