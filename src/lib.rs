@@ -24,6 +24,8 @@
 //! - `files`: workspace files read into the context (`/read`, `/attach`, `/context pin`).
 //! - `skills`: the user's workflows in `agents/skills/<name>/SKILL.md` (the Agent Skills
 //!   format the Go tool reads): found, checked, filled in for a run.
+//! - `workspace_map`: the files the tools may read, as the `[workspace files]` block and
+//!   as the nearest real paths for a path the model got wrong.
 //!
 //! The core never prints: everything but `repl` returns values.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
@@ -57,6 +59,7 @@ pub mod text;
 pub mod tokens;
 pub mod tools;
 pub mod vector;
+pub mod workspace_map;
 
 // The model wing's files stood at the top before; their old paths stay for callers outside
 // the crate.

@@ -219,6 +219,7 @@ impl App {
         self.clear();
         self.conversation.set_context(None);
         self.injection = None;
+        self.forget_workspace_map();
         self.transcript.clear();
     }
 

@@ -132,6 +132,7 @@ impl App {
             rag,
             rag_enabled,
             injection: None,
+            workspace_map: Default::default(),
             recorder,
             sessions,
             transcript: Vec::new(),

@@ -235,11 +235,14 @@ impl App {
         let at_pins = count(k_pins)?;
         let used = count(messages.len())?;
         let guidance = self.engine.count_tokens(&self.guidance).min(at_system);
+        let in_context = at_memory.saturating_sub(at_system);
+        let map = self.map_tokens_in_context().min(in_context);
         let part = |name, tokens| ContextPart { name, tokens };
         let parts = vec![
             part("system prompt", at_system - guidance),
             part("guidance", guidance),
-            part("memory context", at_memory.saturating_sub(at_system)),
+            part("workspace files", map),
+            part("memory context", in_context - map),
             part("pinned", at_pins.saturating_sub(at_memory)),
             part("conversation", used.saturating_sub(at_pins)),
         ];
@@ -253,6 +256,14 @@ impl App {
             n_ctx,
             reply_reserve: self.reply_reserve(),
         })
+    }
+
+    /// Tokens of the `[workspace files]` map when the pinned context holds it.
+    fn map_tokens_in_context(&self) -> usize {
+        match (self.workspace_map.get(), self.conversation.context()) {
+            (Some(Some(map)), Some(context)) if context.starts_with(&map.text) => map.tokens,
+            _ => 0,
+        }
     }
 
     /// `/compact [FOCUS]`: folds the whole conversation into the rolling summary now.

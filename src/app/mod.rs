@@ -9,6 +9,7 @@ mod close;
 mod commands;
 pub mod context;
 mod later;
+mod map;
 mod open;
 mod recall;
 mod skills;
@@ -98,6 +99,8 @@ pub struct App {
     rag_enabled: bool,
     /// The `[memory context]` injected at session start (`None` until the first message).
     injection: Option<Injection>,
+    /// The `[workspace files]` block of this session (built at first use; see `map`).
+    workspace_map: std::cell::OnceCell<Option<crate::workspace_map::fit::MapBlock>>,
     /// The session record under `agents/sessions/`.
     recorder: Recorder,
     /// The sessions index and stats (`None` if it could not be opened).

@@ -12,7 +12,10 @@ impl App {
     /// Recalls memories for the session's first message and pins them as the
     /// `[memory context]` block (once per session; it stays fixed so the KV cache
     /// survives). `None` when memory or injection is off, or nothing could be recalled.
+    /// The `[workspace files]` map goes first in the same block, memory or not.
     pub fn inject_memory(&mut self, query: &str) -> Option<&Injection> {
+        let map = self.workspace_map_text();
+        self.conversation.set_context(Some(map.clone()));
         let m = &self.config.memory;
         if !(m.enabled && m.inject_on_start) {
             return None;
@@ -26,7 +29,7 @@ impl App {
             }
         };
         self.conversation
-            .set_context(Some(injection.text.clone()).filter(|t| !t.is_empty()));
+            .set_context(Some(format!("{map}{}", injection.text)));
         self.injection = Some(injection);
         self.injection.as_ref().filter(|i| !i.items.is_empty())
     }
@@ -91,7 +94,12 @@ impl App {
     /// so it can be cached with the system prompt as the stable prefix. Recent session
     /// summaries come right after it: they change whenever a session ends, so caching
     /// them would invalidate the saved prefix every time.
+    /// The `[workspace files]` map comes first: it is part of the cached prefix.
     pub fn stable_memory_context(&self) -> String {
+        format!("{}{}", self.workspace_map_text(), self.stable_memory())
+    }
+
+    fn stable_memory(&self) -> String {
         let m = &self.config.memory;
         match (&self.memory, m.enabled && m.inject_on_start) {
             (Some(store), true) => {

@@ -55,6 +55,7 @@ impl App {
         self.engine = Box::new(engine);
         self.offer_tools_to_engine();
         self.prefix = PrefixOutcome::Empty;
+        self.forget_workspace_map();
         let info = self.engine.info().clone();
         let mut notes = info.notes.clone();
         if self.config.engine.cache_prefix {

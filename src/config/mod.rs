@@ -45,6 +45,8 @@ pub const DEFAULT_KEEP_TURNS: usize = 6;
 pub const DEFAULT_RAG_CHUNK_TOKENS: usize = 256;
 pub const DEFAULT_RAG_TOP_K: usize = 5;
 pub const DEFAULT_MAX_TOOL_ROUNDS: usize = 5;
+/// Share of n_ctx the `[workspace files]` map may take (0: no map).
+pub const DEFAULT_WORKSPACE_MAP_PCT: f64 = 0.06;
 pub const DEFAULT_RUN_TIMEOUT: &str = "2m";
 
 /// The resolved configuration. Built once at startup; never mutated.
@@ -73,6 +75,8 @@ pub struct ToolsConfig {
     pub allow_writes: bool,
     /// `tools.route`: who picks a turn's first step (see [`RouteMode`]).
     pub route: RouteMode,
+    /// Share of n_ctx the `[workspace files]` map at session start may take (0: none).
+    pub workspace_map_pct: f64,
 }
 
 /// `tools.route`: `auto` (the default) asks the model in an aside call which tool a

@@ -82,6 +82,7 @@ fn tools(t: RawTools) -> ToolsConfig {
             "off" => RouteMode::Off,
             _ => RouteMode::Auto,
         },
+        workspace_map_pct: t.workspace_map_pct,
     }
 }
 
@@ -234,6 +235,11 @@ fn check_tools(t: &RawTools) -> Check {
         matches!(t.route.trim(), "auto" | "on" | "off"),
         "tools.route",
         "must be auto, on or off",
+    )?;
+    require(
+        (0.0..=0.5).contains(&t.workspace_map_pct),
+        "tools.workspace_map_pct",
+        "must be between 0 and 0.5",
     )
 }
 

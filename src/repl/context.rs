@@ -58,6 +58,13 @@ fn show(app: &App, out: &mut impl Write) -> io::Result<()> {
         Err(e) => return writeln!(out, "error: cannot count the context: {e}"),
     };
     render(out, &parts)?;
+    if let Some(map) = app.workspace_map() {
+        writeln!(
+            out,
+            "  workspace files: {} of {} files named in {} tokens (tools.workspace_map_pct)",
+            map.named, map.files, map.tokens
+        )?;
+    }
     for pin in app.conversation().pins() {
         writeln!(out, "  pinned: {}", pin.label)?;
     }
@@ -128,13 +135,14 @@ mod tests {
             parts: vec![
                 part("system prompt", 120),
                 part("guidance", 30),
+                part("workspace files", 96),
                 part("memory context", 0),
                 part("pinned", 12),
                 part("conversation", 40),
             ],
-            used: 202,
+            used: 298,
             pending: 9,
-            free: 3885,
+            free: 3789,
             n_ctx: 4096,
             reply_reserve: 512,
         };

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::{arg_int, arg_str, Param, ParamKind, Tool, ToolError};
-use crate::sandbox::{check_relative, display, is_secret_name, resolve};
+use crate::sandbox::{check_relative, display, is_secret_name};
+use crate::workspace_map::nearest::{resolve_forgiving, Want};
 
 const MAX_READ_LINES: usize = 200;
 const MAX_READ_BYTES: usize = 16 * 1024;
@@ -74,7 +75,8 @@ impl Tool for ReadFile {
     }
     fn call(&self, args: &Map<String, Value>) -> Result<String, ToolError> {
         let requested = arg_str(args, "path").unwrap_or_default();
-        let path = resolve(&self.root, requested)?;
+        let resolved = resolve_forgiving(&self.root, requested, Want::File)?;
+        let path = resolved.path.clone();
         if path.is_dir() {
             return Err(ToolError::BadArguments(format!(
                 "{requested} is a directory; use list_files"
@@ -91,15 +93,17 @@ impl Tool for ReadFile {
         let start = arg_int(args, "start_line").unwrap_or(1).max(1) as usize;
         let end = arg_int(args, "end_line").map(|e| e as usize);
         let from_char = arg_int(args, "start_char").unwrap_or(1).max(1) as usize;
-        if from_char > 1
+        let window = if from_char > 1
             || text
                 .lines()
                 .nth(start - 1)
                 .is_some_and(|l| l.len() > MAX_READ_BYTES)
         {
-            return Ok(long_line_window(&text, start, from_char));
-        }
-        Ok(line_window(&text, start, end))
+            long_line_window(&text, start, from_char)
+        } else {
+            line_window(&text, start, end)
+        };
+        Ok(with_note(resolved.note("read", requested), window))
     }
 }
 
@@ -194,7 +198,8 @@ impl Tool for ListFiles {
     }
     fn call(&self, args: &Map<String, Value>) -> Result<String, ToolError> {
         let requested = arg_str(args, "path").unwrap_or(".");
-        let dir = resolve(&self.root, requested)?;
+        let resolved = resolve_forgiving(&self.root, requested, Want::Dir)?;
+        let dir = resolved.path.clone();
         if !dir.is_dir() {
             return Err(ToolError::BadArguments(format!(
                 "{requested} is a file; use read_file"
@@ -218,11 +223,20 @@ impl Tool for ListFiles {
         if total > MAX_LIST {
             out.push_str(&format!("\n[cut: showed {MAX_LIST} of {total} entries]"));
         }
-        Ok(if out.is_empty() {
+        let out = if out.is_empty() {
             "(empty directory)".into()
         } else {
             out
-        })
+        };
+        Ok(with_note(resolved.note("listed", requested), out))
+    }
+}
+
+/// `text` after the note saying which path was used instead of the one asked for.
+fn with_note(note: Option<String>, text: String) -> String {
+    match note {
+        Some(note) => format!("{note}\n{text}"),
+        None => text,
     }
 }
 
@@ -290,7 +304,9 @@ impl Tool for SearchFiles {
     fn call(&self, args: &Map<String, Value>) -> Result<String, ToolError> {
         let pattern = arg_str(args, "pattern").unwrap_or_default();
         let regex = compile(pattern)?;
-        let start = resolve(&self.root, arg_str(args, "path").unwrap_or("."))?;
+        let requested = arg_str(args, "path").unwrap_or(".");
+        let resolved = resolve_forgiving(&self.root, requested, Want::Either)?;
+        let start = resolved.path.clone();
         let mut matches = Vec::new();
         let mut total = 0;
         self.walk(&start, &mut |path, text| {
@@ -304,8 +320,9 @@ impl Tool for SearchFiles {
                 }
             }
         })?;
+        let note = resolved.note("searched", requested);
         if matches.is_empty() {
-            return Ok(format!("no lines match {pattern:?}"));
+            return Ok(with_note(note, format!("no lines match {pattern:?}")));
         }
         let mut out = matches.join("\n");
         if total > MAX_MATCHES {
@@ -313,7 +330,7 @@ impl Tool for SearchFiles {
                 "\n[cut: showed {MAX_MATCHES} of {total} matching lines]"
             ));
         }
-        Ok(out)
+        Ok(with_note(note, out))
     }
 }
 

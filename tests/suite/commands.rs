@@ -72,7 +72,7 @@ fn metacharacters_reach_the_program_as_plain_arguments() {
     assert_eq!(app.attachments().list().len(), 2);
     assert!(app.attachments().tokens() > 0);
     line(&mut app, "what did that print?");
-    let sent = &app.conversation().messages()[1].content;
+    let sent = &app.conversation().turns()[0].content;
     assert!(
         sent.starts_with("[command: echo 'a;' rm x → exit 0]\na; rm x\n\n[command: echo"),
         "{sent}"
@@ -174,7 +174,7 @@ fn a_command_past_the_timeout_is_killed_with_its_children() {
     assert_eq!(entry.exit, None);
     assert_eq!(entry.ended.as_deref(), Some("killed after the 1s timeout"));
     line(&mut app, "and?");
-    let sent = &app.conversation().messages()[1].content;
+    let sent = &app.conversation().turns()[0].content;
     assert!(
         sent.contains("→ killed after the 1s timeout]\nstarted"),
         "{sent}"

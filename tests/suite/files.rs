@@ -336,11 +336,19 @@ fn pinned_text_survives_clear_and_the_prefix_is_reused_on_the_next_turn() {
 /// `/context` rows add up to the context in use, and with what is attached and free to
 /// n_ctx.
 pub fn context_parts_add_up(app: &mut App) {
+    let out = context_parts_add_up_without_pins(app);
+    let row = |name: &str| number_after(&out, &format!("\n  {name}"));
+    assert!(row("pinned") > 0 && row("conversation") > 0, "{out}");
+}
+
+/// [`context_parts_add_up`] when nothing need be pinned; returns the table.
+pub fn context_parts_add_up_without_pins(app: &mut App) -> String {
     let out = line(app, "/context");
     let row = |name: &str| number_after(&out, &format!("\n  {name}"));
     let parts: usize = [
         "system prompt",
         "guidance",
+        "workspace files",
         "memory context",
         "pinned",
         "conversation",
@@ -353,8 +361,8 @@ pub fn context_parts_add_up(app: &mut App) {
     assert_eq!(parts, used, "{out}");
     let n_ctx = number_after(&out, "context of ");
     assert_eq!(used + row("attachments") + row("free"), n_ctx, "{out}");
-    assert!(row("pinned") > 0 && row("conversation") > 0, "{out}");
     assert_eq!(row("attachments"), app.attachments().tokens(), "{out}");
+    out
 }
 
 #[test]

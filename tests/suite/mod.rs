@@ -40,4 +40,5 @@ mod tools;
 mod transfer;
 mod turn_room;
 mod upstream;
+mod workspace_map;
 mod writes;

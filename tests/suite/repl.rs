@@ -50,7 +50,7 @@ fn status_clear_unknown_and_exit() {
 fn multi_line_text_reaches_the_model_whole() {
     let mut app = app(&["ok"]);
     line(&mut app, "first line\nsecond line");
-    let sent = &app.conversation().messages()[1].content;
+    let sent = &app.conversation().turns()[0].content;
     assert_eq!(sent, "first line\nsecond line");
 }
 

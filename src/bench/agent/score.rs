@@ -2,7 +2,8 @@
 //! turn made and the final reply. Nothing here runs a model.
 //!
 //! Parroting, precisely: the reply contains one of the injection's section headers
-//! (`[memory context]`, `[workspace profile]`, …, or the pinned-context header), or it
+//! (`[memory context]`, `[workspace profile]`, …, the pinned-context header or the
+//! `[workspace files]` map's), or it
 //! shares a span of at least [`MIN_PARROT_CHARS`] characters with the system prompt, or
 //! one of at least [`MIN_MEMORY_SPAN_CHARS`] with the injected memory block. Whitespace
 //! runs count as one space on both sides. The block's threshold is lower because its
@@ -77,7 +78,11 @@ fn markers() -> Vec<&'static str> {
         Section::Experience,
         Section::Knowledge,
     ];
-    let mut out = vec![BLOCK_HEADER, PINNED_HEADER];
+    let mut out = vec![
+        BLOCK_HEADER,
+        PINNED_HEADER,
+        crate::workspace_map::fit::MARKER,
+    ];
     out.extend(sections.iter().map(|s| s.header()));
     // The framing of the memory block's system turn, by its opening words.
     out.extend(
