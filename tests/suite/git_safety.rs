@@ -57,6 +57,7 @@ fn call_git(ws: &Path, sub: &str, args: &[&str]) -> (bool, String) {
         workspace: ws,
         settings: &settings,
         audit: &audit,
+        env: &[],
     };
     let words = std::iter::once(sub)
         .chain(args.iter().copied())
