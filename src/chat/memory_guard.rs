@@ -103,6 +103,32 @@ pub fn cap_for(request: &str) -> usize {
     asked_count(request).max(DEFAULT_CAP)
 }
 
+/// Phrases by which the user states a preference of their own.
+const PREFERRING: &[&str] = &[
+    "i prefer",
+    "i'd prefer",
+    "i would prefer",
+    "i'd rather",
+    "i like",
+    "i want you to",
+    "my preference",
+    "from now on",
+    "going forward",
+];
+
+/// The type a note asked for in `request` should have: a preference the user states of
+/// their own is a `user_preference` whatever type the model chose (the 1.5B saved "I
+/// prefer tabs over spaces" as a `project_fact`); otherwise the model's choice stands.
+pub fn fitting_type<'a>(request: &str, chosen: &'a str) -> &'a str {
+    let text = normalized(request);
+    // The profile is refused as chosen (`screen`), never turned into something else.
+    if chosen != "workspace_profile" && PREFERRING.iter().any(|p| count_phrase(&text, p) > 0) {
+        "user_preference"
+    } else {
+        chosen
+    }
+}
+
 /// Lowercased words joined by single spaces (apostrophes kept), padded with a space on
 /// both sides so phrases match on word boundaries.
 fn normalized(text: &str) -> String {
@@ -315,6 +341,26 @@ mod tests {
         ] {
             assert!(!is_asked(unasked), "{unasked}");
         }
+    }
+
+    #[test]
+    fn a_stated_preference_is_a_user_preference_whatever_the_model_chose() {
+        assert_eq!(
+            fitting_type("Remember that I prefer tabs over spaces.", "project_fact"),
+            "user_preference"
+        );
+        assert_eq!(
+            fitting_type("From now on, answer in French.", "workflow"),
+            "user_preference"
+        );
+        assert_eq!(
+            fitting_type("Note that we deploy on Fridays.", "project_fact"),
+            "project_fact"
+        );
+        assert_eq!(
+            fitting_type("Remember the staging server is kestrel.", "workflow"),
+            "workflow"
+        );
     }
 
     #[test]

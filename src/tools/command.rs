@@ -65,7 +65,7 @@ const GIT_PARAMS: &[Param] = &[
         name: "rev",
         kind: ParamKind::Str { max_len: 80 },
         required: false,
-        help: "a commit or range: a1b2c3d, HEAD~2..HEAD",
+        help: "commit or range",
     },
     Param {
         name: "path",
@@ -201,7 +201,7 @@ impl Tool for Git {
         Some("commits: the last commit, who committed or changed what, a file's history, how many commits, uncommitted changes")
     }
     fn description(&self) -> &'static str {
-        "Read the git history (read-only). action: last_commit = newest commit (author, date, message, files); show_commit = commit rev; file_history = commits changing path; commit_count; who_changed = blame path (line); uncommitted = changes not committed; log = latest n commits; diff = changes of rev."
+        "Read the git history (read-only): pick the action that asks your question (last_commit is the newest commit)."
     }
     fn params(&self) -> &'static [Param] {
         GIT_PARAMS

@@ -3,7 +3,8 @@
 //!
 //! In order, the first rule that finds anything decides: the workspace's own folder name
 //! in front (`myproj/src/main.rs`), a difference in case only (`readme.md`), the same
-//! path further down the tree (`main.rs` → `src/main.rs`), the same name with another
+//! path further down the tree (`main.rs` → `src/main.rs`), the same file name in another
+//! folder (`docs/README.md` → `README.md`), the same name with another
 //! extension or suffix (`LICENSE.md` → `LICENSE-MIT`, `LICENSE-APACHE`). Exactly one
 //! match is read and the result says which path that was; several (or only similar
 //! names) fail with the nearest real paths.
@@ -138,13 +139,15 @@ pub fn matches(candidates: &[String], requested: &str, folder: &str) -> Match {
     if let Some(rest) = strip_folder(&asked, folder) {
         variants.insert(0, rest);
     }
-    let rules: [&Rule; 4] = [
+    let rules: [&Rule; 5] = [
         &|c, v| c == v,
         &|c, v| c.eq_ignore_ascii_case(v),
         &|c, v| {
             let (c, v) = (c.to_ascii_lowercase(), v.to_ascii_lowercase());
             c.ends_with(&format!("/{v}"))
         },
+        // The same file name in another folder (`docs/README.md` → `README.md`).
+        &|c, v| v.contains('/') && file_name(c).eq_ignore_ascii_case(file_name(v)),
         &|c, v| same_stem(c, v),
     ];
     for rule in rules {
@@ -162,6 +165,11 @@ pub fn matches(candidates: &[String], requested: &str, folder: &str) -> Match {
         }
     }
     Match::None
+}
+
+/// The last part of a listed or asked path.
+fn file_name(p: &str) -> &str {
+    p.rsplit('/').next().unwrap_or(p)
 }
 
 /// `./a//b/` → `a/b`; a leading `/` is dropped (a model's "root" is the workspace).
@@ -272,6 +280,8 @@ mod tests {
             ("tools/mod.rs", one("src/tools/mod.rs")),
             ("/deploy.md", one("docs/deploy.md")),
             ("README", one("README.md")),
+            ("docs/README.md", one("README.md")),
+            ("lib/main.rs", one("src/main.rs")),
             (
                 "LICENSE.md",
                 Match::Several(s(&["LICENSE-APACHE", "LICENSE-MIT"])),

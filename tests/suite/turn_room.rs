@@ -30,6 +30,9 @@ fn call(path: &str) -> String {
 fn app(dir: &std::path::Path, n_ctx: u32, replies: &[&str]) -> App {
     let mut config = Config::default();
     config.sampling.max_tokens = REPLY_ROOM as u32;
+    // No workspace map: `fixed` measures the prompt before the session-start context, and
+    // these tests size the context to the token from it.
+    config.tools.workspace_map_pct = 0.0;
     App::with_engine(
         dir.to_path_buf(),
         config,

@@ -208,24 +208,27 @@ pub(super) fn limit_rounds(conversation: &mut Conversation, set: &ToolSet<'_>, c
 /// result showed (its start), so the user gets what the turn found; [`NO_ANSWER`] when
 /// no call succeeded.
 fn from_results(conversation: &Conversation) -> String {
-    let last = conversation.turns().iter().rev().find(|m| {
-        m.role == Role::Tool
-            && !m.content.starts_with("error: ")
-            && !m.content.starts_with("(tool limit")
-            && !m.content.trim().is_empty()
-    });
-    match last {
-        Some(m) => {
-            let shown = m
-                .content
+    // This turn's results only (after its user message), a repeated one by its text.
+    let last = conversation
+        .turns()
+        .iter()
+        .rev()
+        .take_while(|m| m.role != Role::User)
+        .filter(|m| m.role == Role::Tool)
+        .map(|m| {
+            m.content
                 .strip_prefix(REUSED_PREFIX)
                 .unwrap_or(&m.content)
-                .trim();
-            format!(
-                "{FOUND_LEAD}\n{}",
-                crate::tools::call::clip(shown, FOUND_CHARS)
-            )
-        }
+                .trim()
+        })
+        .find(|text| {
+            !text.starts_with("error: ") && !text.starts_with("(tool limit") && !text.is_empty()
+        });
+    match last {
+        Some(shown) => format!(
+            "{FOUND_LEAD}\n{}",
+            crate::tools::call::clip(shown, FOUND_CHARS)
+        ),
         None => NO_ANSWER.to_string(),
     }
 }
@@ -293,5 +296,9 @@ mod tests {
             "(tool limit for this turn reached: answer the user now, without calling tools)",
         );
         assert_eq!(from_results(&c), format!("{FOUND_LEAD}\nfn main() {{}}"));
+        // A repeated failure is still a failure; an earlier turn's result is not this one's.
+        c.push_user("next");
+        c.push_tool(&format!("{REUSED_PREFIX}error: not found: docs/README.md"));
+        assert_eq!(from_results(&c), NO_ANSWER);
     }
 }

@@ -161,13 +161,16 @@ fn approve_and_call(
         return ask_and_call(set, conversation, call, on_event);
     }
     let mut ctx = ctx;
-    let provenance;
+    let cleared;
+    let mut arguments = std::borrow::Cow::Borrowed(&call.arguments);
     let mut confirm = set.confirm;
     if tool.is_some_and(|t| t.remembers()) {
-        let (p, approved) = guard::memory_write(set, conversation, call, seen)?;
-        provenance = p;
-        ctx.provenance = Some(&provenance);
-        if approved {
+        cleared = guard::memory_write(set, conversation, call, seen)?;
+        ctx.provenance = Some(&cleared.provenance);
+        arguments
+            .to_mut()
+            .insert("type".into(), cleared.mtype.clone().into());
+        if cleared.approved {
             confirm = None;
         }
     }
@@ -180,6 +183,6 @@ fn approve_and_call(
         )),
         _ => set
             .registry
-            .call_in(&call.name, &call.arguments, Approval::NobodyToAsk, ctx),
+            .call_in(&call.name, &arguments, Approval::NobodyToAsk, ctx),
     }
 }

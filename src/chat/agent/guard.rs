@@ -67,21 +67,31 @@ fn said<'c>(set: &'c ToolSet<'_>, conversation: &'c Conversation) -> Vec<Said<'c
     out
 }
 
-/// The checks on a memory write before it runs; `Ok` carries where the note came from,
-/// for the store. An unasked write is put to the user where someone can answer.
+/// What the guard lets a memory write do: where the note came from (for the store), the
+/// type it is saved under ([`memory_guard::fitting_type`]), and whether the user already
+/// said yes to it (a proposal is not asked about twice).
+pub(super) struct Cleared {
+    pub provenance: Provenance,
+    pub mtype: String,
+    pub approved: bool,
+}
+
+/// The checks on a memory write before it runs. An unasked write is put to the user where
+/// someone can answer.
 pub(super) fn memory_write(
     set: &ToolSet<'_>,
     conversation: &Conversation,
     call: &ToolCall,
     seen: &Seen,
-) -> Result<(Provenance, bool), ToolError> {
+) -> Result<Cleared, ToolError> {
     let text = ["description", "summary", "body"]
         .iter()
         .filter_map(|k| arg_str(&call.arguments, k))
         .collect::<Vec<_>>()
         .join(". ");
+    let chosen = arg_str(&call.arguments, "type").unwrap_or_default();
     let note = Note {
-        mtype: arg_str(&call.arguments, "type").unwrap_or_default(),
+        mtype: memory_guard::fitting_type(set.request, chosen),
         text: &text,
     };
     let cap = memory_guard::cap_for(set.request);
@@ -103,8 +113,11 @@ pub(super) fn memory_write(
         session: set.session.map(str::to_string),
         evidence: grounds.render(),
     };
-    // A proposal the user just said yes to is not asked about twice.
-    Ok((provenance, !asked))
+    Ok(Cleared {
+        provenance,
+        mtype: note.mtype.to_string(),
+        approved: !asked,
+    })
 }
 
 fn refused(r: Refusal) -> ToolError {
