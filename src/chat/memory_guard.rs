@@ -103,6 +103,40 @@ pub fn cap_for(request: &str) -> usize {
     asked_count(request).max(DEFAULT_CAP)
 }
 
+/// What the user asked to keep, in their own words: the request without the asking
+/// phrase in front ("Remember that I prefer tabs." → "I prefer tabs."). The note saved
+/// when the model's own wording of an asked-for note rests on nothing said.
+pub fn users_words(request: &str) -> String {
+    let t = request.trim();
+    let lower = t.to_lowercase();
+    let leads = [
+        "please ",
+        "remember that ",
+        "remember: ",
+        "remember ",
+        "note that ",
+        "note: ",
+        "keep in mind that ",
+        "keep in mind: ",
+        "keep in mind ",
+        "don't forget that ",
+        "do not forget that ",
+        "make a note that ",
+        "save this: ",
+        "save that ",
+    ];
+    let mut start = 0;
+    while let Some(lead) = leads.iter().find(|l| lower[start..].starts_with(*l)) {
+        start += lead.len();
+    }
+    let rest = t[start..].trim();
+    let mut chars = rest.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => t.to_string(),
+    }
+}
+
 /// Phrases by which the user states a preference of their own.
 const PREFERRING: &[&str] = &[
     "i prefer",
@@ -360,6 +394,22 @@ mod tests {
         assert_eq!(
             fitting_type("Remember the staging server is kestrel.", "workflow"),
             "workflow"
+        );
+    }
+
+    #[test]
+    fn the_users_words_are_the_request_without_its_asking_phrase() {
+        assert_eq!(
+            users_words("Remember that I prefer tabs over spaces."),
+            "I prefer tabs over spaces."
+        );
+        assert_eq!(
+            users_words("Please note that the staging server is called kestrel."),
+            "The staging server is called kestrel."
+        );
+        assert_eq!(
+            users_words("I prefer short answers."),
+            "I prefer short answers."
         );
     }
 

@@ -200,14 +200,13 @@ fn remember_keeps_the_users_words_with_where_they_came_from() {
 }
 
 #[test]
-fn asked_but_ungrounded_or_past_the_cap_is_refused_and_the_profile_is_not_the_models() {
+fn an_asked_note_worded_from_nothing_keeps_the_users_words_and_the_profile_and_cap_hold() {
     let dir = tempfile::tempdir().unwrap();
     let replies = vec![
         write("project_fact", "The project deploys with Kubernetes on AWS"),
         write("workspace_profile", "Tabs over spaces"),
         write("user_preference", "I prefer tabs over spaces"),
         write("project_fact", "Indent with tabs, not spaces"),
-        write("project_fact", "Tabs are preferred to spaces here"),
         "Noted.".to_string(),
     ];
     let mut app = app(dir.path(), config(false), replies);
@@ -220,22 +219,27 @@ fn asked_but_ungrounded_or_past_the_cap_is_refused_and_the_profile_is_not_the_mo
             Err(e) => e.to_string(),
         })
         .collect();
-    assert_eq!(results.len(), 5, "{results:?}");
+    assert_eq!(results.len(), 4, "{results:?}");
+    // The model's words rest on nothing said: the user's own are saved, as a preference.
     assert!(
-        results[0].contains("says things nobody said"),
+        results[0].starts_with("memory saved: user_preference_")
+            && results[0].contains("I prefer tabs over spaces."),
         "{results:?}"
     );
     assert!(
         results[1].contains("workspace profile is written by"),
         "{results:?}"
     );
+    // The same words again update that note; the cap of two then holds.
     assert!(results[2].starts_with("memory saved"), "{results:?}");
-    assert!(results[3].starts_with("memory saved"), "{results:?}");
     assert!(
-        results[4].contains("already saved 2 memories"),
+        results[3].contains("already saved 2 memories"),
         "{results:?}"
     );
-    assert_eq!(memory_files(dir.path()).len(), 2);
+    let files = memory_files(dir.path());
+    assert_eq!(files.len(), 1, "{files:?}");
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    assert!(!text.contains("Kubernetes"), "{text}");
 }
 
 #[test]

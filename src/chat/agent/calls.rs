@@ -167,9 +167,13 @@ fn approve_and_call(
     if tool.is_some_and(|t| t.remembers()) {
         cleared = guard::memory_write(set, conversation, call, seen)?;
         ctx.provenance = Some(&cleared.provenance);
-        arguments
-            .to_mut()
-            .insert("type".into(), cleared.mtype.clone().into());
+        let args = arguments.to_mut();
+        args.insert("type".into(), cleared.mtype.clone().into());
+        if let Some(words) = &cleared.description {
+            args.insert("description".into(), words.clone().into());
+            args.remove("summary");
+            args.remove("body");
+        }
         if cleared.approved {
             confirm = None;
         }

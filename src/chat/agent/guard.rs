@@ -73,6 +73,8 @@ fn said<'c>(set: &'c ToolSet<'_>, conversation: &'c Conversation) -> Vec<Said<'c
 pub(super) struct Cleared {
     pub provenance: Provenance,
     pub mtype: String,
+    /// The user's own words, saved instead of the model's ungrounded wording.
+    pub description: Option<String>,
     pub approved: bool,
 }
 
@@ -95,9 +97,24 @@ pub(super) fn memory_write(
         text: &text,
     };
     let cap = memory_guard::cap_for(set.request);
-    let grounds = memory_guard::screen(note, written(set, seen), cap, &said(set, conversation))
-        .map_err(refused)?;
     let asked = memory_guard::is_asked(set.request);
+    let said = said(set, conversation);
+    let mut description = None;
+    let grounds = match memory_guard::screen(note, written(set, seen), cap, &said) {
+        Ok(g) => g,
+        // Asked for, but worded from nothing said: the user's own words are kept instead.
+        Err(Refusal::NotGrounded) if asked => {
+            let words = memory_guard::users_words(set.request);
+            let own = Note {
+                mtype: note.mtype,
+                text: &words,
+            };
+            let g = memory_guard::screen(own, written(set, seen), cap, &said).map_err(refused)?;
+            description = Some(words);
+            g
+        }
+        Err(r) => return Err(refused(r)),
+    };
     if !asked {
         let ask = set.ask.ok_or_else(|| refused(Refusal::NotAsked))?;
         let question = format!(
@@ -116,6 +133,7 @@ pub(super) fn memory_write(
     Ok(Cleared {
         provenance,
         mtype: note.mtype.to_string(),
+        description,
         approved: !asked,
     })
 }
