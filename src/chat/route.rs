@@ -376,9 +376,7 @@ mod tests {
         assert_eq!(m[1].content, "What is in src?");
     }
 
-    #[test]
-    fn a_tool_with_a_label_is_offered_and_parsed_under_it() {
-        let mut r = registry();
+    fn add_memory_write(r: &mut Registry) {
         let root = std::path::PathBuf::from(".");
         r.add(Box::new(crate::tools::memory::MemoryWrite(
             crate::tools::memory::MemoryPlace {
@@ -388,6 +386,12 @@ mod tests {
                 config: crate::config::Config::default().memory,
             },
         )));
+    }
+
+    #[test]
+    fn a_tool_with_a_label_is_offered_and_parsed_under_it() {
+        let mut r = registry();
+        add_memory_write(&mut r);
         let steered = Wording::STEERED;
         assert!(
             grammar(&r, steered).ends_with("\"list_files\" | \"remember\" | \"reply_directly\"")
@@ -425,15 +429,7 @@ mod tests {
             None,
             "not offered"
         );
-        let root = std::path::PathBuf::from(".");
-        r.add(Box::new(crate::tools::memory::MemoryWrite(
-            crate::tools::memory::MemoryPlace {
-                agents_dir: root.join("agents"),
-                workspace: root,
-                embedder: None,
-                config: crate::config::Config::default().memory,
-            },
-        )));
+        add_memory_write(&mut r);
         let write = Some(Route::Tool("memory_write".into()));
         assert_eq!(
             told_to_remember(&r, "Remember that I prefer tabs over spaces."),
