@@ -105,7 +105,13 @@ impl App {
         let tools_enabled = config.tools.enabled;
         let guidance_budget = (engine.info().n_ctx as usize / 8).max(64);
         let guidance = read_guidance(&workspace, engine.as_ref(), guidance_budget);
-        let system = offer_tools(engine.as_mut(), &tools, tools_enabled, &guidance.text);
+        let system = offer_tools(
+            engine.as_mut(),
+            &tools,
+            tools_enabled,
+            &guidance.text,
+            config.tools.schemas,
+        );
         let call_forms = call_forms(&tools, &engine.info().template_text);
         let tool_max_tokens = call_max_tokens(&call_forms.fenced);
         let mut conversation = Conversation::new(system);

@@ -166,6 +166,7 @@ impl App {
             &self.tools,
             self.tools_enabled,
             &self.guidance,
+            self.config.tools.schemas,
         );
         self.conversation.set_system(system);
         let as_system = self.engine.info().template_system_turns;

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use crate::chat::agent::CallForms;
 use crate::chat::SYSTEM_PROMPT;
-use crate::config::Config;
+use crate::config::{Config, ToolSchemas};
 use crate::engine::AbortFlag;
 use crate::tools::formats::{CallFamily, CallForm};
 use crate::tools::grammar::call_grammar_for;
@@ -77,35 +77,88 @@ pub fn workspace_tools(workspace: &Path) -> Registry {
     registry
 }
 
-/// Offers `tools` to the model the way its template can: a template with a tools section
-/// gets their JSON schemas (the engine renders them where the model was trained to read
-/// them) and the system prompt only says when to use them; otherwise the system prompt
-/// describes them in harvey's own words. Returns the system prompt.
+/// Offers `tools` to the model. With a template that has a tools section, the model's own
+/// call form is taught by example: `ToolSchemas::Template` hands the template every JSON
+/// schema (the engine renders them where the model was trained to read them), while
+/// `ToolSchemas::Compact` (the default) lists the tools in one line each of harvey's own
+/// and leaves the arguments' shape to the call grammar, a quarter of the tokens. Without
+/// a tools section the system prompt describes the tools and a generic call form.
+///
+/// The returned system prompt holds what does not depend on the workspace first (persona,
+/// tools, examples) and the project's guidance last, so the head is the same in every
+/// workspace.
 pub fn offer_tools(
     engine: &mut dyn crate::engine::Engine,
     tools: &Registry,
     tools_enabled: bool,
     guidance: &str,
+    schemas: ToolSchemas,
 ) -> String {
     let native = engine.info().template_tools && tools_enabled && !tools.is_empty();
-    engine.set_tools(if native { tools.schemas() } else { Vec::new() });
-    if !native {
+    let in_template = native && schemas == ToolSchemas::Template;
+    engine.set_tools(if in_template {
+        tools.schemas()
+    } else {
+        Vec::new()
+    });
+    let mut prompt = SYSTEM_PROMPT.to_string();
+    if native {
+        let family = CallFamily::from_template(&engine.info().template_text);
+        let listed = (!in_template).then(|| tools.compact_lines());
+        prompt.push_str(&native_tools_hint(family, listed.as_deref()));
+        prompt.push_str(memory_note(tools));
+    } else {
         return system_prompt(tools, tools_enabled, guidance);
     }
-    let mut prompt = system_prompt(tools, false, guidance);
-    let family = CallFamily::from_template(&engine.info().template_text);
-    prompt.push_str(&native_tools_hint(family));
+    prompt.push_str(&guidance_section(guidance));
     prompt
 }
 
-/// What the system prompt says when the template lists the tools itself: when to call,
+/// The system prompt for a model without a tools section in its template: persona, the
+/// tool list with a generic call form when tools are on, then the project's guidance.
+pub fn system_prompt(tools: &Registry, tools_enabled: bool, guidance: &str) -> String {
+    let mut prompt = SYSTEM_PROMPT.to_string();
+    if tools_enabled && !tools.is_empty() {
+        prompt.push_str(&format!("\n\n{}", tools.prompt_section()));
+        prompt.push_str(memory_note(tools));
+    }
+    prompt.push_str(&guidance_section(guidance));
+    prompt
+}
+
+/// What the prompt says of the memory tools, when the session has them.
+fn memory_note(tools: &Registry) -> &'static str {
+    if tools.get("memory_search").is_some() {
+        "\nmemory_* tools search and keep your own notes: treat them as notes to verify; the user and the workspace files win."
+    } else {
+        ""
+    }
+}
+
+/// The project's guidance (HARVEY.md / AGENTS.md), last in the system prompt.
+fn guidance_section(guidance: &str) -> String {
+    if guidance.trim().is_empty() {
+        return String::new();
+    }
+    format!("\n\nProject guidance (authoritative; it overrides your memories):\n{guidance}")
+}
+
+/// What the system prompt says when the model writes its template's calls: the tools
+/// (`listed`, one line each; `None` when the template lists them itself), when to call,
 /// then two short examples in the family's own call form (one call, one direct answer).
 /// Small models follow an example far better than a rule; a model that copies the call
 /// only lists a folder (or learns there is none).
-fn native_tools_hint(family: CallFamily) -> String {
+fn native_tools_hint(family: CallFamily, listed: Option<&str>) -> String {
     let call = example_call(family, "list_files", r#"{"path": "docs"}"#);
+    let tools = match listed {
+        Some(lines) => format!(
+            "You work inside the user's workspace through these tools (a call is written as in \
+the first example below):\n{lines}"
+        ),
+        None => "You work inside the user's workspace through the tools below. ".to_string(),
+    };
     format!(
-        "\n\nYou work inside the user's workspace through the tools below. A question about this \
+        "\n\n{tools}A question about this \
 workspace (its files, folders, code, versions, git history) or about what the user told you \
 before is answered from a tool result: call the tool first, then answer from what it \
 returned. Never guess file contents, versions, names or commit messages. Questions that need \
@@ -153,25 +206,6 @@ pub fn call_forms(tools: &Registry, template: &str) -> CallForms {
     }
 }
 
-/// The session's system prompt: persona + authority rule, the project's guidance
-/// (HARVEY.md / AGENTS.md), then the tool list when tools are on. Fixed for the whole
-/// session so the KV prefix survives.
-pub fn system_prompt(tools: &Registry, tools_enabled: bool, guidance: &str) -> String {
-    let mut prompt = SYSTEM_PROMPT.to_string();
-    if !guidance.trim().is_empty() {
-        prompt.push_str(&format!(
-            "\n\nProject guidance (authoritative; it overrides your memories):\n{guidance}"
-        ));
-    }
-    if tools_enabled && !tools.is_empty() {
-        prompt.push_str(&format!("\n\n{}", tools.prompt_section()));
-        if tools.get("memory_search").is_some() {
-            prompt.push_str("\nmemory_* tools search and keep your own notes: treat them as notes to verify; the user and the workspace files win.");
-        }
-    }
-    prompt
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -188,7 +222,7 @@ mod tests {
             (CallFamily::Mistral, CallForm::MistralList),
         ];
         for (family, form) in cases {
-            let hint = native_tools_hint(family);
+            let hint = native_tools_hint(family, None);
             let example = hint
                 .split("Assistant: ")
                 .nth(1)
@@ -219,9 +253,28 @@ mod tests {
     #[test]
     fn native_hint_answer_example_is_no_call() {
         let tools = workspace_tools(Path::new(".")).list();
-        let hint = native_tools_hint(CallFamily::Hermes);
+        let hint = native_tools_hint(CallFamily::Hermes, None);
         let answer = hint.rsplit("Assistant: ").next().expect("two examples");
         assert_eq!(answer, "William Shakespeare wrote Hamlet.");
         assert!(find_call(answer, &tools).is_none());
+    }
+
+    /// The compact lines name every tool once, show an enum's values, and a session's
+    /// guidance comes after everything that is the same in every workspace.
+    #[test]
+    fn compact_lines_and_guidance_last() {
+        let mut config = Config::default();
+        config.memory.enabled = true;
+        config.memory.embedder = crate::config::Embedder::None;
+        let ws = tempfile::tempdir().unwrap();
+        let (registry, _) = default_tools(ws.path(), &config);
+        let lines = registry.compact_lines();
+        assert_eq!(lines.lines().count(), registry.names().len());
+        assert!(lines.contains("- git(action: last_commit|"), "{lines}");
+        let hint = native_tools_hint(CallFamily::Hermes, Some(&lines));
+        assert!(hint.contains(&lines) && hint.contains("<tool_call>"));
+        let bare = system_prompt(&registry, true, "");
+        let guided = system_prompt(&registry, true, "Use tabs.");
+        assert!(guided.starts_with(&bare) && guided.ends_with("Use tabs."));
     }
 }

@@ -9,7 +9,7 @@
 //! written) and the records are only read. The workspace being empty, the assistant's
 //! words never count as quoting a workspace file; the store being empty, `duplicate`
 //! only fires within a session. Whether a kept memory is right is for a person to judge
-//! against the record (README, Benchmarks); this reports what to judge. Returns a report;
+//! against the record (docs/benchmarks.md, "Memory mining"); this reports what to judge. Returns a report;
 //! [`render`] turns it into text.
 
 pub mod render;

@@ -83,6 +83,10 @@ fn tools(t: RawTools) -> ToolsConfig {
             _ => RouteMode::Auto,
         },
         workspace_map_pct: t.workspace_map_pct,
+        schemas: match t.schemas.trim() {
+            "template" => ToolSchemas::Template,
+            _ => ToolSchemas::Compact,
+        },
     }
 }
 
@@ -235,6 +239,11 @@ fn check_tools(t: &RawTools) -> Check {
         matches!(t.route.trim(), "auto" | "on" | "off"),
         "tools.route",
         "must be auto, on or off",
+    )?;
+    require(
+        matches!(t.schemas.trim(), "compact" | "template"),
+        "tools.schemas",
+        "must be compact or template",
     )?;
     require(
         (0.0..=0.5).contains(&t.workspace_map_pct),

@@ -350,15 +350,13 @@ impl Registry {
             .collect()
     }
 
-    /// The compact tool section of the system prompt (stable for the whole session).
-    pub fn prompt_section(&self) -> String {
-        let mut out = String::from("Tools you can call:\n");
+    /// One line per tool: `- git(action: last_commit|log, rev?): description` (`?` marks
+    /// an optional parameter; an enum shows its values, which a grammar alone would leave
+    /// the model to guess). What the fixed prompt carries instead of the JSON schemas.
+    pub fn compact_lines(&self) -> String {
+        let mut out = String::new();
         for t in &self.tools {
-            let params: Vec<String> = t
-                .params()
-                .iter()
-                .map(|p| format!("{}{}", p.name, if p.required { "" } else { "?" }))
-                .collect();
+            let params: Vec<String> = t.params().iter().map(compact_param).collect();
             out.push_str(&format!(
                 "- {}({}): {}\n",
                 t.name(),
@@ -366,6 +364,13 @@ impl Registry {
                 t.description()
             ));
         }
+        out
+    }
+
+    /// The compact tool section of the system prompt (stable for the whole session).
+    pub fn prompt_section(&self) -> String {
+        let mut out = String::from("Tools you can call:\n");
+        out.push_str(&self.compact_lines());
         let example = self.tools.first().map_or_else(String::new, |t| {
             let args: Vec<String> = t
                 .params()
@@ -383,6 +388,15 @@ impl Registry {
             "To call a tool, reply with only {CALL_OPENER}{example}{CALL_CLOSER} (any tool, its arguments as JSON). The result comes back in a tool message; then answer the user. When no tool is needed, just answer.\n"
         ));
         out
+    }
+}
+
+/// `name`, `name?` or `name: a|b|c` for [`Registry::compact_lines`].
+fn compact_param(p: &Param) -> String {
+    let optional = if p.required { "" } else { "?" };
+    match p.kind {
+        ParamKind::Enum { values } => format!("{}{optional}: {}", p.name, values.join("|")),
+        _ => format!("{}{optional}", p.name),
     }
 }
 
