@@ -8,6 +8,7 @@ mod embedder;
 mod engine;
 mod faults;
 mod files;
+mod fixed_prompt;
 mod files_model;
 mod files_safety;
 mod footprint;
