@@ -154,7 +154,10 @@ impl App {
     /// `floor(n_ctx × engine.fixed_prompt_pct)`: what everything before the first message
     /// may take.
     pub fn fixed_cap(&self) -> usize {
-        budget(self.engine.info().n_ctx, self.config.engine.fixed_prompt_pct)
+        budget(
+            self.engine.info().n_ctx,
+            self.config.engine.fixed_prompt_pct,
+        )
     }
 
     /// What the fixed prompt's cap leaves for the memory context: the cap less the system

@@ -22,10 +22,10 @@ use crate::tools::{formats, Registry, ToolCall, ToolError};
 use super::call_watch::JsonHead;
 use super::route::{self, Route};
 pub use answer::FOUND_LEAD;
-pub use timing::{Step, StepKind};
 use answer::{answer_begun, fit_turn, limit_rounds, no_room_notice, Room};
 use calls::{one_call, run_call, Counting};
 use one_reply::reply;
+pub use timing::{Step, StepKind};
 
 use super::think::{self, Part, ThinkStream};
 use super::{prepare_turn, rolling::Compression, Conversation, TurnError, TurnLimits};
@@ -160,7 +160,15 @@ pub fn run_agent_turn(
         }
         on_event(e);
     };
-    let turn = agent_turn(engine, conversation, user_text, opts, limits, tools, &mut listen);
+    let turn = agent_turn(
+        engine,
+        conversation,
+        user_text,
+        opts,
+        limits,
+        tools,
+        &mut listen,
+    );
     turn.map(|t| AgentTurn { steps, ..t })
 }
 

@@ -35,11 +35,32 @@ fn config(n_ctx: u32) -> Config {
 /// `n` project facts, each in words of its own (near-duplicates would be folded together).
 fn add_memories(app: &mut App, n: usize) {
     const PLACES: &[&str] = &[
-        "Aberdeen", "Brest", "Cadiz", "Dover", "Esbjerg", "Faro", "Galway", "Hull",
-        "Inverness", "Jersey", "Kiel", "Lisbon", "Malmo", "Nantes", "Oban", "Porto",
+        "Aberdeen",
+        "Brest",
+        "Cadiz",
+        "Dover",
+        "Esbjerg",
+        "Faro",
+        "Galway",
+        "Hull",
+        "Inverness",
+        "Jersey",
+        "Kiel",
+        "Lisbon",
+        "Malmo",
+        "Nantes",
+        "Oban",
+        "Porto",
     ];
     const THINGS: &[&str] = &[
-        "gauge", "buoy", "radar", "barometer", "anemometer", "sonar", "camera", "beacon",
+        "gauge",
+        "buoy",
+        "radar",
+        "barometer",
+        "anemometer",
+        "sonar",
+        "camera",
+        "beacon",
     ];
     let mut out = Vec::new();
     for i in 0..n {
@@ -84,7 +105,10 @@ fn check(name: &str, n_ctx: u32, load_engine: &dyn Fn(u32) -> LlamaEngine) {
         .filter(|p| p.name != "pinned" && p.name != "conversation")
         .map(|p| p.tokens)
         .sum();
-    assert_eq!(named, parts.fixed, "{name}: the rows add up to the fixed part");
+    assert_eq!(
+        named, parts.fixed,
+        "{name}: the rows add up to the fixed part"
+    );
 }
 
 #[test]
@@ -140,7 +164,9 @@ fn qwen_2k_session_makes_a_call_and_answers() {
     );
     assert!(!turn.completion.text.trim().is_empty(), "an answer follows");
     assert!(
-        turn.steps.iter().any(|s| s.kind == harvey::chat::agent::StepKind::Answer),
+        turn.steps
+            .iter()
+            .any(|s| s.kind == harvey::chat::agent::StepKind::Answer),
         "the answer is a timed step: {:?}",
         turn.steps
     );

@@ -134,7 +134,9 @@ mod tests {
         assert!((s.prefill_ms - 2000.0).abs() < 1e-6);
         assert!((s.decode_ms - 2000.0).abs() < 1e-6);
         assert!(s.line().starts_with("answer "), "{}", s.line());
-        assert!(s.line().contains("prefill 300 tok 2.00 s, decode 20 tok 2.00 s"));
+        assert!(s
+            .line()
+            .contains("prefill 300 tok 2.00 s, decode 20 tok 2.00 s"));
     }
 
     #[test]
