@@ -8,7 +8,7 @@
 use harvey::app::{call_forms, offer_tools, tools_with_abort, workspace_tools, App};
 use harvey::chat::prefix_cache::{restore_or_save, stable_prefix_ids, PrefixOutcome};
 use harvey::config::{Config, ToolSchemas};
-use harvey::engine::{AbortFlag, LlamaEngine, Message, Role, StopReason};
+use harvey::engine::{AbortFlag, Engine, LlamaEngine, Message, Role, StopReason};
 use harvey::tools::call::validate;
 use harvey::tools::{parse_call, Registry};
 
