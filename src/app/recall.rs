@@ -168,9 +168,17 @@ impl App {
             crate::engine::Message::new(crate::engine::Role::System, self.conversation.system()),
             self.conversation.context_message(&map),
         ];
-        match self.engine.count_prompt(&probe) {
-            Ok(taken) => self.fixed_cap().saturating_sub(taken),
-            Err(_) => self.fixed_cap(),
-        }
+        // Memory text joined to the map's may tokenize a little longer than apart.
+        const JOIN_MARGIN: usize = 8;
+        let taken = match self.engine.count_prompt(&probe) {
+            Ok(taken) => taken,
+            // A template that cannot render a system turn alone (Gemma folds it into the
+            // first user turn): the system text and the map, counted plainly.
+            Err(_) => {
+                self.engine.count_tokens(self.conversation.system())
+                    + self.engine.count_tokens(&map)
+            }
+        };
+        self.fixed_cap().saturating_sub(taken + JOIN_MARGIN)
     }
 }

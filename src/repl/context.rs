@@ -150,7 +150,7 @@ mod tests {
                 part("conversation", 40),
             ],
             fixed: 246,
-            fixed_cap: 1433,
+            fixed_cap: 1638,
             used: 298,
             pending: 9,
             free: 3789,

@@ -89,26 +89,28 @@ fn check(name: &str, n_ctx: u32, load_engine: &dyn Fn(u32) -> LlamaEngine) {
     let injected = app
         .inject_memory("Which station does the Dover gauge feed?")
         .map_or(0, |i| i.items.len());
-    let parts = app.context_parts().unwrap();
+    // No turn yet: the whole prompt is what precedes the first message.
+    let fixed = app.context_used().unwrap();
     let cap = (f64::from(n_ctx) * pct).floor() as usize;
-    assert_eq!(parts.fixed_cap, cap);
     assert!(
-        parts.fixed <= cap,
-        "{name} at {n_ctx}: {} tokens before the first message, cap {cap}: {:?}",
-        parts.fixed,
-        parts.parts
+        fixed <= cap,
+        "{name} at {n_ctx}: {fixed} tokens before the first message, cap {cap}: {:?}",
+        app.context_parts().map(|p| p.parts)
     );
     assert!(injected > 0, "{name} at {n_ctx}: some memory still fits");
-    let named: usize = parts
-        .parts
-        .iter()
-        .filter(|p| p.name != "pinned" && p.name != "conversation")
-        .map(|p| p.tokens)
-        .sum();
-    assert_eq!(
-        named, parts.fixed,
-        "{name}: the rows add up to the fixed part"
-    );
+    // Templates that fold the system prompt into the first user turn (Gemma) cannot
+    // render it alone, so the rows are checked where they can be counted.
+    if let Ok(parts) = app.context_parts() {
+        assert_eq!(parts.fixed_cap, cap);
+        assert_eq!(parts.fixed, fixed, "{name}: {:?}", parts.parts);
+        let named: usize = parts
+            .parts
+            .iter()
+            .filter(|p| p.name != "pinned" && p.name != "conversation")
+            .map(|p| p.tokens)
+            .sum();
+        assert_eq!(named, fixed, "{name}: the rows add up to the fixed part");
+    }
 }
 
 #[test]

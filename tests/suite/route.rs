@@ -348,6 +348,10 @@ fn a_reply_that_names_no_offered_step_leaves_the_choice_to_the_model() {
 #[test]
 fn every_offered_first_step_has_an_example_in_the_router_prompt() {
     let dir = workspace();
+    // A memory, so that memory_search has something to find and is offered.
+    let notes = dir.path().join("agents/memories/project_fact");
+    std::fs::create_dir_all(&notes).unwrap();
+    std::fs::write(notes.join("kestrel.md"), "---\n---\nstaging is kestrel\n").unwrap();
     let (registry, _) = harvey::app::default_tools(dir.path(), &harvey::config::Config::default());
     let routes = registry.routes();
     assert!(routes.len() >= 9, "{routes:?}");
