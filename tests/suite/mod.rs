@@ -21,6 +21,7 @@ mod memory_integrity;
 mod memory_recall;
 mod models;
 mod onboarding;
+mod prefix;
 mod pressure;
 mod props;
 mod pull;
