@@ -446,10 +446,10 @@ impl App {
         if self.config.engine.cache_prefix {
             let engine = self.engine.as_ref();
             let ids = stable_prefix_ids_in(engine, &self.conversation, stable_context);
-            let head = self.shared_cache.as_ref().and_then(|dir| {
-                let head = tools::system_head(self.conversation.system(), &self.guidance)?;
-                Some((dir.clone(), head_ids(engine, head)))
-            });
+            let head = self
+                .shared_cache
+                .as_ref()
+                .and_then(|dir| Some((dir.clone(), head_ids(engine, self.system_head()?))));
             let dir = self.cache_dir();
             let places = Places {
                 dir: &dir,

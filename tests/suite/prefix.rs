@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use harvey::app::{system_head, App};
+use harvey::app::App;
 use harvey::chat::prefix_cache::{
     head_ids, stable_prefix_ids_in, PrefixOutcome, Source, PARTIAL_FLOOR,
 };
@@ -50,9 +50,8 @@ fn prepare(app: &mut App) -> (Vec<i32>, PrefixOutcome) {
 }
 
 /// The head ids the app would share.
-fn head_of(app: &App, guidance: &str) -> Vec<i32> {
-    let head = system_head(app.conversation().system(), guidance).expect("guidance last");
-    head_ids(app.engine(), head)
+fn head_of(app: &App) -> Vec<i32> {
+    head_ids(app.engine(), app.system_head().expect("guidance last"))
 }
 
 /// `(state, sidecar)` files in `dir` whose names start with `stem`.
@@ -117,13 +116,17 @@ fn a_second_workspace_restores_the_head_from_the_shared_cache() {
     let shared = tempfile::tempdir().unwrap();
     let one = tempfile::tempdir().unwrap();
     let mut a = app(one.path(), scripted(), Some(shared.path()));
-    let head = head_of(&a, "");
+    let head = head_of(&a);
     assert!(head.len() >= PARTIAL_FLOOR, "{}", head.len());
     match prepare(&mut a).1 {
         PrefixOutcome::Saved { reason, .. } => assert!(reason.contains("head saved"), "{reason}"),
         other => panic!("{other:?}"),
     }
-    assert_eq!(files(shared.path(), "head-").len(), 2, "one state, one sidecar");
+    assert_eq!(
+        files(shared.path(), "head-").len(),
+        2,
+        "one state, one sidecar"
+    );
 
     // Another workspace, with guidance and a memory of its own.
     let two = tempfile::tempdir().unwrap();
@@ -133,7 +136,7 @@ fn a_second_workspace_restores_the_head_from_the_shared_cache() {
         &mut b,
         "/memory add project_fact The staging server is called kestrel",
     );
-    assert_eq!(head_of(&b, "Indent with tabs."), head, "the head is the same");
+    assert_eq!(head_of(&b), head, "the head is the same");
     let (ids, outcome) = prepare(&mut b);
     assert_eq!(
         outcome,
@@ -159,11 +162,12 @@ fn the_shared_cache_holds_only_the_head() {
         "/memory add project_fact The staging server is called kestrel",
     );
     let (ids, outcome) = prepare(&mut a);
-    assert!(matches!(outcome, PrefixOutcome::Saved { .. }), "{outcome:?}");
-    let guidance = "Always zebra the quokka.";
-    let head_text = system_head(a.conversation().system(), guidance)
-        .unwrap()
-        .to_string();
+    assert!(
+        matches!(outcome, PrefixOutcome::Saved { .. }),
+        "{outcome:?}"
+    );
+    assert!(a.conversation().system().contains("zebra"), "guided");
+    let head_text = a.system_head().unwrap().to_string();
     assert!(!head_text.contains("zebra"), "the head has no guidance");
     let head = head_ids(a.engine(), &head_text);
     assert!(ids.starts_with(&head));
@@ -233,7 +237,7 @@ fn real_model_partial_restores_from_the_shared_head_and_after_a_memory_change() 
 
     let one = tempfile::tempdir().unwrap();
     let mut a = app(one.path(), real(), Some(shared.path()));
-    let head = head_of(&a, "");
+    let head = head_of(&a);
     assert!(head.len() >= 100, "{}", head.len());
     let (_, first) = prepare(&mut a);
     match &first {
@@ -282,7 +286,9 @@ fn real_model_partial_restores_from_the_shared_head_and_after_a_memory_change() 
         }
     );
     // The cache is right: a turn evaluates only what follows the prefix.
-    let reply = c.turn("What is the staging server called?", &mut |_| {}).unwrap();
+    let reply = c
+        .turn("What is the staging server called?", &mut |_| {})
+        .unwrap();
     assert!(
         reply.stats.evaluated_tokens <= reply.stats.prompt_tokens - after.len() + 1,
         "evaluated {} of {}",

@@ -8,6 +8,7 @@
 use harvey::app::{call_forms, offer_tools, tools_with_abort, workspace_tools, App};
 use harvey::chat::prefix_cache::{restore_or_save, stable_prefix_ids, PrefixOutcome};
 use harvey::config::Config;
+use harvey::config::ToolSchemas;
 use harvey::engine::{AbortFlag, LlamaEngine, Message, Role, StopReason};
 use harvey::tools::call::validate;
 use harvey::tools::{parse_call, Registry};
@@ -35,7 +36,7 @@ fn qwen(n_ctx: u32) -> LlamaEngine {
 
 /// The engine with the workspace tools offered the way its template takes them.
 fn with_tools(e: &mut LlamaEngine, registry: &Registry) -> String {
-    offer_tools(e, registry, true, "")
+    offer_tools(e, registry, true, "", ToolSchemas::Template)
 }
 
 #[test]
@@ -78,7 +79,7 @@ fn qwen_renders_its_own_template_with_the_tools_section() {
     }
     assert!(prompt.ends_with("<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"));
     // Without tools offered, no tools section; the system prompt describes them instead.
-    let plain = offer_tools(&mut e, &registry, false, "");
+    let plain = offer_tools(&mut e, &registry, false, "", ToolSchemas::Template);
     let prompt = e
         .render(&[
             Message::new(Role::System, plain),

@@ -267,4 +267,3 @@ pub(super) fn hash_hex(bytes: &[u8]) -> String {
         .map(|b| format!("{b:02x}"))
         .collect()
 }
-

@@ -99,7 +99,7 @@ impl PrefixOutcome {
                 prefilled,
                 from,
             } => format!(
-                "{restored} tokens restored from {}, {prefilled} prefilled, saved",
+                "{restored} tokens restored from {}, {prefilled} prefilled and saved",
                 from.describe()
             ),
             PrefixOutcome::Saved { tokens, reason } => {
@@ -125,9 +125,7 @@ impl PrefixOutcome {
     pub fn prefilled_tokens(&self) -> usize {
         match self {
             PrefixOutcome::Partial { prefilled, .. } => *prefilled,
-            PrefixOutcome::Saved { tokens, .. } | PrefixOutcome::NotSaved { tokens, .. } => {
-                *tokens
-            }
+            PrefixOutcome::Saved { tokens, .. } | PrefixOutcome::NotSaved { tokens, .. } => *tokens,
             _ => 0,
         }
     }
@@ -208,7 +206,6 @@ pub fn paths(dir: &Path, key: &PrefixKey) -> (PathBuf, PathBuf) {
 pub fn head_paths(dir: &Path, key: &PrefixKey) -> (PathBuf, PathBuf) {
     files::paths_of(shared::STEM, dir, key)
 }
-
 
 /// Token ids of the stable prefix: the part of the rendered prompt that is the same
 /// whatever the first user message turns out to be.

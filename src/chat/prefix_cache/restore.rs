@@ -116,7 +116,9 @@ pub fn restore_or_save_in(
     let head = places.shared.filter(|h| is_usable_head(h.ids, ids));
     let start = restore_best(engine, ids, places.dir, head.as_ref());
     let mut prefilled = 0;
-    if let Some(head) = head.filter(|h| start.from != Some(Source::Shared) && start.restored <= h.ids.len()) {
+    if let Some(head) =
+        head.filter(|h| start.from != Some(Source::Shared) && start.restored <= h.ids.len())
+    {
         match engine.warm_prefix(head.ids) {
             Ok(n) => prefilled += n,
             Err(e) => return not_prefilled(e),
@@ -133,13 +135,26 @@ pub fn restore_or_save_in(
         Ok(n) => prefilled += n,
         Err(e) => return not_prefilled(e),
     }
-    if let Err(e) = files::save(Held::Chat, engine, &key, ids, places.dir, (&state, &sidecar)) {
+    if let Err(e) = files::save(
+        Held::Chat,
+        engine,
+        &key,
+        ids,
+        places.dir,
+        (&state, &sidecar),
+    ) {
         return PrefixOutcome::NotSaved {
             tokens: prefilled,
             reason: e,
         };
     }
-    files::prune(Held::Chat.stem(), places.dir, &key.model, &state, places.keep);
+    files::prune(
+        Held::Chat.stem(),
+        places.dir,
+        &key.model,
+        &state,
+        places.keep,
+    );
     match start.from {
         Some(from) => PrefixOutcome::Partial {
             restored: ids.len().saturating_sub(prefilled),
@@ -208,9 +223,8 @@ fn restore_best(
 /// shared head (loading it confirms it is intact, so it is not saved again).
 fn rank<T>(mut candidates: Vec<(usize, Source, T)>) -> Vec<(usize, Source, T)> {
     candidates.retain(|(common, _, _)| *common >= PARTIAL_FLOOR);
-    candidates.sort_by_key(|(common, from, _)| {
-        (std::cmp::Reverse(*common), *from != Source::Shared)
-    });
+    candidates
+        .sort_by_key(|(common, from, _)| (std::cmp::Reverse(*common), *from != Source::Shared));
     candidates
 }
 
@@ -239,7 +253,14 @@ fn save_head(engine: &dyn Engine, head: &SharedHead<'_>, keep: usize) -> Result<
     }
     let key = key(engine.info(), head.ids);
     let (state, sidecar) = files::paths_of(shared::STEM, head.dir, &key);
-    files::save(Held::Chat, engine, &key, head.ids, head.dir, (&state, &sidecar))?;
+    files::save(
+        Held::Chat,
+        engine,
+        &key,
+        head.ids,
+        head.dir,
+        (&state, &sidecar),
+    )?;
     files::prune(shared::STEM, head.dir, &key.model, &state, keep);
     Ok(())
 }

@@ -49,22 +49,38 @@ mod tests {
     #[test]
     fn resolution_order() {
         let s = |v: &str| Some(OsString::from(v));
-        let cases: [(Option<OsString>, Option<OsString>, Option<OsString>, Option<&str>); 7] = [
+        let cases: [(
+            Option<OsString>,
+            Option<OsString>,
+            Option<OsString>,
+            Option<&str>,
+        ); 7] = [
             (s("/c/h"), s("/x"), s("/home/u"), Some("/c/h")),
             (None, s("/x"), s("/home/u"), Some("/x/harvey/prefix")),
             (s(""), s("/x"), s("/home/u"), Some("/x/harvey/prefix")),
-            (None, s("relative"), s("/home/u"), Some("/home/u/.cache/harvey/prefix")),
-            (None, s(""), s("/home/u"), Some("/home/u/.cache/harvey/prefix")),
-            (None, None, s("/home/u"), Some("/home/u/.cache/harvey/prefix")),
+            (
+                None,
+                s("relative"),
+                s("/home/u"),
+                Some("/home/u/.cache/harvey/prefix"),
+            ),
+            (
+                None,
+                s(""),
+                s("/home/u"),
+                Some("/home/u/.cache/harvey/prefix"),
+            ),
+            (
+                None,
+                None,
+                s("/home/u"),
+                Some("/home/u/.cache/harvey/prefix"),
+            ),
             (None, None, None, None),
         ];
         for (harvey, xdg, home, want) in cases {
             let got = resolve(harvey.clone(), xdg.clone(), home.clone());
-            assert_eq!(
-                got,
-                want.map(PathBuf::from),
-                "{harvey:?} {xdg:?} {home:?}"
-            );
+            assert_eq!(got, want.map(PathBuf::from), "{harvey:?} {xdg:?} {home:?}");
         }
     }
 }
