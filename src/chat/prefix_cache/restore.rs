@@ -273,7 +273,8 @@ mod tests {
     fn rank_prefers_the_longest_then_the_shared_head_and_drops_short_ones() {
         let w = Source::Workspace;
         let s = Source::Shared;
-        let cases: [(Vec<(usize, Source, u8)>, Vec<u8>); 4] = [
+        type Case = (Vec<(usize, Source, u8)>, Vec<u8>);
+        let cases: [Case; 4] = [
             (vec![(40, w, 1), (900, w, 2), (700, s, 3)], vec![2, 3, 1]),
             (vec![(700, w, 1), (700, s, 2)], vec![2, 1]),
             (vec![(31, w, 1), (0, s, 2)], vec![]),

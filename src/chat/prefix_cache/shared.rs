@@ -49,12 +49,8 @@ mod tests {
     #[test]
     fn resolution_order() {
         let s = |v: &str| Some(OsString::from(v));
-        let cases: [(
-            Option<OsString>,
-            Option<OsString>,
-            Option<OsString>,
-            Option<&str>,
-        ); 7] = [
+        type Var = Option<OsString>;
+        let cases: [(Var, Var, Var, Option<&str>); 7] = [
             (s("/c/h"), s("/x"), s("/home/u"), Some("/c/h")),
             (None, s("/x"), s("/home/u"), Some("/x/harvey/prefix")),
             (s(""), s("/x"), s("/home/u"), Some("/x/harvey/prefix")),
