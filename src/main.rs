@@ -35,7 +35,10 @@ fn open_workspace(options: &AppOptions) -> Result<(PathBuf, harvey::config::Conf
 /// Without a subcommand harvey starts an interactive chat in the workspace (the current
 /// directory unless --workdir). Files it keeps live under <workspace>/agents/; settings
 /// come from <workspace>/agents/harvey.yaml (see harvey.yaml in the repository for every
-/// key and its default).
+/// key and its default). The one thing kept outside the workspace is the evaluated head of
+/// the system prompt per model (no workspace data; safe to delete): $HARVEY_CACHE_DIR,
+/// else $XDG_CACHE_HOME/harvey/prefix, else ~/.cache/harvey/prefix
+/// (engine.cache_shared: false turns it off).
 #[derive(Debug, Parser)]
 #[command(name = "harvey", version, about, long_about)]
 struct Cli {

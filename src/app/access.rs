@@ -72,6 +72,12 @@ impl App {
         &self.prefix
     }
 
+    /// The system prompt without the project's guidance: the workspace-independent head
+    /// the shared cache may hold (`None` if the prompt does not end with the guidance).
+    pub fn system_head(&self) -> Option<&str> {
+        super::tools::system_head(self.conversation.system(), &self.guidance)
+    }
+
     /// The warning to give when the prompt prefix could not be saved, if it was not.
     pub fn unsaved_prefix_note(&self) -> Option<String> {
         self.prefix.unsaved_note(&self.cache_dir())

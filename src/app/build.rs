@@ -39,12 +39,14 @@ impl App {
             tracing::debug!("phase: stores open");
             (engine, stores)
         });
-        Ok(Self::with_stores(
-            workspace,
-            config,
-            Box::new(engine?),
-            stores,
-        ))
+        let shared = config
+            .engine
+            .cache_shared
+            .then(crate::chat::prefix_cache::shared::shared_cache_dir)
+            .flatten();
+        let mut app = Self::with_stores(workspace, config, Box::new(engine?), stores);
+        app.set_shared_cache(shared);
+        Ok(app)
     }
 
     /// The workspace directory, its config and the model file, without loading anything.
@@ -168,6 +170,7 @@ impl App {
             last_steps: Vec::new(),
             compressions: Vec::new(),
             prefix: PrefixOutcome::Empty,
+            shared_cache: None,
             abort: AbortFlag::new(),
         }
     }

@@ -21,14 +21,17 @@ pub use open::{embedder_path, open_embedder, open_memory_and_embedder, settle_em
 pub use switch::SwitchReport;
 
 pub use tools::{
-    call_forms, default_tools, offer_tools, system_prompt, tools_with_abort, workspace_tools,
+    call_forms, default_tools, offer_tools, system_head, system_prompt, tools_with_abort,
+    workspace_tools,
 };
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::chat::agent::{run_agent_turn, AgentTurn, ToolSet, TurnEvent};
-use crate::chat::prefix_cache::{restore_or_save, stable_prefix_ids_in, PrefixOutcome};
+use crate::chat::prefix_cache::{
+    head_ids, restore_or_save_in, stable_prefix_ids_in, Places, PrefixOutcome, SharedHead,
+};
 use crate::chat::rolling::{compress_if_needed, Compression, TagSource};
 use crate::chat::{Conversation, TurnError, TurnLimits};
 use crate::config::{Config, ConfigError};
@@ -77,6 +80,8 @@ pub struct App {
     compressions: Vec<Compression>,
     /// What happened to the stable prompt prefix at startup.
     prefix: PrefixOutcome,
+    /// The shared head cache outside the workspace (`None`: off, or no home to put it in).
+    shared_cache: Option<PathBuf>,
     /// Tools the model may call, and the grammar for calling them.
     tools: Registry,
     /// How the model's calls open and the grammar each continues under.
@@ -457,16 +462,32 @@ impl App {
     }
 
     /// Restores the stable prompt prefix (system prompt + the query-independent part of
-    /// the memory context) from `agents/cache/`, or prefills and saves it.
+    /// the memory context) from `agents/cache/` — whole, or its longest saved beginning
+    /// there or in the shared head cache — prefills the rest and saves it.
     pub fn prepare_prefix(&mut self, stable_context: &str) -> &PrefixOutcome {
         if self.config.engine.cache_prefix {
-            let ids =
-                stable_prefix_ids_in(self.engine.as_ref(), &self.conversation, stable_context);
+            let engine = self.engine.as_ref();
+            let ids = stable_prefix_ids_in(engine, &self.conversation, stable_context);
+            let head = self
+                .shared_cache
+                .as_ref()
+                .and_then(|dir| Some((dir.clone(), head_ids(engine, self.system_head()?))));
             let dir = self.cache_dir();
-            let keep = self.config.engine.cache_prefix_keep;
-            self.prefix = restore_or_save(self.engine.as_mut(), &dir, &ids, keep);
+            let places = Places {
+                dir: &dir,
+                keep: self.config.engine.cache_prefix_keep,
+                shared: head.as_ref().map(|(dir, ids)| SharedHead { dir, ids }),
+            };
+            self.prefix = restore_or_save_in(self.engine.as_mut(), &ids, &places);
         }
         &self.prefix
+    }
+
+    /// Uses `dir` as the shared head cache (`None`: none). `App::open` sets it from the
+    /// environment when `engine.cache_shared` is on; an app built around a given engine
+    /// (tests) has none until this is called.
+    pub fn set_shared_cache(&mut self, dir: Option<PathBuf>) {
+        self.shared_cache = dir;
     }
 
     /// `<workspace>/agents`, where all of harvey's files live.

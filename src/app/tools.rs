@@ -126,6 +126,13 @@ pub fn system_prompt(tools: &Registry, tools_enabled: bool, guidance: &str) -> S
     prompt
 }
 
+/// The workspace-independent head of `system` (a prompt built by [`offer_tools`] or
+/// [`system_prompt`] with `guidance`): everything before the project's guidance. `None`
+/// when `system` does not end with that guidance (then nothing is shared).
+pub fn system_head<'a>(system: &'a str, guidance: &str) -> Option<&'a str> {
+    system.strip_suffix(guidance_section(guidance).as_str())
+}
+
 /// What the prompt says of the memory tools, when the session has them.
 fn memory_note(tools: &Registry) -> &'static str {
     if tools.get("memory_search").is_some() {
@@ -276,5 +283,8 @@ mod tests {
         let bare = system_prompt(&registry, true, "");
         let guided = system_prompt(&registry, true, "Use tabs.");
         assert!(guided.starts_with(&bare) && guided.ends_with("Use tabs."));
+        assert_eq!(system_head(&guided, "Use tabs."), Some(bare.as_str()));
+        assert_eq!(system_head(&bare, ""), Some(bare.as_str()));
+        assert_eq!(system_head(&bare, "Use tabs."), None);
     }
 }

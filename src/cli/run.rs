@@ -229,6 +229,8 @@ fn run_json(
         })),
         "prefix_from_cache": matches!(app.prefix(), harvey::chat::prefix_cache::PrefixOutcome::Restored { .. }),
         "steps": &turn.steps,
+        "prefix_restored_tokens": app.prefix().restored_tokens(),
+        "prefix_prefilled_tokens": app.prefix().prefilled_tokens(),
         "tool_calls": turn.calls.iter().map(|c| serde_json::json!({
             "call": c.call.as_ref().map(|c| c.summary()),
             "ok": c.result.is_ok(),

@@ -142,6 +142,10 @@ pub struct EngineConfig {
     pub cache_prefix: bool,
     /// Saved prefixes kept per model (the newest; at least 1).
     pub cache_prefix_keep: usize,
+    /// Keep the system prompt's workspace-independent head, evaluated, once per model in
+    /// the shared cache outside the workspace (`$HARVEY_CACHE_DIR`, else
+    /// `$XDG_CACHE_HOME/harvey/prefix`, else `~/.cache/harvey/prefix`).
+    pub cache_shared: bool,
     /// `engine.kv_cache_type`: f16 (default) or q8_0 (about half the KV memory).
     pub kv_cache_type: crate::engine::KvCacheType,
     /// `engine.lookup`: prompt-lookup decoding, auto (default), on or off.

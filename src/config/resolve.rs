@@ -278,6 +278,7 @@ fn engine(e: RawEngine) -> EngineConfig {
         threads_batch: auto(e.threads_batch),
         cache_prefix: e.cache_prefix,
         cache_prefix_keep: e.cache_prefix_keep,
+        cache_shared: e.cache_shared,
         kv_cache_type: KvCacheType::parse(&e.kv_cache_type).unwrap_or_default(),
         lookup: LookupMode::parse(&e.lookup).unwrap_or_default(),
         mmap: MmapMode::parse(&e.mmap).unwrap_or_default(),

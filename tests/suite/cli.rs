@@ -327,6 +327,7 @@ fn ctrl_c_during_run_stops_the_reply_closes_the_session_and_exits_130() {
         "Write a very long story, at least two thousand words, about a lighthouse keeper, \
                   chapter by chapter, with many details.";
     let mut child = Command::new(env!("CARGO_BIN_EXE_harvey"))
+        .env("HARVEY_CACHE_DIR", crate::support::process::SHARED_CACHE)
         .arg("--workdir")
         .arg(ws.path())
         .args(["-m", model.to_str().unwrap(), "run", "--max-tokens", "4000"])

@@ -317,6 +317,7 @@ fn the_models_git_tool_refuses_tricks() {
 fn run_command_through_the_cli_is_refused_and_audited() {
     let ws = workspace();
     let out = Command::new(env!("CARGO_BIN_EXE_harvey"))
+        .env("HARVEY_CACHE_DIR", crate::support::process::SHARED_CACHE)
         .arg("--workdir")
         .arg(ws.path())
         .args([
@@ -425,6 +426,7 @@ fn secrets_are_absent_from_the_childs_environment() {
     )
     .unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_harvey"))
+        .env("HARVEY_CACHE_DIR", crate::support::process::SHARED_CACHE)
         .arg("--workdir")
         .arg(ws.path())
         .arg("-m")

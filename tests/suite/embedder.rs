@@ -203,6 +203,7 @@ fn the_vector_path_finds_a_paraphrase_that_full_text_misses() {
 
 fn harvey_in(workdir: &std::path::Path, args: &[&str]) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_harvey"))
+        .env("HARVEY_CACHE_DIR", crate::support::process::SHARED_CACHE)
         .arg("--workdir")
         .arg(workdir)
         .args(args)

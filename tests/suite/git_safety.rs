@@ -187,6 +187,7 @@ fn diff_outside_a_work_tree_is_refused() {
 
 fn tool_call(ws: &Path, name: &str, args: &serde_json::Value) -> (bool, String) {
     let out: Output = Command::new(env!("CARGO_BIN_EXE_harvey"))
+        .env("HARVEY_CACHE_DIR", crate::support::process::SHARED_CACHE)
         .arg("--workdir")
         .arg(ws)
         .env_remove("HARVEY_MODEL")

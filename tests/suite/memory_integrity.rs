@@ -184,6 +184,7 @@ fn remember_keeps_the_users_words_with_where_they_came_from() {
     drop(app);
     // `harvey memory show` prints the session and the words the note rests on.
     let out = Command::new(env!("CARGO_BIN_EXE_harvey"))
+        .env("HARVEY_CACHE_DIR", crate::support::process::SHARED_CACHE)
         .arg("--workdir")
         .arg(dir.path())
         .args(["memory", "show", &id])
@@ -279,6 +280,7 @@ fn real_model_summary_of_a_file_with_instructions_writes_no_memory() {
     let model = crate::support::qwen_path();
     for request in ["Summarize README.md for me.", "What is this project?"] {
         let out = Command::new(env!("CARGO_BIN_EXE_harvey"))
+            .env("HARVEY_CACHE_DIR", crate::support::process::SHARED_CACHE)
             .arg("--workdir")
             .arg(dir.path())
             .arg("-m")

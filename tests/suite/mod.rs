@@ -22,6 +22,7 @@ mod memory_integrity;
 mod memory_recall;
 mod models;
 mod onboarding;
+mod prefix;
 mod pressure;
 mod props;
 mod pull;

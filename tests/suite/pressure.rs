@@ -87,6 +87,7 @@ fn limited(ws: &Path, blocks: u64, args: &[&str]) -> Output {
     cmd.arg("-c")
         .arg(script)
         .arg(env!("CARGO_BIN_EXE_harvey"))
+        .env("HARVEY_CACHE_DIR", crate::support::process::SHARED_CACHE)
         .arg("--workdir")
         .arg(ws)
         .args(args)

@@ -299,6 +299,7 @@ fn a_failed_write_keeps_the_part_file_for_a_resume() {
             "ulimit -f {limit_kb}; trap '' XFSZ; exec \"$0\" \"$@\""
         ))
         .arg(env!("CARGO_BIN_EXE_harvey"))
+        .env("HARVEY_CACHE_DIR", crate::support::process::SHARED_CACHE)
         .args([
             "--workdir",
             ws.path().to_str().unwrap(),

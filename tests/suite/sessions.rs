@@ -38,6 +38,7 @@ enum Ending {
 fn session_ending(ending: Ending) -> tempfile::TempDir {
     let ws = workspace();
     let mut child = Command::new(env!("CARGO_BIN_EXE_harvey"))
+        .env("HARVEY_CACHE_DIR", crate::support::process::SHARED_CACHE)
         .arg("--workdir")
         .arg(ws.path())
         .arg("-m")
@@ -138,6 +139,7 @@ fn sighup_closes_the_session() {
 fn a_session_without_exchanges_leaves_nothing_behind() {
     let ws = workspace();
     let out = Command::new(env!("CARGO_BIN_EXE_harvey"))
+        .env("HARVEY_CACHE_DIR", crate::support::process::SHARED_CACHE)
         .arg("--workdir")
         .arg(ws.path())
         .arg("-m")

@@ -54,6 +54,7 @@ fn within<T: Send + 'static>(what: &str, body: impl FnOnce() -> T + Send + 'stat
 
 fn tool_call(ws: &Path, name: &str, args: serde_json::Value) -> String {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_harvey"));
+    cmd.env("HARVEY_CACHE_DIR", crate::support::process::SHARED_CACHE);
     cmd.arg("--workdir")
         .arg(ws)
         .env_remove("HARVEY_MODEL")

@@ -295,6 +295,7 @@ fn real_model_tool_calls_always_parse_and_name_registered_tools() {
 
 fn tool_call(dir: &std::path::Path, name: &str, args: &str) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_harvey"))
+        .env("HARVEY_CACHE_DIR", crate::support::process::SHARED_CACHE)
         .arg("--workdir")
         .arg(dir)
         .args(["tool", "call", name, args])
@@ -429,6 +430,7 @@ fn seed_scenario_a_note_written_in_one_session_is_found_in_the_next() {
 /// `harvey tool call NAME ARGS --json` in `dir`, its JSON answer.
 fn tool_cli(dir: &std::path::Path, name: &str, args: &str) -> serde_json::Value {
     let out = Command::new(env!("CARGO_BIN_EXE_harvey"))
+        .env("HARVEY_CACHE_DIR", crate::support::process::SHARED_CACHE)
         .arg("--workdir")
         .arg(dir)
         .args(["tool", "call", name, args, "--json"])
@@ -517,6 +519,7 @@ fn memory_tools_across_processes_and_their_refusals() {
         );
     }
     let forgot = Command::new(env!("CARGO_BIN_EXE_harvey"))
+        .env("HARVEY_CACHE_DIR", crate::support::process::SHARED_CACHE)
         .arg("--workdir")
         .arg(dir.path())
         .args(["memory", "forget", &id])

@@ -9,11 +9,15 @@ use std::time::{Duration, Instant};
 
 use harvey::memory::{file, MemoryType};
 
+/// The shared head cache of every `harvey` a test runs (never the user's own).
+pub const SHARED_CACHE: &str = concat!(env!("CARGO_TARGET_TMPDIR"), "/harvey-shared-prefix");
+
 /// A `harvey --workdir WS …` command with the test environment cleaned.
 pub fn harvey(ws: &Path) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_harvey"));
     cmd.arg("--workdir")
         .arg(ws)
+        .env("HARVEY_CACHE_DIR", SHARED_CACHE)
         // The fast test model, not whichever default is fetched here (the 1.5B Pi model).
         .env("HARVEY_MODEL", crate::support::model_path())
         .env_remove("RUST_LOG")

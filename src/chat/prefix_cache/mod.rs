@@ -10,15 +10,29 @@
 //! Any mismatch or failure means a normal prefill and a fresh file — never a crash. The
 //! cache is safe to delete.
 //!
+//! A memory change (mining, `memory_write`, `harvey memory add`) changes the prefix's
+//! tail, not its head: when the exact key misses, the saved state of the same setup whose
+//! ids share the longest beginning with the new ones is loaded and only the rest is
+//! prefilled (see [`restore_or_save_in`]). The system prompt's workspace-independent head
+//! (persona, tools, examples) is also kept once per model outside any workspace
+//! ([`shared`]), so a new workspace's first start prefills only what is its own.
+//!
 //! Every change of facts, profile or guidance makes a new key, so each save prunes the
 //! same model's older states down to the newest `keep` (`engine.cache_prefix_keep`):
 //! states are hundreds of megabytes and may sit on an SD card.
+
+mod files;
+mod restore;
+pub mod shared;
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::engine::prompt::common_prefix;
 use crate::engine::{Engine, EngineError, Message, ModelInfo, Role};
+
+pub use restore::{restore_or_save_in, Places, SharedHead, PARTIAL_FLOOR};
 
 /// Everything a saved state must agree on before it may be loaded.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -33,22 +47,39 @@ pub struct PrefixKey {
     pub engine: String,
 }
 
-/// The sidecar: the key plus the identity of the state file it vouches for.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-struct Sidecar {
-    key: PrefixKey,
-    state_bytes: u64,
-    state_sha256: String,
-}
-
 /// Version of the bundled llama.cpp binding, part of every key.
 const ENGINE_VERSION: &str = "llama-cpp-2 0.1.160 / llama-cpp-sys-2 0.1.161";
+
+/// Where a partly restored prefix came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// An earlier state of this workspace (`agents/cache/`).
+    Workspace,
+    /// The shared head cache (outside the workspace; see [`shared`]).
+    Shared,
+}
+
+impl Source {
+    fn describe(self) -> &'static str {
+        match self {
+            Source::Workspace => "agents/cache",
+            Source::Shared => "the shared head cache",
+        }
+    }
+}
 
 /// What happened to the prefix at startup (shown by `/status`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PrefixOutcome {
     /// Loaded from the cache: these tokens were not prefilled.
     Restored { tokens: usize },
+    /// The beginning (`restored` tokens) came from a saved state of another prefix, the
+    /// rest (`prefilled`) was evaluated; the whole prefix was then saved.
+    Partial {
+        restored: usize,
+        prefilled: usize,
+        from: Source,
+    },
     /// Prefilled and saved for next time (`reason` says why the cache was not used).
     Saved { tokens: usize, reason: String },
     /// Prefilled but not saved (the cache directory is not writable, …).
@@ -63,6 +94,14 @@ impl PrefixOutcome {
             PrefixOutcome::Restored { tokens } => {
                 format!("{tokens} tokens restored from agents/cache")
             }
+            PrefixOutcome::Partial {
+                restored,
+                prefilled,
+                from,
+            } => format!(
+                "{restored} tokens restored from {}, {prefilled} prefilled and saved",
+                from.describe()
+            ),
             PrefixOutcome::Saved { tokens, reason } => {
                 format!("{tokens} tokens prefilled and saved ({reason})")
             }
@@ -70,6 +109,24 @@ impl PrefixOutcome {
                 format!("{tokens} tokens prefilled, not saved: {reason}")
             }
             PrefixOutcome::Empty => "none".into(),
+        }
+    }
+
+    /// Tokens that were not prefilled because a saved state held them.
+    pub fn restored_tokens(&self) -> usize {
+        match self {
+            PrefixOutcome::Restored { tokens } => *tokens,
+            PrefixOutcome::Partial { restored, .. } => *restored,
+            _ => 0,
+        }
+    }
+
+    /// Tokens evaluated at startup to make the prefix ready.
+    pub fn prefilled_tokens(&self) -> usize {
+        match self {
+            PrefixOutcome::Partial { prefilled, .. } => *prefilled,
+            PrefixOutcome::Saved { tokens, .. } | PrefixOutcome::NotSaved { tokens, .. } => *tokens,
+            _ => 0,
         }
     }
 
@@ -90,14 +147,13 @@ impl PrefixOutcome {
 }
 
 pub fn key(info: &ModelInfo, ids: &[i32]) -> PrefixKey {
-    let bytes: Vec<u8> = ids.iter().flat_map(|t| t.to_le_bytes()).collect();
     PrefixKey {
         model: info.fingerprint.clone(),
         n_ctx: info.n_ctx,
         kv_type: info.kv_type.clone(),
         template: info.template_fingerprint.clone(),
         n_tokens: ids.len(),
-        tokens_hash: hash_hex(&bytes),
+        tokens_hash: files::tokens_hash(ids),
         engine: ENGINE_VERSION.into(),
     }
 }
@@ -143,20 +199,12 @@ impl Held {
 
 /// `<dir>/prefix-<hash of key>.{state,json}`.
 pub fn paths(dir: &Path, key: &PrefixKey) -> (PathBuf, PathBuf) {
-    paths_of(Held::Chat, dir, key)
+    files::paths_of(Held::Chat.stem(), dir, key)
 }
 
-/// `<dir>/<stem>-<hash of key>.{state,json}`.
-fn paths_of(held: Held, dir: &Path, key: &PrefixKey) -> (PathBuf, PathBuf) {
-    let stem = held.stem();
-    let hash = match serde_json::to_vec(key) {
-        Ok(bytes) => hash_hex(&bytes)[..16].to_string(),
-        Err(_) => stem.into(),
-    };
-    (
-        dir.join(format!("{stem}-{hash}.state")),
-        dir.join(format!("{stem}-{hash}.json")),
-    )
+/// `<dir>/head-<hash of key>.{state,json}`: a shared head state (see [`shared`]).
+pub fn head_paths(dir: &Path, key: &PrefixKey) -> (PathBuf, PathBuf) {
+    files::paths_of(shared::STEM, dir, key)
 }
 
 /// Token ids of the stable prefix: the part of the rendered prompt that is the same
@@ -182,208 +230,35 @@ pub fn stable_prefix_ids_in(
     };
     match (probe("\u{2}alpha"), probe("\u{3}omega")) {
         (Ok(a), Ok(b)) => {
-            let common = crate::engine::prompt::common_prefix(&a, &b);
+            let common = common_prefix(&a, &b);
             a[..common].to_vec()
         }
         _ => Vec::new(),
     }
 }
 
-/// Restores the prefix from `dir` when a matching state exists; otherwise prefills it
-/// and saves it there, keeping the model's newest `keep` saved prefixes.
-pub fn restore_or_save(
-    engine: &mut dyn Engine,
-    dir: &Path,
-    ids: &[i32],
-    keep: usize,
-) -> PrefixOutcome {
-    restore_or_save_held(Held::Chat, engine, dir, ids, keep)
-}
-
-/// [`restore_or_save`] for the prompt an aside call keeps (`Held::Aside`), in files of
-/// their own (`aside-*`), pruned apart from the chat's.
-pub fn restore_or_save_held(
-    held: Held,
-    engine: &mut dyn Engine,
-    dir: &Path,
-    ids: &[i32],
-    keep: usize,
-) -> PrefixOutcome {
-    if ids.is_empty() {
-        return PrefixOutcome::Empty;
-    }
-    let key = key(engine.info(), ids);
-    let (state, sidecar) = paths_of(held, dir, &key);
-    let reason = match try_restore(held, engine, &key, &state, &sidecar, ids) {
-        Ok(()) => return PrefixOutcome::Restored { tokens: ids.len() },
-        Err(reason) => reason,
-    };
-    if let Err(e) = held.warm(engine, ids) {
-        return PrefixOutcome::NotSaved {
-            tokens: 0,
-            reason: e.to_string(),
-        };
-    }
-    match save(held, engine, &key, dir, &state, &sidecar) {
-        Ok(()) => {
-            prune(held, dir, &key.model, &state, keep);
-            PrefixOutcome::Saved {
-                tokens: ids.len(),
-                reason,
-            }
+/// Token ids of the system prompt's workspace-independent `head` (the system prompt
+/// without the project's guidance): what the system turn begins with whatever follows
+/// the head, cut to a prefix of the head's own render. Only these ids may be saved to
+/// the shared cache: they come from harvey's own text and the template, never from a
+/// workspace. Empty when the template cannot render a system turn alone.
+pub fn head_ids(engine: &dyn Engine, head: &str) -> Vec<i32> {
+    let render = |text: String| engine.prompt_ids(&[Message::new(Role::System, text)]);
+    let probes = (
+        render(format!("{head}\n\u{2}alpha")),
+        render(format!("{head}\n\u{3}omega")),
+        render(head.to_string()),
+    );
+    match probes {
+        (Ok(a), Ok(b), Ok(own)) => {
+            let common = common_prefix(&a, &b).min(common_prefix(&a, &own));
+            a[..common].to_vec()
         }
-        Err(e) => PrefixOutcome::NotSaved {
-            tokens: ids.len(),
-            reason: e,
-        },
+        _ => Vec::new(),
     }
 }
 
-fn try_restore(
-    held: Held,
-    engine: &mut dyn Engine,
-    key: &PrefixKey,
-    state: &Path,
-    sidecar: &Path,
-    ids: &[i32],
-) -> Result<(), String> {
-    let text = std::fs::read_to_string(sidecar).map_err(|_| "no saved prefix yet".to_string())?;
-    let saved: Sidecar =
-        serde_json::from_str(&text).map_err(|e| format!("unreadable cache key: {e}"))?;
-    if &saved.key != key {
-        return Err("cache key mismatch".into());
-    }
-    let (bytes, sha) = file_identity(state).map_err(|e| format!("saved state unusable: {e}"))?;
-    if bytes != saved.state_bytes || sha != saved.state_sha256 {
-        return Err(
-            "saved state unusable: the file changed since it was written (corrupt?)".into(),
-        );
-    }
-    held.load(engine, state, ids)
-        .map_err(|e| format!("saved state unusable: {e}"))
-}
-
-fn save(
-    held: Held,
-    engine: &dyn Engine,
-    key: &PrefixKey,
-    dir: &Path,
-    state: &Path,
-    sidecar: &Path,
-) -> Result<(), String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    // The sidecar goes last: a state without a matching key is never loaded.
-    let _ = std::fs::remove_file(sidecar);
-    let tmp = state.with_extension("state.tmp");
-    let written = write_state(held, engine, key, &tmp, state, sidecar);
-    if written.is_err() {
-        // A full disk leaves no cut state, temporary file or empty key behind.
-        for path in [&tmp, sidecar, state] {
-            let _ = std::fs::remove_file(path);
-        }
-    }
-    written
-}
-
-fn write_state(
-    held: Held,
-    engine: &dyn Engine,
-    key: &PrefixKey,
-    tmp: &Path,
-    state: &Path,
-    sidecar: &Path,
-) -> Result<(), String> {
-    held.save(engine, tmp).map_err(|e| e.to_string())?;
-    std::fs::rename(tmp, state).map_err(|e| e.to_string())?;
-    let (state_bytes, state_sha256) = file_identity(state).map_err(|e| e.to_string())?;
-    let sidecar_value = Sidecar {
-        key: key.clone(),
-        state_bytes,
-        state_sha256,
-    };
-    let json = serde_json::to_string_pretty(&sidecar_value).map_err(|e| e.to_string())?;
-    crate::memory::file::write_atomic(sidecar, json.as_bytes())
-        .map_err(|e| format!("cannot write {}: {e}", sidecar.display()))
-}
-
-/// Deletes `model`'s saved prefixes in `dir` beyond the newest `keep` (`just_saved`
-/// always counts as the newest). Only pairs whose sidecar names `model` are touched: a
-/// state without a sidecar may be another process's save in progress. A file that
-/// cannot be deleted is left for the next save to try again.
-fn prune(held: Held, dir: &Path, model: &str, just_saved: &Path, keep: usize) {
-    let start = format!("{}-", held.stem());
-    let mut saved: Vec<(std::time::SystemTime, PathBuf, PathBuf)> = Vec::new();
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let sidecar = entry.path();
-        let is_key = sidecar
-            .file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| n.starts_with(&start) && n.ends_with(".json"));
-        if !is_key || sidecar_model(&sidecar).as_deref() != Some(model) {
-            continue;
-        }
-        let state = sidecar.with_extension("state");
-        let at = std::fs::metadata(&state)
-            .and_then(|m| m.modified())
-            .unwrap_or(std::time::UNIX_EPOCH);
-        let at = if state == just_saved {
-            std::time::SystemTime::now() + std::time::Duration::from_secs(1)
-        } else {
-            at
-        };
-        saved.push((at, state, sidecar));
-    }
-    saved.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-    for (_, state, sidecar) in saved.into_iter().skip(keep.max(1)) {
-        // The key first: a state without its key is never loaded.
-        if let Err(e) = std::fs::remove_file(&sidecar).and_then(|()| std::fs::remove_file(&state)) {
-            tracing::warn!("cannot prune the saved prefix {}: {e}", state.display());
-        }
-    }
-}
-
-/// The model fingerprint a sidecar vouches for (`None`: unreadable).
-fn sidecar_model(sidecar: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(sidecar).ok()?;
-    serde_json::from_str::<Sidecar>(&text)
-        .ok()
-        .map(|s| s.key.model)
-}
-
-/// Size and sha256 of a file, streamed.
-fn file_identity(path: &Path) -> std::io::Result<(u64, String)> {
-    use sha2::{Digest, Sha256};
-    use std::io::Read;
-    let mut file = std::fs::File::open(path)?;
-    let mut hasher = Sha256::new();
-    let mut buf = vec![0u8; 1 << 20];
-    let mut total = 0u64;
-    loop {
-        let n = file.read(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        hasher.update(&buf[..n]);
-        total += n as u64;
-    }
-    let hex = hasher
-        .finalize()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    Ok((total, hex))
-}
-
-fn hash_hex(bytes: &[u8]) -> String {
-    use sha2::{Digest, Sha256};
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
+pub use restore::{restore_or_save, restore_or_save_held};
 
 #[cfg(test)]
 mod tests {
@@ -444,10 +319,11 @@ mod tests {
         theirs.model = "another model".into();
         let (their_state, their_key) = paths(dir.path(), &theirs);
         std::fs::write(&their_state, b"state").unwrap();
-        let sidecar = Sidecar {
+        let sidecar = files::Sidecar {
             key: theirs,
             state_bytes: 5,
             state_sha256: String::new(),
+            ids: Vec::new(),
         };
         std::fs::write(&their_key, serde_json::to_string(&sidecar).unwrap()).unwrap();
         let mut saved = Vec::new();
