@@ -16,7 +16,9 @@
 //! fusion settings that were compared when the default was chosen (`=only`: just
 //! those; `=feedback`: the pseudo-relevance feedback settings). HARVEY_RECALL_NOISE=1
 //! adds the noise check (`noise.rs`: a store of unrelated chunks beside the memories;
-//! `=only`: just that).
+//! `=only`: just that). HARVEY_RECALL_MISSES=1 (or `=only`) counts the default
+//! ranking's misses by reason (`misses.rs`). HARVEY_RECALL_MODES=default runs the
+//! default ranking alone; HARVEY_RECALL_DATE=w overrides its date weight.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -33,6 +35,8 @@ use harvey::tokens::{EmbedError, Embedder, TokenCounter};
 mod feedback;
 #[path = "recall_quality/grid.rs"]
 mod grid;
+#[path = "recall_quality/misses.rs"]
+mod misses;
 #[path = "recall_quality/noise.rs"]
 mod noise;
 use grid::grid;
@@ -81,6 +85,7 @@ fn main() {
         .unwrap_or_else(|e| fail(&format!("{e}: run scripts/fetch-embedder.sh")));
     let embedder = Arc::new(Memo::new(Arc::new(embedder)));
     let dir = tempfile::tempdir().unwrap_or_else(|e| fail(&e.to_string()));
+    let built = Instant::now();
     let mut stores: Vec<(MemoryStore, &Conversation)> = conversations
         .iter()
         .enumerate()
@@ -98,18 +103,28 @@ fn main() {
         data.display(),
         stores.len()
     );
-    let modes = [
-        (
-            "full text only",
-            Ranking::default().with_mode(Mode::Lexical),
-        ),
-        ("vectors only", Ranking::default().with_mode(Mode::Vector)),
-        ("default (hybrid)", Ranking::default()),
+    println!(
+        "cost per memory written (index + embedding): {:.2} ms",
+        built.elapsed().as_secs_f64() * 1000.0 / turns.max(1) as f64
+    );
+    let base = lever_settings(Ranking::default());
+    let mut modes = vec![
+        ("full text only", base.with_mode(Mode::Lexical)),
+        ("vectors only", base.with_mode(Mode::Vector)),
+        ("default (hybrid)", base),
     ];
+    if std::env::var("HARVEY_RECALL_MODES").is_ok_and(|v| v == "default") {
+        modes.drain(..2);
+    }
     let grid_only =
         std::env::var("HARVEY_RECALL_GRID").is_ok_and(|v| v == "only" || v == "feedback");
     if grid_only {
         grid(&mut stores);
+        return;
+    }
+    let misses_env = std::env::var("HARVEY_RECALL_MISSES").unwrap_or_default();
+    if misses_env == "only" {
+        misses::misses(&mut stores, base, &vocab);
         return;
     }
     let noise_env = std::env::var("HARVEY_RECALL_NOISE").unwrap_or_default();
@@ -133,6 +148,9 @@ fn main() {
         results.push((name, s));
     }
     print_categories(&results);
+    if misses_env == "1" {
+        misses::misses(&mut stores, base, &vocab);
+    }
     if noise_env == "1" {
         embedder.clear();
         noise::noise(
@@ -146,6 +164,18 @@ fn main() {
     if std::env::var("HARVEY_RECALL_GRID").is_ok_and(|v| v == "1") {
         grid(&mut stores);
     }
+}
+
+/// The ranking with levers overridden for a comparison run: HARVEY_RECALL_DATE=w sets
+/// the date weight (0 = dates are words only).
+fn lever_settings(mut r: Ranking) -> Ranking {
+    if let Some(w) = std::env::var("HARVEY_RECALL_DATE")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        r.date_weight = w;
+    }
+    r
 }
 
 fn fail(msg: &str) -> ! {

@@ -17,6 +17,7 @@ pub mod search;
 pub mod store;
 pub mod transfer;
 pub mod types;
+pub mod when;
 mod upkeep;
 
 pub use recall::{Candidate, Injection, Limits, MemorySilo, Section, Silo};
