@@ -28,7 +28,7 @@ use std::time::Instant;
 use harvey::engine::{LlamaEmbedder, Vocabulary};
 use harvey::memory::rank::{Mode, Ranking};
 use harvey::memory::recall::{recall, Limits, MemorySilo};
-use harvey::memory::{Memory, MemoryStore, MemoryType};
+use harvey::memory::{keys, Memory, MemoryStore, MemoryType};
 use harvey::tokens::{EmbedError, Embedder, TokenCounter};
 
 #[path = "recall_quality/feedback.rs"]
@@ -252,6 +252,17 @@ fn share(evidence: &[String], found: &[String]) -> f64 {
     evidence.iter().filter(|e| found.contains(e)).count() as f64 / evidence.len() as f64
 }
 
+/// Which neighbouring turns lend context keys (previous, next): HARVEY_RECALL_CONTEXT
+/// = `prev` (the default), `both`, `next` or `none`.
+fn context_setting() -> (bool, bool) {
+    match std::env::var("HARVEY_RECALL_CONTEXT").as_deref() {
+        Ok("none") => (false, false),
+        Ok("both") => (true, true),
+        Ok("next") => (false, true),
+        _ => (true, false),
+    }
+}
+
 /// Memory id `turn_D1_3` → turn id `D1:3`.
 fn turn_of(id: &str) -> String {
     id.strip_prefix("turn_").unwrap_or(id).replacen('_', ":", 1)
@@ -348,8 +359,21 @@ fn conversation(c: &serde_json::Value) -> Result<Conversation, String> {
             .and_then(|d| d.as_str())
             .and_then(parse_date)
             .unwrap_or_else(|| "2023-01-01T00:00:00Z".into());
-        for t in turns {
-            memories.push(turn_memory(t, &date)?);
+        let context = context_setting();
+        for (i, t) in turns.iter().enumerate() {
+            let mut m = turn_memory(t, &date)?;
+            let said = |j: usize| turns.get(j).and_then(|t| t["text"].as_str()).unwrap_or("");
+            let mut around = String::new();
+            if context.0 && i > 0 {
+                around.push_str(said(i - 1));
+            }
+            if context.1 {
+                around.push('\n');
+                around.push_str(said(i + 1));
+            }
+            m.tags
+                .extend(keys::context_keys(&around, &m.description, keys::CONTEXT_KEYS));
+            memories.push(m);
         }
     }
     let questions = c["qa"]

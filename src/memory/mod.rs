@@ -6,6 +6,7 @@ mod clock;
 pub mod file;
 pub mod guard;
 pub mod index;
+pub mod keys;
 pub mod lexical;
 pub mod location;
 pub mod overview;
