@@ -371,8 +371,11 @@ fn conversation(c: &serde_json::Value) -> Result<Conversation, String> {
                 around.push('\n');
                 around.push_str(said(i + 1));
             }
-            m.tags
-                .extend(keys::context_keys(&around, &m.description, keys::CONTEXT_KEYS));
+            m.tags.extend(keys::context_keys(
+                &around,
+                &m.description,
+                keys::CONTEXT_KEYS,
+            ));
             memories.push(m);
         }
     }

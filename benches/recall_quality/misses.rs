@@ -13,27 +13,23 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Write;
 
+use harvey::engine::Vocabulary;
 use harvey::memory::query::terms;
 use harvey::memory::rank::Ranking;
 use harvey::memory::recall::{recall, Limits, MemorySilo};
 use harvey::memory::MemoryStore;
-use harvey::engine::Vocabulary;
 use rust_stemmers::{Algorithm, Stemmer};
 
 use super::{fail, turn_of, Conversation, FACTUAL_SHARE};
 
 const REASONS: [&str; 5] = ["date", "name", "spread", "no words", "ranked low"];
 
-pub fn misses(
-    stores: &mut [(MemoryStore, &Conversation)],
-    ranking: Ranking,
-    vocab: &Vocabulary,
-) {
+pub fn misses(stores: &mut [(MemoryStore, &Conversation)], ranking: Ranking, vocab: &Vocabulary) {
     let stemmer = Stemmer::create(Algorithm::English);
     let mut counts: BTreeMap<u64, [usize; 5]> = BTreeMap::new();
     let mut evidence_total: BTreeMap<u64, usize> = BTreeMap::new();
-    let mut log = std::env::var_os("HARVEY_RECALL_MISSES_FILE")
-        .and_then(|p| std::fs::File::create(p).ok());
+    let mut log =
+        std::env::var_os("HARVEY_RECALL_MISSES_FILE").and_then(|p| std::fs::File::create(p).ok());
     let now = chrono::Utc::now().timestamp();
     for (store, conv) in stores.iter_mut() {
         let text: HashMap<String, &str> = conv
@@ -51,7 +47,11 @@ pub fn misses(
         for q in &conv.questions {
             let list = recall(&[&silo], &q.text, Limits::list(10, FACTUAL_SHARE), vocab)
                 .unwrap_or_else(|e| fail(&e.to_string()));
-            let top: Vec<String> = list.items.iter().map(|p| turn_of(&p.candidate.id)).collect();
+            let top: Vec<String> = list
+                .items
+                .iter()
+                .map(|p| turn_of(&p.candidate.id))
+                .collect();
             let found = q.evidence.iter().filter(|e| top.contains(e)).count();
             *evidence_total.entry(q.category).or_default() += q.evidence.len();
             // Every turn names its speaker: a shared name is not a shared word.
@@ -68,19 +68,32 @@ pub fn misses(
                 let reason = reason(&q.text, turn, &speakers, found, &q_stems, &topic(turn), now);
                 counts.entry(q.category).or_default()[reason] += 1;
                 if let Some(f) = log.as_mut() {
-                    let _ = writeln!(f, "[{}|{}] {}\n    {e}: {turn}", q.category, REASONS[reason], q.text);
+                    let _ = writeln!(
+                        f,
+                        "[{}|{}] {}\n    {e}: {turn}",
+                        q.category, REASONS[reason], q.text
+                    );
                 }
             }
         }
     }
     println!("\nmisses at 10 (default ranking), evidence turns by first reason:");
-    println!("{:<10} {:>9} {:>7} {}", "category", "evidence", "missed", REASONS.join(" / "));
+    println!(
+        "{:<10} {:>9} {:>7} {}",
+        "category",
+        "evidence",
+        "missed",
+        REASONS.join(" / ")
+    );
     for (cat, c) in &counts {
         println!(
             "{cat:<10} {:>9} {:>7} {}",
             evidence_total.get(cat).copied().unwrap_or(0),
             c.iter().sum::<usize>(),
-            c.iter().map(ToString::to_string).collect::<Vec<_>>().join(" / ")
+            c.iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(" / ")
         );
     }
 }
@@ -104,9 +117,9 @@ fn reason(
         .filter(|w| w.chars().next().is_some_and(char::is_uppercase))
         .map(str::to_lowercase)
         .collect();
-    let other_form = names.iter().any(|n| {
-        !speakers.contains(n) && speakers.iter().any(|s| s.starts_with(n.as_str()))
-    });
+    let other_form = names
+        .iter()
+        .any(|n| !speakers.contains(n) && speakers.iter().any(|s| s.starts_with(n.as_str())));
     let unnamed = names
         .iter()
         .filter(|n| speakers.contains(*n))

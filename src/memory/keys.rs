@@ -48,7 +48,12 @@ mod tests {
                 8,
                 &["take", "away", "book", "becoming", "nicole"],
             ),
-            ("Running again? How is it going?", "Great for my mental health", 1, &["running"]),
+            (
+                "Running again? How is it going?",
+                "Great for my mental health",
+                1,
+                &["running"],
+            ),
             ("See you at 10 on the 3rd", "Sure, see you", 8, &["3rd"]),
             ("", "anything", 8, &[]),
             ("The pump, the pump!", "the valve", 8, &["pump"]),

@@ -18,8 +18,8 @@ pub mod search;
 pub mod store;
 pub mod transfer;
 pub mod types;
-pub mod when;
 mod upkeep;
+pub mod when;
 
 pub use recall::{Candidate, Injection, Limits, MemorySilo, Section, Silo};
 pub use store::{MemoryStore, Patch, Reconciled, StoreError, Warning, WriteOutcome};

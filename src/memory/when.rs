@@ -26,9 +26,7 @@ const MONTHS: [&str; 12] = [
 ];
 
 /// Words before a bare month that make it a date ("in May", not "may I").
-const MONTH_LEADS: [&str; 8] = [
-    "in", "on", "of", "during", "since", "early", "late", "mid",
-];
+const MONTH_LEADS: [&str; 8] = ["in", "on", "of", "during", "since", "early", "late", "mid"];
 
 /// A span of days a query names; `year` unknown means the same span in any year.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,7 +106,8 @@ fn absolute(words: &[String]) -> Option<(Window, Vec<usize>)> {
         let year = year_of(at(year_at)).map(|y| (year_at, y));
         let is_date = day.is_some()
             || year.is_some()
-            || i.checked_sub(1).is_some_and(|j| MONTH_LEADS.contains(&at(j)));
+            || i.checked_sub(1)
+                .is_some_and(|j| MONTH_LEADS.contains(&at(j)));
         if !is_date {
             continue;
         }
@@ -137,7 +136,10 @@ fn relative(words: &[String], now: i64) -> Option<(Window, Vec<usize>)> {
         let next = words.get(i + 1).map(String::as_str);
         let found = match (w.as_str(), next) {
             ("yesterday", _) => Some((Window::span(today - Duration::days(1), 0, 1), vec![i])),
-            ("last", Some("week")) => Some((Window::span(today - Duration::days(7), 6, 2), vec![i, i + 1])),
+            ("last", Some("week")) => Some((
+                Window::span(today - Duration::days(7), 6, 2),
+                vec![i, i + 1],
+            )),
             ("last", Some("month")) => {
                 let m = today - Duration::days(i64::from(today.day()));
                 Some((Window::month(Some(m.year()), m.month()), vec![i, i + 1]))
@@ -219,7 +221,11 @@ impl Window {
         let from = NaiveDate::from_ymd_opt(year, self.from.0, self.from.1)?;
         let to = last_valid(year, self.to.0, self.to.1)?;
         // A window that wraps the new year ("last week" on 2 January).
-        let to = if to < from { last_valid(year + 1, self.to.0, self.to.1)? } else { to };
+        let to = if to < from {
+            last_valid(year + 1, self.to.0, self.to.1)?
+        } else {
+            to
+        };
         Some(if date < from {
             (from - date).num_days()
         } else if date > to {
@@ -257,14 +263,46 @@ mod tests {
     fn dates_in_queries() {
         let now = ts(2023, 6, 15);
         let cases: &[(&str, Option<(i32, u32, u32)>, &str)] = &[
-            ("Who did Maria have dinner with on May 3, 2023?", Some((2023, 5, 3)), "who did maria have dinner with on"),
-            ("What did Gina find on 1 February, 2023?", Some((2023, 2, 1)), "what did gina find on"),
-            ("What painting did she show on October 13th?", Some((2023, 10, 13)), "what painting did she show on"),
-            ("What happened on the 3rd of May 2023", Some((2023, 5, 3)), "what happened on the"),
-            ("When did Melanie go camping in June?", Some((2022, 6, 20)), "when did melanie go camping in"),
-            ("What did John attend in March 2023?", Some((2023, 3, 31)), "what did john attend in"),
-            ("How many times at the beach in 2023?", Some((2023, 12, 1)), "how many times at the beach in"),
-            ("What did I do yesterday", Some((2023, 6, 14)), "what did i do"),
+            (
+                "Who did Maria have dinner with on May 3, 2023?",
+                Some((2023, 5, 3)),
+                "who did maria have dinner with on",
+            ),
+            (
+                "What did Gina find on 1 February, 2023?",
+                Some((2023, 2, 1)),
+                "what did gina find on",
+            ),
+            (
+                "What painting did she show on October 13th?",
+                Some((2023, 10, 13)),
+                "what painting did she show on",
+            ),
+            (
+                "What happened on the 3rd of May 2023",
+                Some((2023, 5, 3)),
+                "what happened on the",
+            ),
+            (
+                "When did Melanie go camping in June?",
+                Some((2022, 6, 20)),
+                "when did melanie go camping in",
+            ),
+            (
+                "What did John attend in March 2023?",
+                Some((2023, 3, 31)),
+                "what did john attend in",
+            ),
+            (
+                "How many times at the beach in 2023?",
+                Some((2023, 12, 1)),
+                "how many times at the beach in",
+            ),
+            (
+                "What did I do yesterday",
+                Some((2023, 6, 14)),
+                "what did i do",
+            ),
             ("May I ask about the pump?", None, ""),
             ("How do I fix git?", None, ""),
         ];
@@ -274,7 +312,11 @@ mod tests {
                 None => assert_eq!(got, None, "{query}"),
                 Some((y, m, d)) => {
                     let got = got.unwrap_or_else(|| panic!("{query}: no date"));
-                    assert_eq!(got.window.closeness(ts(*y, *m, *d)), 1.0, "{query}: {got:?}");
+                    assert_eq!(
+                        got.window.closeness(ts(*y, *m, *d)),
+                        1.0,
+                        "{query}: {got:?}"
+                    );
                     assert_eq!(got.rest, *rest, "{query}");
                 }
             }

@@ -325,7 +325,10 @@ impl Tool for MemoryWrite {
         let mut tags = str_list(args, "tags").unwrap_or_default();
         if let Some(p) = ctx.provenance {
             // The words the note rests on become keys it is found by (memory::keys).
-            let words = p.evidence.split_once(": ").map_or(p.evidence.as_str(), |w| w.1);
+            let words = p
+                .evidence
+                .split_once(": ")
+                .map_or(p.evidence.as_str(), |w| w.1);
             let own = [description.as_str(), &summary, &body].join("\n");
             tags = crate::memory::keys::with_context_keys(tags, words, &own);
         }
