@@ -16,7 +16,9 @@
 //! fusion settings that were compared when the default was chosen (`=only`: just
 //! those; `=feedback`: the pseudo-relevance feedback settings). HARVEY_RECALL_NOISE=1
 //! adds the noise check (`noise.rs`: a store of unrelated chunks beside the memories;
-//! `=only`: just that).
+//! `=only`: just that). HARVEY_RECALL_MISSES=1 (or `=only`) counts the default
+//! ranking's misses by reason (`misses.rs`). HARVEY_RECALL_MODES=default runs the
+//! default ranking alone; HARVEY_RECALL_DATE=w overrides its date weight.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -26,13 +28,15 @@ use std::time::Instant;
 use harvey::engine::{LlamaEmbedder, Vocabulary};
 use harvey::memory::rank::{Mode, Ranking};
 use harvey::memory::recall::{recall, Limits, MemorySilo};
-use harvey::memory::{Memory, MemoryStore, MemoryType};
+use harvey::memory::{keys, Memory, MemoryStore, MemoryType};
 use harvey::tokens::{EmbedError, Embedder, TokenCounter};
 
 #[path = "recall_quality/feedback.rs"]
 mod feedback;
 #[path = "recall_quality/grid.rs"]
 mod grid;
+#[path = "recall_quality/misses.rs"]
+mod misses;
 #[path = "recall_quality/noise.rs"]
 mod noise;
 use grid::grid;
@@ -81,6 +85,7 @@ fn main() {
         .unwrap_or_else(|e| fail(&format!("{e}: run scripts/fetch-embedder.sh")));
     let embedder = Arc::new(Memo::new(Arc::new(embedder)));
     let dir = tempfile::tempdir().unwrap_or_else(|e| fail(&e.to_string()));
+    let built = Instant::now();
     let mut stores: Vec<(MemoryStore, &Conversation)> = conversations
         .iter()
         .enumerate()
@@ -98,18 +103,28 @@ fn main() {
         data.display(),
         stores.len()
     );
-    let modes = [
-        (
-            "full text only",
-            Ranking::default().with_mode(Mode::Lexical),
-        ),
-        ("vectors only", Ranking::default().with_mode(Mode::Vector)),
-        ("default (hybrid)", Ranking::default()),
+    println!(
+        "cost per memory written (index + embedding): {:.2} ms",
+        built.elapsed().as_secs_f64() * 1000.0 / turns.max(1) as f64
+    );
+    let base = lever_settings(Ranking::default());
+    let mut modes = vec![
+        ("full text only", base.with_mode(Mode::Lexical)),
+        ("vectors only", base.with_mode(Mode::Vector)),
+        ("default (hybrid)", base),
     ];
+    if std::env::var("HARVEY_RECALL_MODES").is_ok_and(|v| v == "default") {
+        modes.drain(..2);
+    }
     let grid_only =
         std::env::var("HARVEY_RECALL_GRID").is_ok_and(|v| v == "only" || v == "feedback");
     if grid_only {
         grid(&mut stores);
+        return;
+    }
+    let misses_env = std::env::var("HARVEY_RECALL_MISSES").unwrap_or_default();
+    if misses_env == "only" {
+        misses::misses(&mut stores, base, &vocab);
         return;
     }
     let noise_env = std::env::var("HARVEY_RECALL_NOISE").unwrap_or_default();
@@ -133,6 +148,9 @@ fn main() {
         results.push((name, s));
     }
     print_categories(&results);
+    if misses_env == "1" {
+        misses::misses(&mut stores, base, &vocab);
+    }
     if noise_env == "1" {
         embedder.clear();
         noise::noise(
@@ -146,6 +164,18 @@ fn main() {
     if std::env::var("HARVEY_RECALL_GRID").is_ok_and(|v| v == "1") {
         grid(&mut stores);
     }
+}
+
+/// The ranking with levers overridden for a comparison run: HARVEY_RECALL_DATE=w sets
+/// the date weight (0 = dates are words only).
+fn lever_settings(mut r: Ranking) -> Ranking {
+    if let Some(w) = std::env::var("HARVEY_RECALL_DATE")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        r.date_weight = w;
+    }
+    r
 }
 
 fn fail(msg: &str) -> ! {
@@ -220,6 +250,17 @@ fn share(evidence: &[String], found: &[String]) -> f64 {
     }
     let found: HashSet<&String> = found.iter().collect();
     evidence.iter().filter(|e| found.contains(e)).count() as f64 / evidence.len() as f64
+}
+
+/// Which neighbouring turns lend context keys (previous, next): HARVEY_RECALL_CONTEXT
+/// = `prev` (the default), `both`, `next` or `none`.
+fn context_setting() -> (bool, bool) {
+    match std::env::var("HARVEY_RECALL_CONTEXT").as_deref() {
+        Ok("none") => (false, false),
+        Ok("both") => (true, true),
+        Ok("next") => (false, true),
+        _ => (true, false),
+    }
 }
 
 /// Memory id `turn_D1_3` → turn id `D1:3`.
@@ -318,8 +359,24 @@ fn conversation(c: &serde_json::Value) -> Result<Conversation, String> {
             .and_then(|d| d.as_str())
             .and_then(parse_date)
             .unwrap_or_else(|| "2023-01-01T00:00:00Z".into());
-        for t in turns {
-            memories.push(turn_memory(t, &date)?);
+        let context = context_setting();
+        for (i, t) in turns.iter().enumerate() {
+            let mut m = turn_memory(t, &date)?;
+            let said = |j: usize| turns.get(j).and_then(|t| t["text"].as_str()).unwrap_or("");
+            let mut around = String::new();
+            if context.0 && i > 0 {
+                around.push_str(said(i - 1));
+            }
+            if context.1 {
+                around.push('\n');
+                around.push_str(said(i + 1));
+            }
+            m.tags.extend(keys::context_keys(
+                &around,
+                &m.description,
+                keys::CONTEXT_KEYS,
+            ));
+            memories.push(m);
         }
     }
     let questions = c["qa"]

@@ -18,6 +18,7 @@ use crate::storage::Result;
 use crate::vector::text_hash;
 
 mod fulltext;
+pub use fulltext::Scope;
 
 /// How long a connection waits for another process's write before giving up. Writes
 /// are short (one memory, one reconcile), so a wait this long means something is stuck.

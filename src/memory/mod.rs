@@ -6,6 +6,7 @@ mod clock;
 pub mod file;
 pub mod guard;
 pub mod index;
+pub mod keys;
 pub mod lexical;
 pub mod location;
 pub mod overview;
@@ -18,6 +19,7 @@ pub mod store;
 pub mod transfer;
 pub mod types;
 mod upkeep;
+pub mod when;
 
 pub use recall::{Candidate, Injection, Limits, MemorySilo, Section, Silo};
 pub use store::{MemoryStore, Patch, Reconciled, StoreError, Warning, WriteOutcome};

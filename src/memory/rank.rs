@@ -70,6 +70,9 @@ pub struct Ranking {
     /// Pseudo-relevance feedback for the memory store's full-text side (the RAG stores
     /// and the knowledge base rank through FTS5 and do not use it).
     pub feedback: Feedback,
+    /// What a memory said inside the time a query names ("in May 2023") gains, on the
+    /// 0–1 relevance scale (see [`super::when`]; 0 = dates are words only).
+    pub date_weight: f64,
 }
 
 /// Pseudo-relevance feedback: the first pass's best `docs` memories lend their `terms`
@@ -103,6 +106,9 @@ pub const DEFAULT_FEEDBACK: Feedback = Feedback {
     weight: 0.15,
 };
 
+/// Measured on LoCoMo dev (recall_quality, `HARVEY_RECALL_DATE`).
+pub const DEFAULT_DATE_WEIGHT: f64 = 0.3;
+
 pub const DEFAULT_LEXICAL_WEIGHT: f64 = 0.6;
 pub const DEFAULT_VECTOR_WEIGHT: f64 = 0.4;
 pub const DEFAULT_RELATIVE_FLOOR: f32 = 0.5;
@@ -130,6 +136,7 @@ impl Default for Ranking {
             vector_tail: DEFAULT_VECTOR_TAIL,
             evidence_cosine: DEFAULT_EVIDENCE_COSINE,
             feedback: DEFAULT_FEEDBACK,
+            date_weight: DEFAULT_DATE_WEIGHT,
         }
     }
 }
@@ -149,6 +156,7 @@ impl Ranking {
             confidence_strength: 1.0,
             recency_strength: 0.2,
             feedback: Feedback::OFF,
+            date_weight: 0.0,
             ..Self::default()
         }
     }

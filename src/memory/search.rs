@@ -3,11 +3,12 @@
 
 use std::collections::HashMap;
 
-use super::index::Row;
+use super::index::{Row, Scope};
 use super::lexical::DocMeta;
 use super::rank::Ranking;
 use super::store::{now_unix, MemoryStore, StoreError};
 use super::types::MemoryType;
+use super::when::{self, Window};
 
 /// A ranked memory hit: `score` is relevance in 0–1 after the priors.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,10 +28,20 @@ impl MemoryStore {
         let ranking = *self.ranking();
         let now = now_unix();
         let pool = ranking.pool(k);
-        let lexical: Vec<(DocMeta, f64)> = if ranking.uses_lexical() {
-            self.index()
-                .search(query, types, now, pool)
-                .map_err(|e| self.index_error(e))?
+        // A date the query names is matched against when memories were said; its words
+        // leave the full-text query (the embedding keeps the whole question).
+        let dated = (ranking.date_weight > 0.0)
+            .then(|| when::dated(query, now))
+            .flatten();
+        let words = dated.as_ref().map_or(query, |d| d.rest.as_str());
+        let window = dated.as_ref().map(|d| &d.window);
+        let scope = Scope {
+            types,
+            now,
+            within: &|_| true,
+        };
+        let lexical = if ranking.uses_lexical() {
+            self.lexical(words, &[], &scope, window, pool)?
         } else {
             Vec::new()
         };
@@ -41,7 +52,7 @@ impl MemoryStore {
             Vec::new()
         };
         tracing::debug!("phase: vectors");
-        let mut scored = self.fused(&ranking, lexical, &nearest, now)?;
+        let mut scored = self.fused(&ranking, lexical, &nearest, now, window)?;
         if ranking.uses_lexical() && ranking.feedback.is_on() && !scored.is_empty() {
             let mut texts = Vec::new();
             for (id, _) in scored.iter().take(ranking.feedback.docs) {
@@ -50,11 +61,8 @@ impl MemoryStore {
                 }
             }
             let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
-            let lexical = self
-                .index()
-                .search_expanded(query, &texts, &ranking.feedback, types, now, pool)
-                .map_err(|e| self.index_error(e))?;
-            scored = self.fused(&ranking, lexical, &nearest, now)?;
+            let lexical = self.lexical(words, &texts, &scope, window, pool)?;
+            scored = self.fused(&ranking, lexical, &nearest, now, window)?;
         }
         tracing::debug!("phase: feedback pass");
         scored.truncate(k);
@@ -67,13 +75,47 @@ impl MemoryStore {
         Ok(hits)
     }
 
-    /// The two lists fused, priors applied, best first (ties by id).
+    /// The full-text list for `words` (widened by `feedback` texts when given); with a
+    /// `window`, the best hits said inside it join the list, so a dated question finds
+    /// the turns of its day even when other days share more of its words.
+    fn lexical(
+        &self,
+        words: &str,
+        feedback: &[&str],
+        scope: &Scope<'_>,
+        window: Option<&Window>,
+        pool: usize,
+    ) -> Result<Vec<(DocMeta, f64)>, StoreError> {
+        let setting = self.ranking().feedback;
+        let index = self.index();
+        let mut list = index
+            .search_within(words, feedback, &setting, scope, pool)
+            .map_err(|e| self.index_error(e))?;
+        if let Some(window) = window {
+            let inside = Scope {
+                within: &|at| window.contains(at),
+                ..*scope
+            };
+            let more = index
+                .search_within(words, feedback, &setting, &inside, pool)
+                .map_err(|e| self.index_error(e))?;
+            let seen: std::collections::HashSet<String> =
+                list.iter().map(|(d, _)| d.id.clone()).collect();
+            list.extend(more.into_iter().filter(|(d, _)| !seen.contains(&d.id)));
+            list.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.id.cmp(&b.0.id)));
+        }
+        Ok(list)
+    }
+
+    /// The two lists fused, priors applied, the date match added, best first (ties by
+    /// id).
     fn fused(
         &self,
         ranking: &Ranking,
         lexical: Vec<(DocMeta, f64)>,
         nearest: &[(String, f32)],
         now: i64,
+        window: Option<&Window>,
     ) -> Result<Vec<(String, f64)>, StoreError> {
         let lexical_ids: Vec<(String, f64)> =
             lexical.iter().map(|(d, s)| (d.id.clone(), *s)).collect();
@@ -90,7 +132,8 @@ impl MemoryStore {
                     None => continue,
                 },
             };
-            let score = ranking.prior(relevance, meta.confidence, meta.updated, now);
+            let score = ranking.prior(relevance, meta.confidence, meta.updated, now)
+                + window.map_or(0.0, |w| ranking.date_weight * w.closeness(meta.updated));
             scored.push((meta.id, score));
         }
         scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));

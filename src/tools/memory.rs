@@ -320,12 +320,24 @@ impl Tool for MemoryWrite {
         args: &Map<String, Value>,
         ctx: ToolContext<'_>,
     ) -> Result<String, ToolError> {
+        let text = |name: &str| arg_str(args, name).unwrap_or_default().to_string();
+        let (description, summary, body) = (text("description"), text("summary"), text("body"));
+        let mut tags = str_list(args, "tags").unwrap_or_default();
+        if let Some(p) = ctx.provenance {
+            // The words the note rests on become keys it is found by (memory::keys).
+            let words = p
+                .evidence
+                .split_once(": ")
+                .map_or(p.evidence.as_str(), |w| w.1);
+            let own = [description.as_str(), &summary, &body].join("\n");
+            tags = crate::memory::keys::with_context_keys(tags, words, &own);
+        }
         let draft = Draft {
-            mtype: arg_str(args, "type").unwrap_or_default().to_string(),
-            description: arg_str(args, "description").unwrap_or_default().to_string(),
-            summary: arg_str(args, "summary").unwrap_or_default().to_string(),
-            body: arg_str(args, "body").unwrap_or_default().to_string(),
-            tags: str_list(args, "tags").unwrap_or_default(),
+            mtype: text("type"),
+            description,
+            summary,
+            body,
+            tags,
             supersedes: str_list(args, "supersedes").unwrap_or_default(),
             // The model's own notes start below the default: they are unverified.
             confidence: Some(0.4),

@@ -13,6 +13,14 @@ use crate::memory::lexical::{Bm25, DocMeta, DocText, LexicalIndex};
 use crate::memory::rank::Feedback;
 use crate::memory::types::MemoryType;
 
+/// Which memories a full-text search may return: recallable at `now`, of `types` (all
+/// when empty), last written at a time `within` accepts.
+pub struct Scope<'a> {
+    pub types: &'a [MemoryType],
+    pub now: i64,
+    pub within: &'a dyn Fn(i64) -> bool,
+}
+
 impl Index {
     /// The `limit` best recallable memories of `types` (all when empty) for `query` by
     /// full-text relevance (BM25F over the in-memory postings, rebuilt when the memories
@@ -32,24 +40,29 @@ impl Index {
     }
 
     /// As [`Self::search`], with the query widened by the telling words of `feedback`
-    /// (texts of the first pass's best hits; see [`super::rank::Feedback`]).
-    pub fn search_expanded(
+    /// (texts of the first pass's best hits; see [`crate::memory::rank::Feedback`]),
+    /// among the memories `scope` accepts. A memory's score does not depend on the
+    /// scope, so lists of two scopes merge by id.
+    pub fn search_within(
         &self,
         query: &str,
         feedback: &[&str],
         setting: &Feedback,
-        types: &[MemoryType],
-        now: i64,
+        scope: &Scope<'_>,
         limit: usize,
     ) -> crate::storage::Result<Vec<(DocMeta, f64)>> {
         self.with_lexical(|index| {
             let own = index.query_terms(query);
             let mut terms: Vec<(String, f32)> = own.iter().map(|t| (t.clone(), 1.0)).collect();
-            for (t, w) in index.feedback_terms(&own, feedback, setting.terms) {
-                terms.push((t, w * setting.weight));
+            if !feedback.is_empty() {
+                for (t, w) in index.feedback_terms(&own, feedback, setting.terms) {
+                    terms.push((t, w * setting.weight));
+                }
             }
             index.search_terms(&terms, limit, |d| {
-                d.expires.is_none_or(|e| e > now) && (types.is_empty() || types.contains(&d.mtype))
+                d.expires.is_none_or(|e| e > scope.now)
+                    && (scope.types.is_empty() || scope.types.contains(&d.mtype))
+                    && (scope.within)(d.updated)
             })
         })
     }
