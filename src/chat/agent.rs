@@ -150,7 +150,7 @@ pub fn run_agent_turn(
     let previous = tools
         .filter(|t| t.route.is_some())
         .and_then(|t| steps::previous_exchange(conversation.turns(), &t.registry.list()));
-    let compression = prepare_turn(engine, conversation, user_text, limits, &opts.abort)?;
+    let compression = prepare_turn(engine, conversation, user_text, limits)?;
     let start = conversation.turns().len() - 1;
     let route = match first_step(engine, tools, opts, previous.as_deref()) {
         Ok(r) => r,
