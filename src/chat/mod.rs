@@ -98,9 +98,9 @@ pub fn prepare_turn(
     let threshold = n_ctx.saturating_sub(limits.reply_reserve);
     match limits.keep_turns {
         Some(keep) => rolling::fold_for_room(engine, conversation, threshold, keep).map_err(|e| {
-                conversation.pop_user();
-                e.into()
-            }),
+            conversation.pop_user();
+            e.into()
+        }),
         None => Ok(None),
     }
 }

@@ -160,7 +160,13 @@ fn a_rolling_summary_leaves_the_chat_cache_until_it_is_in_then_prefills_the_new_
     stopped.raise();
     let before = conversation.clone();
     let threshold = chat_cached / 2;
-    let none = compress_if_needed(&mut engine as &mut dyn Engine, &mut conversation, threshold, 2, &stopped);
+    let none = compress_if_needed(
+        &mut engine as &mut dyn Engine,
+        &mut conversation,
+        threshold,
+        2,
+        &stopped,
+    );
     assert_eq!(none.unwrap(), None);
     assert_eq!(conversation, before);
     assert_chat_intact(&engine, chat_cached);
@@ -184,7 +190,12 @@ fn a_rolling_summary_leaves_the_chat_cache_until_it_is_in_then_prefills_the_new_
     assert_chat_intact(&engine, chat_cached);
 
     // Then the shortened prompt is prefilled, and the next turn evaluates its message.
-    warm(&mut engine as &mut dyn Engine, &conversation, &AbortFlag::new()).unwrap();
+    warm(
+        &mut engine as &mut dyn Engine,
+        &conversation,
+        &AbortFlag::new(),
+    )
+    .unwrap();
     let prompt = engine.count_prompt(&conversation.messages()).unwrap();
     assert_chat_intact(&engine, prompt);
     conversation.push_user("And its colour?");

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use harvey::app::App;
 use harvey::config::Config;
 use harvey::engine::scripted::{Call, Interrupt, ScriptedEngine};
-use harvey::engine::{Engine, Role};
+use harvey::engine::Role;
 use harvey::repl::handle_line;
 
 /// The summarizer's system message (`rolling::summary_prompt`).
@@ -47,7 +47,9 @@ fn app(n_ctx: u32, replies: usize) -> Setup {
 }
 
 fn question(i: usize) -> String {
-    format!("question number {i} about the boat and its rigging and sails and ropes and the harbour")
+    format!(
+        "question number {i} about the boat and its rigging and sails and ropes and the harbour"
+    )
 }
 
 #[test]
@@ -61,13 +63,13 @@ fn no_summary_is_written_between_a_question_and_its_answer() {
         handle_line(&mut app, &question(i), &mut out).unwrap();
         let calls = log.lock().unwrap()[from..].to_vec();
         // The turn's calls: the answer only, never a summary before it.
-        assert!(
-            calls.iter().all(|c| !is_summary(c)),
-            "turn {i}: {calls:#?}"
-        );
+        assert!(calls.iter().all(|c| !is_summary(c)), "turn {i}: {calls:#?}");
         let answer = calls.iter().rfind(|c| !c.aside).expect("an answer");
         let last = answer.messages.last().unwrap();
-        assert_eq!((last.role, last.content.as_str()), (Role::User, question(i).as_str()));
+        assert_eq!(
+            (last.role, last.content.as_str()),
+            (Role::User, question(i).as_str())
+        );
         folds += usize::from(!app.conversation().folded().is_empty());
         // Idle work on every other prompt (the user is sometimes quicker).
         if i % 2 == 1 {
@@ -82,7 +84,10 @@ fn no_summary_is_written_between_a_question_and_its_answer() {
     }
     let text = String::from_utf8_lossy(&out);
     assert!(folds > 0, "the small context made turns fold: {text}");
-    assert!(text.contains("older turns folded out to make room"), "{text}");
+    assert!(
+        text.contains("older turns folded out to make room"),
+        "{text}"
+    );
     assert!(
         log.lock().unwrap().iter().any(is_summary),
         "the summaries were written while idle"
@@ -117,10 +122,17 @@ fn input_during_the_idle_summary_stops_it_and_changes_nothing() {
     *interrupt.lock().unwrap() = Some((3, abort.clone()));
     assert!(app.compression_due().is_some());
     assert_eq!(app.compress().unwrap(), None);
-    assert!(log.lock().unwrap()[from..].iter().any(is_summary), "it had begun");
+    assert!(
+        log.lock().unwrap()[from..].iter().any(is_summary),
+        "it had begun"
+    );
     assert_eq!(*app.conversation(), before, "the conversation is as it was");
     assert_eq!(app.compressions().len(), compressions);
-    assert_eq!(app.engine().cached_tokens(), cached, "the chat cache is untouched");
+    assert_eq!(
+        app.engine().cached_tokens(),
+        cached,
+        "the chat cache is untouched"
+    );
     // The next prompt's idle work finishes it.
     abort.clear();
     *interrupt.lock().unwrap() = None;
@@ -131,7 +143,9 @@ fn input_during_the_idle_summary_stops_it_and_changes_nothing() {
     // And the shortened prompt is in the chat cache: the next turn prefills its message.
     assert_eq!(
         app.engine().cached_tokens(),
-        app.engine().count_prompt(&app.conversation().messages()).unwrap()
+        app.engine()
+            .count_prompt(&app.conversation().messages())
+            .unwrap()
     );
 }
 
@@ -145,8 +159,16 @@ fn a_long_conversation_in_a_small_context_keeps_answering() {
     for i in 0..150 {
         handle_line(&mut app, &question(i), &mut out).unwrap();
         let last = app.turns().last().unwrap();
-        assert_eq!(app.turns().len(), i + 1, "turn {i}: {}", String::from_utf8_lossy(&out));
-        assert!(last.prompt_tokens + last.completion_tokens <= n_ctx, "turn {i}");
+        assert_eq!(
+            app.turns().len(),
+            i + 1,
+            "turn {i}: {}",
+            String::from_utf8_lossy(&out)
+        );
+        assert!(
+            last.prompt_tokens + last.completion_tokens <= n_ctx,
+            "turn {i}"
+        );
         // The user is quick two times out of three: idle work stopped early.
         let abort = app.abort().clone();
         if i % 3 != 0 {

@@ -26,8 +26,8 @@ pub fn digest_lines(turns: &[Message]) -> Vec<String> {
         .iter()
         .enumerate()
         .map(|(i, m)| {
-            let is_call = m.role == Role::Assistant
-                && turns.get(i + 1).is_some_and(|n| n.role == Role::Tool);
+            let is_call =
+                m.role == Role::Assistant && turns.get(i + 1).is_some_and(|n| n.role == Role::Tool);
             match m.role {
                 Role::Assistant if is_call => format!("Assistant called {}", call_line(m)),
                 Role::Tool => format!("Tool result: {}", result_line(&m.content)),
@@ -95,7 +95,9 @@ mod tests {
     use super::*;
 
     fn read_turn() -> Vec<Message> {
-        let file: String = (1..=146).map(|i| format!("line {i} of the file\n")).collect();
+        let file: String = (1..=146)
+            .map(|i| format!("line {i} of the file\n"))
+            .collect();
         vec![
             Message::new(Role::User, "Read src/quant.rs"),
             Message::new(
