@@ -57,6 +57,11 @@ impl App {
         &self.turns
     }
 
+    /// Where the last turn's time went, step by step (empty before any turn).
+    pub fn last_steps(&self) -> &[crate::chat::agent::Step] {
+        &self.last_steps
+    }
+
     /// Rolling-summary compressions of this session, oldest first.
     pub fn compressions(&self) -> &[Compression] {
         &self.compressions

@@ -165,6 +165,7 @@ impl App {
             engine,
             conversation,
             turns: Vec::new(),
+            last_steps: Vec::new(),
             compressions: Vec::new(),
             prefix: PrefixOutcome::Empty,
             abort: AbortFlag::new(),

@@ -68,6 +68,10 @@ pub struct ContextPart {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ContextParts {
     pub parts: Vec<ContextPart>,
+    /// Everything before the first message (system turn, map and memory context), and
+    /// what `engine.fixed_prompt_pct` allows it.
+    pub fixed: usize,
+    pub fixed_cap: usize,
     pub used: usize,
     pub pending: usize,
     pub free: usize,
@@ -235,11 +239,18 @@ impl App {
         let at_pins = count(k_pins)?;
         let used = count(messages.len())?;
         let guidance = self.engine.count_tokens(&self.guidance).min(at_system);
+        // harvey's own words; the rest of the system turn is the tools (their lines or
+        // the template's schemas) and the template's framing.
+        let instructions = self
+            .engine
+            .count_tokens(crate::chat::SYSTEM_PROMPT)
+            .min(at_system - guidance);
         let in_context = at_memory.saturating_sub(at_system);
         let map = self.map_tokens_in_context().min(in_context);
         let part = |name, tokens| ContextPart { name, tokens };
         let parts = vec![
-            part("system prompt", at_system - guidance),
+            part("instructions", instructions),
+            part("tools", at_system - guidance - instructions),
             part("guidance", guidance),
             part("workspace files", map),
             part("memory context", in_context - map),
@@ -250,6 +261,8 @@ impl App {
         let pending = self.attachments.tokens();
         Ok(ContextParts {
             parts,
+            fixed: at_memory,
+            fixed_cap: self.fixed_cap(),
             used,
             pending,
             free: n_ctx.saturating_sub(used + pending),

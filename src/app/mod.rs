@@ -72,6 +72,8 @@ pub struct App {
     conversation: Conversation,
     /// Stats of every turn of this session, oldest first.
     turns: Vec<TurnStats>,
+    /// Where the last turn's time went (`/status`).
+    last_steps: Vec<crate::chat::agent::Step>,
     /// Rolling-summary compressions of this session, oldest first.
     compressions: Vec<Compression>,
     /// What happened to the stable prompt prefix at startup.
@@ -229,13 +231,7 @@ impl App {
         on_event: &mut dyn FnMut(TurnEvent),
     ) -> Result<AgentTurn, TurnError> {
         self.abort.clear();
-        // Once per session, at its first message — also when the session continues a
-        // recorded one (`--resume`, `/session continue`), whose turns are already there.
-        if self.injection.is_none() {
-            if let Some(injection) = self.inject_memory(text) {
-                on_event(TurnEvent::Notice(injection.summary_line()));
-            }
-        }
+        let recall = self.first_message_recall(text, on_event);
         let opts = self.generate_options();
         let rolling = &self.config.memory.rolling_summary;
         let limits = TurnLimits {
@@ -292,7 +288,7 @@ impl App {
             tools,
             on_event,
         );
-        let turn = match turn {
+        let mut turn = match turn {
             Ok(t) => t,
             Err(e) => {
                 // Not sent: what was attached waits for the next message.
@@ -306,6 +302,8 @@ impl App {
             self.compressions.push(c.clone());
         }
         self.turns.push(turn.completion.stats.clone());
+        turn.steps.splice(0..0, recall);
+        self.last_steps.clone_from(&turn.steps);
         if turn.thought.is_some() {
             self.last_thought.clone_from(&turn.thought);
         }
@@ -314,6 +312,30 @@ impl App {
         }
         self.record(text, &turn);
         Ok(turn)
+    }
+
+    /// The session-start recall, once per session at its first message — also when the
+    /// session continues a recorded one (`--resume`, `/session continue`), whose turns are
+    /// already there. Returns its step (none after the first message).
+    fn first_message_recall(
+        &mut self,
+        text: &str,
+        on_event: &mut dyn FnMut(TurnEvent),
+    ) -> Option<crate::chat::agent::Step> {
+        use crate::chat::agent::{Step, StepKind};
+        if self.injection.is_some() {
+            return None;
+        }
+        let started = std::time::Instant::now();
+        if let Some(injection) = self.inject_memory(text) {
+            on_event(TurnEvent::Notice(injection.summary_line()));
+        }
+        if let Some(note) = self.over_fixed_cap() {
+            on_event(TurnEvent::Notice(note));
+        }
+        let step = Step::timed(StepKind::Recall, "", started);
+        on_event(TurnEvent::Step(step.clone()));
+        Some(step)
     }
 
     /// Whether a router picks each turn's first step (`tools.route`; `auto`: when the

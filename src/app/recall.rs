@@ -124,8 +124,53 @@ impl App {
         }
     }
 
-    /// `floor(n_ctx × memory.budget_pct)`, from the live context.
+    /// `floor(n_ctx × memory.budget_pct)`, from the live context, or less where the
+    /// fixed prompt's cap (`engine.fixed_prompt_pct`) leaves less after the system prompt
+    /// and the workspace map.
     pub fn memory_budget(&self) -> usize {
-        budget(self.engine.info().n_ctx, self.config.memory.budget_pct)
+        let own = budget(self.engine.info().n_ctx, self.config.memory.budget_pct);
+        own.min(self.fixed_room())
+    }
+
+    /// What to tell the user when the prompt before the first message is over
+    /// `engine.fixed_prompt_pct` even without memory (instructions, tools, guidance and
+    /// the map alone): `None` when it fits.
+    pub fn over_fixed_cap(&self) -> Option<String> {
+        let parts = self.context_parts().ok()?;
+        (parts.fixed > parts.fixed_cap).then(|| {
+            format!(
+                "the prompt before your first message takes {} tokens, {:.0}% of n_ctx {} \
+                 (engine.fixed_prompt_pct allows {}): a long HARVEY.md/AGENTS.md, \
+                 tools.schemas: template or a small n_ctx leave little room for the \
+                 conversation; /context shows each part",
+                parts.fixed,
+                100.0 * parts.fixed as f64 / parts.n_ctx.max(1) as f64,
+                parts.n_ctx,
+                parts.fixed_cap
+            )
+        })
+    }
+
+    /// `floor(n_ctx × engine.fixed_prompt_pct)`: what everything before the first message
+    /// may take.
+    pub fn fixed_cap(&self) -> usize {
+        budget(
+            self.engine.info().n_ctx,
+            self.config.engine.fixed_prompt_pct,
+        )
+    }
+
+    /// What the fixed prompt's cap leaves for the memory context: the cap less the system
+    /// prompt and the context block holding only the map (its framing counted), exact.
+    fn fixed_room(&self) -> usize {
+        let map = self.workspace_map_text();
+        let probe = [
+            crate::engine::Message::new(crate::engine::Role::System, self.conversation.system()),
+            self.conversation.context_message(&map),
+        ];
+        match self.engine.count_prompt(&probe) {
+            Ok(taken) => self.fixed_cap().saturating_sub(taken),
+            Err(_) => self.fixed_cap(),
+        }
     }
 }

@@ -12,6 +12,7 @@ mod calls;
 mod guard;
 mod one_reply;
 mod steps;
+mod timing;
 
 use std::collections::HashMap;
 
@@ -24,6 +25,7 @@ pub use answer::FOUND_LEAD;
 use answer::{answer_begun, fit_turn, limit_rounds, no_room_notice, Room};
 use calls::{one_call, run_call, Counting};
 use one_reply::reply;
+pub use timing::{Step, StepKind};
 
 use super::think::{self, Part, ThinkStream};
 use super::{prepare_turn, rolling::Compression, Conversation, TurnError, TurnLimits};
@@ -51,6 +53,8 @@ pub enum TurnEvent {
         text: String,
         reused: bool,
     },
+    /// A step of the turn is done, with its time (faces may show or ignore it).
+    Step(Step),
 }
 
 /// Asks the user whether a writing call (given as its one-line summary) may run.
@@ -134,10 +138,41 @@ pub struct AgentTurn {
     /// What the router chose for the first step (`None` when no router ran or it could
     /// not choose).
     pub route: Option<Route>,
+    /// Where the turn's time went, step by step (also sent as [`TurnEvent::Step`]).
+    pub steps: Vec<Step>,
 }
 
-/// Runs a turn; without tools it is a plain fitted turn.
+/// Runs a turn; without tools it is a plain fitted turn. Its steps are sent as they end
+/// and kept in [`AgentTurn::steps`].
 pub fn run_agent_turn(
+    engine: &mut dyn Engine,
+    conversation: &mut Conversation,
+    user_text: &str,
+    opts: &GenerateOptions,
+    limits: TurnLimits,
+    tools: Option<&ToolSet<'_>>,
+    on_event: &mut dyn FnMut(TurnEvent),
+) -> Result<AgentTurn, TurnError> {
+    let mut steps = Vec::new();
+    let mut listen = |e: TurnEvent| {
+        if let TurnEvent::Step(s) = &e {
+            steps.push(s.clone());
+        }
+        on_event(e);
+    };
+    let turn = agent_turn(
+        engine,
+        conversation,
+        user_text,
+        opts,
+        limits,
+        tools,
+        &mut listen,
+    );
+    turn.map(|t| AgentTurn { steps, ..t })
+}
+
+fn agent_turn(
     engine: &mut dyn Engine,
     conversation: &mut Conversation,
     user_text: &str,
@@ -150,9 +185,14 @@ pub fn run_agent_turn(
     let previous = tools
         .filter(|t| t.route.is_some())
         .and_then(|t| steps::previous_exchange(conversation.turns(), &t.registry.list()));
+    let started = std::time::Instant::now();
     let compression = prepare_turn(engine, conversation, user_text, limits)?;
+    if let Some(c) = &compression {
+        let what = format!("{} turns", c.folded_turns);
+        Step::timed(StepKind::Compression, what, started).send(on_event);
+    }
     let start = conversation.turns().len() - 1;
-    let route = match first_step(engine, tools, opts, previous.as_deref()) {
+    let route = match first_step(engine, tools, opts, previous.as_deref(), on_event) {
         Ok(r) => r,
         Err(e) => {
             conversation.truncate(start);
@@ -172,6 +212,7 @@ pub fn run_agent_turn(
                 calls,
                 compression,
                 route,
+                steps: Vec::new(),
             })
         }
         Ok(((completion, thought), calls)) => {
@@ -182,6 +223,7 @@ pub fn run_agent_turn(
                 calls,
                 compression,
                 route,
+                steps: Vec::new(),
             })
         }
         Err(e) => {
@@ -338,6 +380,7 @@ fn rounds(
             tools.is_some_and(|t| calls.len() < t.max_rounds) && !repeated && room == Room::Left;
         let routed_answer = first.take() == Some(Route::Answer);
         let must_answer = routed_answer || std::mem::take(&mut answer_next) || room == Room::None;
+        let started = std::time::Instant::now();
         let (o, lead, found, mut c) = reply(
             engine,
             conversation,
@@ -350,6 +393,11 @@ fn rounds(
         thoughts.take(engine, &mut c);
         let head = found.lock().ok().and_then(|mut h| h.take());
         let callable = tools.filter(|_| may_call);
+        let kind = match (callable, c.stop) {
+            (Some(_), StopReason::StopString) => StepKind::Call,
+            _ => StepKind::Answer,
+        };
+        Step::generation(kind, "", &c.stats, started).send(on_event);
         let record = match (callable, c.stop) {
             (Some(set), StopReason::EndOfGeneration) => {
                 call_in_text(engine, conversation, set, &c.text, &mut seen, on_event)
@@ -406,6 +454,7 @@ fn first_step(
     tools: Option<&ToolSet<'_>>,
     opts: &GenerateOptions,
     previous: Option<&str>,
+    on_event: &mut dyn FnMut(TurnEvent),
 ) -> Result<Option<Route>, crate::engine::EngineError> {
     match tools.and_then(|t| t.route.map(|request| (t, request))) {
         // Told to remember (the user's own words, not the previous exchange's): no
@@ -415,10 +464,29 @@ fn first_step(
         }
         Some((set, request)) => {
             let request = steps::with_previous(request, previous);
-            route::choose(engine, set.registry, &request, &opts.abort, set.route_saved)
+            routed(engine, set, &request, opts, on_event)
         }
         None => Ok(None),
     }
+}
+
+/// The router's choice for `request`, its time sent as a step.
+fn routed(
+    engine: &mut dyn Engine,
+    set: &ToolSet<'_>,
+    request: &str,
+    opts: &GenerateOptions,
+    on_event: &mut dyn FnMut(TurnEvent),
+) -> Result<Option<Route>, crate::engine::EngineError> {
+    let started = std::time::Instant::now();
+    let choice = route::choose(engine, set.registry, request, &opts.abort, set.route_saved)?;
+    let what = match &choice {
+        Some(Route::Tool(name)) => name.as_str(),
+        Some(Route::Answer) => "answer",
+        None => "",
+    };
+    Step::timed(StepKind::Router, what, started).send(on_event);
+    Ok(choice)
 }
 
 /// After the routed call `record`, the next step: `Some(route)` when the request is still
@@ -438,7 +506,7 @@ fn next_step(
         return Ok(None);
     };
     let asked = steps::next_request(request, &note);
-    let next = route::choose(engine, set.registry, &asked, &opts.abort, set.route_saved)?;
+    let next = routed(engine, set, &asked, opts, on_event)?;
     if let Some(Route::Tool(name)) = &next {
         on_event(TurnEvent::Notice(format!("next step: {name}")));
     }

@@ -115,13 +115,17 @@ fn workspace_is_empty(registry: &Registry) -> bool {
             .is_ok_and(|t| t.trim() == "(empty directory)")
 }
 
-/// The first steps offered for `registry`'s workspace, and whether it is empty.
+/// The first steps offered for `registry`'s workspace, and whether it is empty. A tool
+/// that can find nothing here (an empty memory store) is not offered either: with the
+/// 0.5B in an empty folder, "What is the capital of France?" went to `memory_search` and
+/// the answer came from its empty result.
 fn offered(registry: &Registry) -> (Vec<(&'static str, &'static str)>, bool) {
     let empty = workspace_is_empty(registry);
     let routes = registry
         .routes()
         .into_iter()
         .filter(|(name, _)| !(empty && READS_WORKSPACE.contains(name)))
+        .filter(|(name, _)| !registry.get(name).is_some_and(|t| t.finds_nothing()))
         .collect();
     (routes, empty)
 }
@@ -446,6 +450,27 @@ mod tests {
         ] {
             assert_eq!(told_to_remember(&r, left), None, "{left}");
         }
+    }
+
+    /// `memory_search` is offered once there is something to find, not before.
+    #[test]
+    fn a_search_that_can_find_nothing_is_not_offered() {
+        let ws = tempfile::tempdir().unwrap();
+        let place = crate::tools::memory::MemoryPlace {
+            agents_dir: ws.path().join("agents"),
+            workspace: ws.path().to_path_buf(),
+            embedder: None,
+            config: crate::config::Config::default().memory,
+        };
+        let mut r = registry();
+        r.add(Box::new(crate::tools::memory::MemorySearch(place)));
+        let offers = |r: &Registry| offered(r).0.iter().any(|(n, _)| *n == "memory_search");
+        assert!(!offers(&r), "an empty store");
+        let notes = ws.path().join("agents/memories/project_fact");
+        std::fs::create_dir_all(&notes).unwrap();
+        assert!(!offers(&r), "an empty folder is no memory");
+        std::fs::write(notes.join("a.md"), "---\n---\n").unwrap();
+        assert!(offers(&r), "one memory");
     }
 
     #[test]

@@ -228,6 +228,7 @@ fn run_json(
             "text": i.text,
         })),
         "prefix_from_cache": matches!(app.prefix(), harvey::chat::prefix_cache::PrefixOutcome::Restored { .. }),
+        "steps": &turn.steps,
         "tool_calls": turn.calls.iter().map(|c| serde_json::json!({
             "call": c.call.as_ref().map(|c| c.summary()),
             "ok": c.result.is_ok(),

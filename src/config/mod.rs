@@ -19,6 +19,10 @@ use std::path::PathBuf;
 
 pub const DEFAULT_N_CTX: u32 = 4096;
 pub const DEFAULT_N_BATCH: u32 = 256;
+/// Share of n_ctx the prompt before the first message may take (`engine.fixed_prompt_pct`):
+/// instructions, tools, guidance, the workspace map and the memory context. The memory
+/// budget gives way when the rest is larger.
+pub const DEFAULT_FIXED_PROMPT_PCT: f64 = 0.35;
 /// f16 until q8_0 is shown not to be slower on an idle machine (issue 19).
 pub const DEFAULT_KV_CACHE_TYPE: &str = "f16";
 /// Saved prefixes kept per model under `agents/cache/` (`engine.cache_prefix_keep`): each
@@ -127,6 +131,8 @@ pub struct ModelConfig {
 #[derive(Debug, Clone, PartialEq)]
 pub struct EngineConfig {
     pub n_ctx: u32,
+    /// Share of n_ctx for everything before the first message ([`DEFAULT_FIXED_PROMPT_PCT`]).
+    pub fixed_prompt_pct: f64,
     pub n_batch: u32,
     /// Decode threads; `None` = the machine's physical cores.
     pub threads: Option<u32>,

@@ -107,6 +107,7 @@ pub struct RawModel {
 #[serde(default, deny_unknown_fields)]
 pub struct RawEngine {
     pub n_ctx: u32,
+    pub fixed_prompt_pct: f64,
     pub n_batch: u32,
     pub threads: u32,
     pub threads_batch: u32,
@@ -121,6 +122,7 @@ impl Default for RawEngine {
     fn default() -> Self {
         Self {
             n_ctx: DEFAULT_N_CTX,
+            fixed_prompt_pct: DEFAULT_FIXED_PROMPT_PCT,
             n_batch: DEFAULT_N_BATCH,
             threads: 0,
             threads_batch: 0,

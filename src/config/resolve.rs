@@ -117,6 +117,11 @@ fn check_engine(e: &RawEngine) -> Check {
     require(e.n_ctx >= 64, "engine.n_ctx", "must be at least 64 tokens")?;
     require(e.n_batch >= 1, "engine.n_batch", "must be at least 1")?;
     require(
+        e.fixed_prompt_pct > 0.0 && e.fixed_prompt_pct < 1.0,
+        "engine.fixed_prompt_pct",
+        "must be between 0 and 1 (0.35 leaves two thirds of a 2K window to the conversation)",
+    )?;
+    require(
         e.cache_prefix_keep >= 1,
         "engine.cache_prefix_keep",
         "must be at least 1 (to keep no saved prefix, set engine.cache_prefix: false)",
@@ -267,6 +272,7 @@ fn engine(e: RawEngine) -> EngineConfig {
     let auto = |n: u32| (n > 0).then_some(n);
     EngineConfig {
         n_ctx: e.n_ctx,
+        fixed_prompt_pct: e.fixed_prompt_pct,
         n_batch: e.n_batch,
         threads: auto(e.threads),
         threads_batch: auto(e.threads_batch),

@@ -88,6 +88,14 @@ pub fn render(out: &mut impl Write, p: &ContextParts) -> io::Result<()> {
         writeln!(out, "  {:<16} {:>7}", part.name, part.tokens)?;
     }
     writeln!(out, "  {:<16} {:>7}", "= in use", p.used)?;
+    writeln!(
+        out,
+        "  {:<16} {:>7}  ({:.0}% of n_ctx; engine.fixed_prompt_pct allows {})",
+        "before 1st msg",
+        p.fixed,
+        100.0 * p.fixed as f64 / p.n_ctx.max(1) as f64,
+        p.fixed_cap
+    )?;
     writeln!(out, "  {:<16} {:>7}", "attachments", p.pending)?;
     writeln!(
         out,
@@ -136,13 +144,16 @@ mod tests {
         let part = |name, tokens| ContextPart { name, tokens };
         let parts = ContextParts {
             parts: vec![
-                part("system prompt", 120),
+                part("instructions", 60),
+                part("tools", 60),
                 part("guidance", 30),
                 part("workspace files", 96),
                 part("memory context", 0),
                 part("pinned", 12),
                 part("conversation", 40),
             ],
+            fixed: 246,
+            fixed_cap: 1433,
             used: 298,
             pending: 9,
             free: 3789,

@@ -503,6 +503,7 @@ fn status(app: &App, out: &mut impl Write) -> io::Result<()> {
         context_used: app.context_used().unwrap_or(0),
         cached_tokens: app.engine().cached_tokens(),
         last_turn: app.turns().last(),
+        steps: app.last_steps(),
         turns: app.turns().len(),
         prefix: app.prefix().describe(),
         compressions: app.compressions().len(),

@@ -48,6 +48,8 @@ pub struct StatusView<'a> {
     pub context_used: usize,
     pub cached_tokens: usize,
     pub last_turn: Option<&'a TurnStats>,
+    /// Where the last turn's time went (empty before any turn).
+    pub steps: &'a [crate::chat::agent::Step],
     pub turns: usize,
     /// How the stable prompt prefix was set up (`/status` says if it came from cache).
     pub prefix: String,
@@ -107,7 +109,11 @@ pub fn status(out: &mut impl Write, v: &StatusView<'_>) -> io::Result<()> {
             v.turns
         ),
         None => writeln!(out, "last turn  none yet"),
+    }?;
+    for step in v.steps {
+        writeln!(out, "  step     {}", step.line())?;
     }
+    Ok(())
 }
 
 /// `/tools`: one line per tool, and whether tool use is on.
@@ -269,6 +275,7 @@ mod tests {
             ..TurnStats::default()
         };
         let before = StatusView {
+            steps: &[],
             info: &info,
             context_used: 37,
             cached_tokens: 0,
@@ -279,6 +286,7 @@ mod tests {
             soc: None,
         };
         let after = StatusView {
+            steps: &[],
             info: &info,
             context_used: 454,
             cached_tokens: 453,

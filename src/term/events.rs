@@ -15,6 +15,8 @@ pub fn turn_event(out: &mut impl Write, event: &TurnEvent) -> io::Result<()> {
         TurnEvent::Notice(n) => writeln!(out, "[{n}]"),
         TurnEvent::ToolCall(summary) => writeln!(out, "\n[tool call] {summary}"),
         TurnEvent::Diff(d) => diff(out, d),
+        // Shown by `/status` and `harvey run --json`, not in the reply.
+        TurnEvent::Step(_) => Ok(()),
         TurnEvent::ToolResult { is_error, text, .. } => {
             let first = text.lines().next().unwrap_or("");
             let lines = text.lines().count();

@@ -36,6 +36,13 @@ pub struct MemoryPlace {
 }
 
 impl MemoryPlace {
+    /// Whether no memory, recorded session or RAG store exists yet: a search can only
+    /// come back empty (the knowledge base is left out: it is created with the workspace).
+    pub fn holds_nothing(&self) -> bool {
+        let has_file = |dir: &str| walk_has_file(&self.agents_dir.join(dir), 2);
+        !["memories", "sessions", "rag"].into_iter().any(has_file)
+    }
+
     fn open(&self) -> Result<MemoryStore, ToolError> {
         let mut store = MemoryStore::attach(&self.agents_dir, &self.workspace).map_err(failed)?;
         if let Some(e) = &self.embedder {
@@ -128,6 +135,9 @@ impl Tool for MemorySearch {
             },
         ];
         P
+    }
+    fn finds_nothing(&self) -> bool {
+        self.0.holds_nothing()
     }
     fn writes(&self) -> bool {
         false
@@ -445,4 +455,16 @@ impl Tool for MemoryForget {
             "memory archived: {id} (it will not be recalled again)"
         ))
     }
+}
+
+/// Whether `dir` holds a file within `depth` levels (`memories/<type>/<id>.md` is two).
+fn walk_has_file(dir: &std::path::Path, depth: usize) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    entries.flatten().any(|e| match e.file_type() {
+        Ok(t) if t.is_file() => true,
+        Ok(t) if t.is_dir() && depth > 1 => walk_has_file(&e.path(), depth - 1),
+        _ => false,
+    })
 }

@@ -122,6 +122,11 @@ pub trait Tool {
     fn route(&self) -> Option<&'static str> {
         None
     }
+    /// Whether a call can find nothing at all here (an empty store): such a tool is not
+    /// offered as a first step. Cheap; `false` when unsure.
+    fn finds_nothing(&self) -> bool {
+        false
+    }
     /// Whether calling it changes anything (memory writes).
     fn writes(&self) -> bool;
     /// Whether it saves a memory the model writes (`memory_write`): the turn's guard

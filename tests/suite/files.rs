@@ -346,7 +346,8 @@ pub fn context_parts_add_up_without_pins(app: &mut App) -> String {
     let out = line(app, "/context");
     let row = |name: &str| number_after(&out, &format!("\n  {name}"));
     let parts: usize = [
-        "system prompt",
+        "instructions",
+        "tools",
         "guidance",
         "workspace files",
         "memory context",
@@ -359,6 +360,17 @@ pub fn context_parts_add_up_without_pins(app: &mut App) -> String {
     let used = row("= in use");
     assert_eq!(used, app.context_used().unwrap(), "{out}");
     assert_eq!(parts, used, "{out}");
+    let fixed: usize = [
+        "instructions",
+        "tools",
+        "guidance",
+        "workspace files",
+        "memory context",
+    ]
+    .iter()
+    .map(|n| row(n))
+    .sum();
+    assert_eq!(row("before 1st msg"), fixed, "{out}");
     let n_ctx = number_after(&out, "context of ");
     assert_eq!(used + row("attachments") + row("free"), n_ctx, "{out}");
     assert_eq!(row("attachments"), app.attachments().tokens(), "{out}");

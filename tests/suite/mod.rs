@@ -10,6 +10,7 @@ mod faults;
 mod files;
 mod files_model;
 mod files_safety;
+mod fixed_prompt;
 mod footprint;
 mod gemma;
 mod git_safety;

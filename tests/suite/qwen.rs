@@ -7,8 +7,8 @@
 
 use harvey::app::{call_forms, offer_tools, tools_with_abort, workspace_tools, App};
 use harvey::chat::prefix_cache::{restore_or_save, stable_prefix_ids, PrefixOutcome};
-use harvey::config::Config;
-use harvey::engine::{AbortFlag, LlamaEngine, Message, Role, StopReason};
+use harvey::config::{Config, ToolSchemas};
+use harvey::engine::{AbortFlag, Engine, LlamaEngine, Message, Role, StopReason};
 use harvey::tools::call::validate;
 use harvey::tools::{parse_call, Registry};
 
@@ -35,7 +35,7 @@ fn qwen(n_ctx: u32) -> LlamaEngine {
 
 /// The engine with the workspace tools offered the way its template takes them.
 fn with_tools(e: &mut LlamaEngine, registry: &Registry) -> String {
-    offer_tools(e, registry, true, "")
+    offer_tools(e, registry, true, "", ToolSchemas::Template)
 }
 
 #[test]
@@ -78,7 +78,7 @@ fn qwen_renders_its_own_template_with_the_tools_section() {
     }
     assert!(prompt.ends_with("<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"));
     // Without tools offered, no tools section; the system prompt describes them instead.
-    let plain = offer_tools(&mut e, &registry, false, "");
+    let plain = offer_tools(&mut e, &registry, false, "", ToolSchemas::Template);
     let prompt = e
         .render(&[
             Message::new(Role::System, plain),
@@ -86,6 +86,31 @@ fn qwen_renders_its_own_template_with_the_tools_section() {
         ])
         .unwrap();
     assert!(!prompt.contains("<tools>"), "{prompt}");
+    // Compact (the default): one line per tool in the system prompt, no schemas, the
+    // family's own call form in the example, and far fewer tokens.
+    let compact = offer_tools(&mut e, &registry, true, "", ToolSchemas::Compact);
+    let messages = [
+        Message::new(Role::System, compact.clone()),
+        Message::new(Role::User, "hi"),
+    ];
+    let prompt = e.render(&messages).unwrap();
+    assert!(!prompt.contains("<tools>"), "{prompt}");
+    for tool in registry.list() {
+        assert!(compact.contains(&format!("- {}(", tool.name)), "{compact}");
+    }
+    assert!(compact.contains("<tool_call>"), "{compact}");
+    let compact_tokens = e.count_prompt(&messages).unwrap();
+    with_tools(&mut e, &registry);
+    let schema_tokens = e
+        .count_prompt(&[
+            Message::new(Role::System, system),
+            Message::new(Role::User, "hi"),
+        ])
+        .unwrap();
+    assert!(
+        compact_tokens * 2 < schema_tokens,
+        "compact {compact_tokens} vs schemas {schema_tokens}"
+    );
 }
 
 /// Rendering messages 1..k (with the assistant opener) followed by the assistant's text

@@ -5,6 +5,7 @@
 use crate::engine::{Engine, GenerateOptions};
 use crate::tools::{parse_call, Approval, ToolCall, ToolContext, ToolError};
 
+use super::timing::{Step, StepKind};
 use super::{guard, CallRecord, Conversation, Opening, Seen, ToolSet, TurnEvent, MAX_RESULT_CHARS};
 
 /// A call of a tool that asks: its preview (a refusal there ends it without asking),
@@ -67,6 +68,7 @@ pub(super) fn one_call(
     o.grammar = Some(opening.grammar);
     o.assistant_prefix = Some(prefix.clone());
     o.max_tokens = Some(cap);
+    let started = std::time::Instant::now();
     let out = engine.generate(&conversation.messages(), &o, &mut |_| {})?;
     conversation.push_assistant(&format!("{prefix}{}", out.text));
     // Only a call whose grammar completed is parsed; a cut-off one is an error result.
@@ -74,6 +76,8 @@ pub(super) fn one_call(
         Ok(text) => parse_call(text),
         Err(stop) => Err(ToolError::CutOff(stop.as_str())),
     };
+    let name = parsed.as_ref().map_or("", |c| c.name.as_str());
+    Step::generation(StepKind::Call, name, &out.stats, started).send(on_event);
     let counter = Counting(&*engine);
     Ok(run_call(
         conversation,
@@ -116,7 +120,12 @@ pub(super) fn run_call(
             let reused = seen.contains_key(&key);
             let result = match seen.get(&key) {
                 Some(r) => r.clone(),
-                None => approve_and_call(set, conversation, &call, seen, ctx, on_event),
+                None => {
+                    let started = std::time::Instant::now();
+                    let r = approve_and_call(set, conversation, &call, seen, ctx, on_event);
+                    Step::timed(StepKind::Tool, call.name.as_str(), started).send(on_event);
+                    r
+                }
             };
             seen.entry(key).or_insert_with(|| result.clone());
             (Some(call), result, reused)
