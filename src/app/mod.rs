@@ -7,6 +7,7 @@ mod access;
 mod build;
 mod close;
 mod commands;
+mod compress;
 pub mod context;
 mod later;
 mod map;
@@ -32,7 +33,7 @@ use crate::chat::agent::{run_agent_turn, AgentTurn, ToolSet, TurnEvent};
 use crate::chat::prefix_cache::{
     head_ids, restore_or_save_in, stable_prefix_ids_in, Places, PrefixOutcome, SharedHead,
 };
-use crate::chat::rolling::{compress_if_needed, Compression, TagSource};
+use crate::chat::rolling::{Compression, TagSource};
 use crate::chat::{Conversation, TurnError, TurnLimits};
 use crate::config::{Config, ConfigError};
 use crate::engine::{
@@ -198,8 +199,9 @@ impl App {
         }
     }
 
-    /// One user turn; the reply streams to `on_text`. Older turns are compressed first
-    /// if that is what it takes to fit (see [`crate::chat::prepare_turn`]).
+    /// One user turn; the reply streams to `on_text`. Older turns are folded out first
+    /// (without the model) if that is what it takes to fit (see
+    /// [`crate::chat::prepare_turn`]); their summary is [`Self::compress`]'s, later.
     pub fn turn(
         &mut self,
         text: &str,
@@ -374,10 +376,7 @@ impl App {
             notes.push(format!("tool: {call} → {outcome}"));
         }
         if let Some(c) = &turn.compression {
-            notes.push(format!(
-                "rolling summary: {} turns folded, {} → {} tokens",
-                c.folded_turns, c.tokens_before, c.tokens_after
-            ));
+            notes.push(c.note());
         }
         let s = &turn.completion.stats;
         // The thought is kept as a note: the reply text (what summaries, mining and a
@@ -410,43 +409,6 @@ impl App {
     pub fn reply_reserve(&self) -> usize {
         let n_ctx = self.engine.info().n_ctx as usize;
         (self.config.sampling.max_tokens as usize).min(n_ctx / 4)
-    }
-
-    /// How full the context is (0–1) when that is at or over the rolling-summary
-    /// threshold, i.e. when [`Self::compress`] would act.
-    pub fn compression_due(&self) -> Option<f64> {
-        let rolling = &self.config.memory.rolling_summary;
-        if !rolling.enabled || self.conversation.turn_count() <= 1 {
-            return None;
-        }
-        let n_ctx = self.engine.info().n_ctx as f64;
-        let used = self.context_used().ok()? as f64 / n_ctx;
-        (used >= rolling.warn_at_pct).then_some(used)
-    }
-
-    /// Replaces older turns by a summary (in the aside context; the chat cache keeps
-    /// the pinned prefix).
-    pub fn compress(&mut self) -> Result<Option<Compression>, EngineError> {
-        let rolling = &self.config.memory.rolling_summary;
-        let n_ctx = self.engine.info().n_ctx as f64;
-        let threshold = (n_ctx * rolling.warn_at_pct).floor() as usize;
-        let keep = rolling.keep_turns;
-        let done = compress_if_needed(
-            self.engine.as_mut(),
-            &mut self.conversation,
-            threshold,
-            keep,
-            &self.abort,
-        )?;
-        if let Some(c) = &done {
-            self.compressions.push(c.clone());
-            // The record keeps the original turns; it only notes the compression.
-            let _ = self.recorder.note(&format!(
-                "rolling summary: {} turns folded, {} → {} tokens",
-                c.folded_turns, c.tokens_before, c.tokens_after
-            ));
-        }
-        Ok(done)
     }
 
     /// Tokens the conversation occupies in the context right now (rendered, exact).

@@ -1,6 +1,6 @@
 //! `/model use`: free the loaded model, load another in the same process, and carry the
-//! conversation over — compressed by the rolling summary if it no longer fits the new
-//! n_ctx, then prefilled so the next turn starts warm.
+//! conversation over — older turns folded out if it no longer fits the new n_ctx (their
+//! summary is idle work), then prefilled so the next turn starts warm.
 //!
 //! The old model is dropped before the new one loads, so the new n_ctx is fitted to the
 //! memory actually free; if the new one fails to load, the old one is loaded back. Each
@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use super::{engine_params, App, AppError};
 use crate::chat::prefix_cache::PrefixOutcome;
-use crate::chat::rolling::{compress_if_needed, Compression};
+use crate::chat::rolling::{fold_for_room, Compression};
 use crate::engine::{LlamaEngine, Unloaded};
 
 /// What a switch did, for the REPL to report.
@@ -96,17 +96,17 @@ impl App {
         })
     }
 
-    /// Summarizes older turns when the conversation plus a reply no longer fits.
+    /// Folds older turns out (without the model: their summary is idle work) when the
+    /// conversation plus a reply no longer fits.
     fn fit_conversation(&mut self, notes: &mut Vec<String>) -> Option<Compression> {
         let n_ctx = self.engine.info().n_ctx as usize;
         let threshold = n_ctx.saturating_sub(self.reply_reserve());
         let keep = self.config.memory.rolling_summary.keep_turns;
-        match compress_if_needed(
-            self.engine.as_mut(),
+        match fold_for_room(
+            self.engine.as_ref(),
             &mut self.conversation,
             threshold,
             keep,
-            &self.abort,
         ) {
             Ok(done) => {
                 if let Some(c) = &done {
@@ -115,7 +115,7 @@ impl App {
                 done
             }
             Err(e) => {
-                notes.push(format!("older turns could not be summarized to fit: {e}"));
+                notes.push(format!("older turns could not be folded to fit: {e}"));
                 None
             }
         }

@@ -186,7 +186,7 @@ fn agent_turn(
         .filter(|t| t.route.is_some())
         .and_then(|t| steps::previous_exchange(conversation.turns(), &t.registry.list()));
     let started = std::time::Instant::now();
-    let compression = prepare_turn(engine, conversation, user_text, limits, &opts.abort)?;
+    let compression = prepare_turn(engine, conversation, user_text, limits)?;
     if let Some(c) = &compression {
         let what = format!("{} turns", c.folded_turns);
         Step::timed(StepKind::Compression, what, started).send(on_event);

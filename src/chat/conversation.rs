@@ -34,7 +34,7 @@ pub const CONTEXT_PREFACE: &str = "Your notes from earlier sessions in this work
 /// workspace questions from the notes instead of calling a tool.)
 pub const CONTEXT_CLOSER: &str = "(End of notes. Do not repeat them to the user.)";
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Conversation {
     system: String,
     context: Option<String>,
@@ -42,7 +42,14 @@ pub struct Conversation {
     /// renders one, else a user turn.
     context_role: Role,
     pins: Vec<Pin>,
+    /// What the summary message says: the newest model-written summary, followed by a
+    /// short list of the turns folded since without the model.
     summary: Option<String>,
+    /// The newest summary the model wrote (what the next one builds on).
+    written: Option<String>,
+    /// Turns taken out to make room without the model (oldest first): the summary of
+    /// them is written later, while the user reads or types.
+    folded: Vec<Message>,
     messages: Vec<Message>,
 }
 
@@ -54,6 +61,8 @@ impl Conversation {
             context_role: Role::User,
             pins: Vec::new(),
             summary: None,
+            written: None,
+            folded: Vec::new(),
             messages: Vec::new(),
         }
     }
@@ -154,6 +163,16 @@ impl Conversation {
         self.summary.as_deref()
     }
 
+    /// The newest summary the model wrote (without the list of turns folded since).
+    pub fn written_summary(&self) -> Option<&str> {
+        self.written.as_deref()
+    }
+
+    /// Turns taken out without the model whose summary is still to be written.
+    pub fn folded(&self) -> &[Message] {
+        &self.folded
+    }
+
     /// The turns (everything after the pinned messages).
     pub fn turns(&self) -> &[Message] {
         &self.messages
@@ -204,11 +223,23 @@ impl Conversation {
         }
     }
 
-    /// Replaces the first `n_messages` turn messages by `summary`.
+    /// Replaces the first `n_messages` turn messages, and the turns folded before
+    /// without the model, by `summary` (the model's summary of all of them).
     pub fn fold(&mut self, n_messages: usize, summary: String) {
         let n = n_messages.min(self.messages.len());
         self.messages.drain(..n);
+        self.folded.clear();
+        self.written = Some(summary.clone());
         self.summary = Some(summary);
+    }
+
+    /// Takes the first `n_messages` turn messages out without a summary of them: the
+    /// summary message says `shown` instead until the model's summary is written
+    /// ([`Self::fold`]).
+    pub fn fold_unsummarized(&mut self, n_messages: usize, shown: String) {
+        let n = n_messages.min(self.messages.len());
+        self.folded.extend(self.messages.drain(..n));
+        self.summary = Some(shown);
     }
 
     /// Forgets the conversation and its summary; system prompt, memory context and the
@@ -216,6 +247,8 @@ impl Conversation {
     pub fn clear(&mut self) {
         self.messages.clear();
         self.summary = None;
+        self.written = None;
+        self.folded.clear();
     }
 
     /// Number of user messages.

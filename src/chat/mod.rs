@@ -72,13 +72,14 @@ pub struct TurnLimits {
 
 /// Makes sure a turn fits, then adds the user message: an input too large for the
 /// context is refused before anything is sent, and when the conversation plus the input
-/// would leave less than `reply_reserve`, older turns are compressed first (if allowed).
+/// would leave less than `reply_reserve`, older turns are folded out first (if allowed)
+/// — without the model: no summary is written between a question and its answer
+/// ([`rolling::fold_for_room`]; the summary is idle work).
 pub fn prepare_turn(
     engine: &mut dyn Engine,
     conversation: &mut Conversation,
     user_text: &str,
     limits: TurnLimits,
-    abort: &crate::engine::AbortFlag,
 ) -> Result<Option<rolling::Compression>, TurnError> {
     let n_ctx = engine.info().n_ctx as usize;
     let mut probe = conversation.pinned();
@@ -96,11 +97,10 @@ pub fn prepare_turn(
     conversation.push_user(user_text);
     let threshold = n_ctx.saturating_sub(limits.reply_reserve);
     match limits.keep_turns {
-        Some(keep) => rolling::compress_if_needed(engine, conversation, threshold, keep, abort)
-            .map_err(|e| {
-                conversation.pop_user();
-                e.into()
-            }),
+        Some(keep) => rolling::fold_for_room(engine, conversation, threshold, keep).map_err(|e| {
+            conversation.pop_user();
+            e.into()
+        }),
         None => Ok(None),
     }
 }

@@ -1,16 +1,29 @@
-//! The rolling summary: when the conversation reaches `warn_at_pct × n_ctx`, all but the
-//! last `keep_turns` turns are replaced by one summary message right after the pinned
+//! The rolling summary: when the conversation grows too big, all but the last
+//! `keep_turns` turns leave the prompt for one summary message right after the pinned
 //! messages. A turn is a user message and everything that answered it, so a turn is never
 //! split and a tool result is never orphaned.
 //!
-//! The summary is generated aside (the chat KV cache is not disturbed), bounded to
-//! `SUMMARY_MAX_TOKENS`, with the old turns chunked to fit `Engine::aside_room`. Before
-//! it, the chat cache keeps only the pinned messages: everything after them is rewritten
-//! anyway, and the freed cells let the summary run in the chat context.
+//! Two steps, so no model call stands between a question and its answer:
+//! - [`fold_for_room`], before a turn whose message would not fit: older turns go out
+//!   at once, without the model; the summary message lists what they asked and called
+//!   ([`digest::placeholder`]).
+//! - [`compress_if_needed`], as idle work while the user reads or types: the model
+//!   writes the summary of those turns (and of more, past `warn_at_pct`), from a digest
+//!   of them (calls' summaries and answers, not whole tool results), generated aside and
+//!   bounded to `SUMMARY_MAX_TOKENS`. Stopped by the abort flag, it changes nothing; the
+//!   chat KV cache is left alone until the summary is in, then [`warm`] prefills the new
+//!   prompt in small steps that also stop at the flag.
 
-use crate::engine::gbnf::{self, GrammarBoundError};
+mod digest;
+mod session;
+
+pub use digest::{digest_lines, placeholder};
+pub use session::{
+    summarize_map_reduce, tag_grammar, tags, TagError, TagSource, TAGS, TAG_MAX_CHARS,
+};
+
 use crate::engine::{
-    AbortFlag, Engine, EngineError, GenerateOptions, Message, Role, SamplingParams, StopReason,
+    AbortFlag, Engine, EngineError, GenerateOptions, Message, Role, SamplingParams,
 };
 
 use super::Conversation;
@@ -62,19 +75,51 @@ pub fn messages_in_turns(starts: &[usize], total: usize, turns: usize) -> usize 
 /// What a compression did, for the user line and the session record.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Compression {
+    /// Turns taken out of the prompt (with [`Self::pending`] false: also those an
+    /// earlier fold took out, whose summary this one wrote).
     pub folded_turns: usize,
     pub tokens_before: usize,
     pub tokens_after: usize,
+    /// What the summary message says now.
     pub summary: String,
+    /// Folded without the model: the summary of these turns is still to be written.
+    pub pending: bool,
+    /// Tokens the summarizer read (its digest of the turns; 0 when pending).
+    pub input_tokens: usize,
+    /// Tokens of the summarized turns as they were in the prompt (0 when pending).
+    pub turn_tokens: usize,
 }
 
-/// Compresses when the conversation is at or over `threshold` tokens.
-pub fn compress_if_needed(
-    engine: &mut dyn Engine,
+impl Compression {
+    /// The line for the session record.
+    pub fn note(&self) -> String {
+        if self.pending {
+            return format!(
+                "rolling summary: {} turns folded without the model to make room, {} → {} tokens (their summary is written later)",
+                self.folded_turns, self.tokens_before, self.tokens_after
+            );
+        }
+        format!(
+            "rolling summary: {} turns folded, {} → {} tokens (the summarizer read {} tokens for {} tokens of turns)",
+            self.folded_turns,
+            self.tokens_before,
+            self.tokens_after,
+            self.input_tokens,
+            self.turn_tokens
+        )
+    }
+}
+
+/// Before a turn whose message does not fit (the conversation, the message just added,
+/// and the reply's reserve at or over `threshold`): takes older turns out of the prompt
+/// without the model — all but `keep_turns`, more while still over — and lets the summary
+/// message list what they asked and called. The model's summary of them is written later
+/// ([`compress_if_needed`]). The newest turn (the question) is never folded.
+pub fn fold_for_room(
+    engine: &dyn Engine,
     conversation: &mut Conversation,
     threshold: usize,
     keep_turns: usize,
-    abort: &AbortFlag,
 ) -> Result<Option<Compression>, EngineError> {
     let before = engine.count_prompt(&conversation.messages())?;
     if before < threshold {
@@ -83,33 +128,113 @@ pub fn compress_if_needed(
     let turns = conversation.turns().to_vec();
     let starts = turn_starts(&turns);
     let costs = turn_costs(engine, &turns, &starts);
-    let fixed = engine.count_prompt(&conversation.pinned())? + SUMMARY_MAX_TOKENS;
-    let fold = turns_to_fold(&costs, fixed, threshold, keep_turns);
+    let fixed = engine.count_prompt(&conversation.pinned())?;
+    let mut fold = turns_to_fold(&costs, fixed, threshold, keep_turns);
     if fold == 0 {
         return Ok(None);
     }
+    // The fold line grows with what it lists: fold more while the result is still over.
+    loop {
+        let mut trial = conversation.clone();
+        fold_without_model(&mut trial, messages_in_turns(&starts, turns.len(), fold));
+        let after = engine.count_prompt(&trial.messages())?;
+        if after < threshold || fold + 1 >= starts.len() {
+            let folded_turns = fold;
+            *conversation = trial;
+            return Ok(Some(Compression {
+                folded_turns,
+                tokens_before: before,
+                tokens_after: after,
+                summary: conversation.summary().unwrap_or_default().to_string(),
+                pending: true,
+                input_tokens: 0,
+                turn_tokens: 0,
+            }));
+        }
+        fold += 1;
+    }
+}
+
+fn fold_without_model(conversation: &mut Conversation, n_messages: usize) {
+    let mut folded = conversation.folded().to_vec();
+    folded.extend_from_slice(&conversation.turns()[..n_messages]);
+    let shown = placeholder(conversation.written_summary(), &folded);
+    conversation.fold_unsummarized(n_messages, shown);
+}
+
+/// Idle work: when the conversation is at or over `threshold` tokens, or turns were
+/// folded without the model, the model writes the summary of those turns and of all but
+/// the last `keep_turns` (more while what stays is still over). `Ok(None)` when there is
+/// nothing to do or the abort flag stopped it — then the conversation is exactly as it
+/// was. The chat KV cache is not touched: the summary runs aside ([`warm`] follows).
+pub fn compress_if_needed(
+    engine: &mut dyn Engine,
+    conversation: &mut Conversation,
+    threshold: usize,
+    keep_turns: usize,
+    abort: &AbortFlag,
+) -> Result<Option<Compression>, EngineError> {
+    let before = engine.count_prompt(&conversation.messages())?;
+    let turns = conversation.turns().to_vec();
+    let starts = turn_starts(&turns);
+    let fold = match before >= threshold {
+        true => {
+            let costs = turn_costs(engine, &turns, &starts);
+            let fixed = engine.count_prompt(&conversation.pinned())? + SUMMARY_MAX_TOKENS;
+            turns_to_fold(&costs, fixed, threshold, keep_turns)
+        }
+        false => 0,
+    };
+    let pending = turn_starts(conversation.folded()).len();
+    if fold == 0 && pending == 0 {
+        return Ok(None);
+    }
     let n_messages = messages_in_turns(&starts, turns.len(), fold);
-    engine.keep_chat_prefix(&conversation.pinned());
-    let summary = summarize(
-        engine,
-        conversation.summary(),
-        &turns[..n_messages],
-        None,
-        abort,
-    )?;
+    let mut input = conversation.folded().to_vec();
+    input.extend_from_slice(&turns[..n_messages]);
+    let written = summarize_digest(engine, conversation.written_summary(), &input, None, abort)?;
+    let Some((summary, input_tokens)) = written else {
+        return Ok(None);
+    };
     conversation.fold(n_messages, summary.clone());
     let after = engine.count_prompt(&conversation.messages())?;
     Ok(Some(Compression {
-        folded_turns: fold,
+        folded_turns: fold + pending,
         tokens_before: before,
         tokens_after: after,
         summary,
+        pending: false,
+        input_tokens,
+        turn_tokens: message_tokens(engine, &input),
     }))
+}
+
+/// Tokens the chat prefills per step in [`warm`]: small enough that the abort flag is
+/// seen within a fraction of a second on a Pi.
+pub const WARM_STEP: usize = 64;
+
+/// Idle work after a compression: makes the chat KV cache hold the new prompt, so the
+/// next message costs only its own tokens. Prefills [`WARM_STEP`] tokens at a time and
+/// stops at the abort flag (what was prefilled stays; the next turn does the rest).
+/// Returns the tokens prefilled.
+pub fn warm(
+    engine: &mut dyn Engine,
+    conversation: &Conversation,
+    abort: &AbortFlag,
+) -> Result<usize, EngineError> {
+    let ids = engine.prompt_ids(&conversation.messages())?;
+    let mut done = 0;
+    let mut end = 0;
+    while end < ids.len() && !abort.is_raised() {
+        end = (end + WARM_STEP).min(ids.len());
+        done += engine.warm_prefix(&ids[..end])?;
+    }
+    Ok(done)
 }
 
 /// `/compact [FOCUS]`: folds every turn into the summary now, whatever the fill level;
 /// `focus` (what the user wants kept) goes into the summary prompt. `None` when there
-/// is no turn to fold.
+/// is no turn to fold, or the abort flag stopped it (nothing changed).
 pub fn compact(
     engine: &mut dyn Engine,
     conversation: &mut Conversation,
@@ -117,13 +242,19 @@ pub fn compact(
     abort: &AbortFlag,
 ) -> Result<Option<Compression>, EngineError> {
     let turns = conversation.turns().to_vec();
-    let folded_turns = turn_starts(&turns).len();
+    let folded_turns = turn_starts(&turns).len() + turn_starts(conversation.folded()).len();
     if folded_turns == 0 {
         return Ok(None);
     }
     let before = engine.count_prompt(&conversation.messages())?;
+    let mut input = conversation.folded().to_vec();
+    input.extend_from_slice(&turns);
+    // Asked for: the chat keeps only the pinned part, so the summary runs in its cells.
     engine.keep_chat_prefix(&conversation.pinned());
-    let summary = summarize(engine, conversation.summary(), &turns, focus, abort)?;
+    let written = summarize_digest(engine, conversation.written_summary(), &input, focus, abort)?;
+    let Some((summary, input_tokens)) = written else {
+        return Ok(None);
+    };
     conversation.fold(turns.len(), summary.clone());
     let after = engine.count_prompt(&conversation.messages())?;
     Ok(Some(Compression {
@@ -131,6 +262,9 @@ pub fn compact(
         tokens_before: before,
         tokens_after: after,
         summary,
+        pending: false,
+        input_tokens,
+        turn_tokens: message_tokens(engine, &input),
     }))
 }
 
@@ -138,16 +272,43 @@ fn turn_costs(engine: &dyn Engine, turns: &[Message], starts: &[usize]) -> Vec<u
     (0..starts.len())
         .map(|i| {
             let end = messages_in_turns(starts, turns.len(), i + 1);
-            turns[starts[i]..end]
-                .iter()
-                .map(|m| engine.count_tokens(&m.content) + 6)
-                .sum()
+            message_tokens(engine, &turns[starts[i]..end])
         })
         .collect()
 }
 
+/// Tokens of `messages` in the prompt (their text and the template's few per message).
+fn message_tokens(engine: &dyn Engine, messages: &[Message]) -> usize {
+    messages
+        .iter()
+        .map(|m| engine.count_tokens(&m.content) + 6)
+        .sum()
+}
+
+/// [`summarize`] of the turns' digest; `None` when the abort flag stopped it. Also
+/// returns the tokens of the digest the summarizer read.
+fn summarize_digest(
+    engine: &mut dyn Engine,
+    previous: Option<&str>,
+    turns: &[Message],
+    focus: Option<&str>,
+    abort: &AbortFlag,
+) -> Result<Option<(String, usize)>, EngineError> {
+    let lines = digest_lines(turns);
+    let input_tokens = lines.iter().map(|l| engine.count_tokens(l) + 1).sum();
+    let summary = summarize_lines(engine, previous, &lines, focus, abort)?;
+    tracing::info!(
+        input_tokens,
+        turn_tokens = message_tokens(engine, turns),
+        "rolling summary written from a digest"
+    );
+    Ok((!abort.is_raised()).then_some((summary, input_tokens)))
+}
+
 /// Folds `previous` and `turns` into one summary of at most `SUMMARY_MAX_TOKENS`,
 /// feeding chunks that fit the context one after another; `focus` says what to keep.
+/// The turns are read as their digest ([`digest_lines`]): calls and answers, not whole
+/// tool results.
 pub fn summarize(
     engine: &mut dyn Engine,
     previous: Option<&str>,
@@ -155,10 +316,16 @@ pub fn summarize(
     focus: Option<&str>,
     abort: &AbortFlag,
 ) -> Result<String, EngineError> {
-    let lines: Vec<String> = turns
-        .iter()
-        .map(|m| format!("{}: {}", speaker(m.role), m.content.trim()))
-        .collect();
+    summarize_lines(engine, previous, &digest_lines(turns), focus, abort)
+}
+
+fn summarize_lines(
+    engine: &mut dyn Engine,
+    previous: Option<&str>,
+    lines: &[String],
+    focus: Option<&str>,
+    abort: &AbortFlag,
+) -> Result<String, EngineError> {
     let room = engine.aside_room();
     let overhead = engine.count_prompt(&summary_prompt(
         Some(&"x ".repeat(SUMMARY_MAX_TOKENS)),
@@ -169,9 +336,12 @@ pub fn summarize(
         .saturating_sub(overhead + SUMMARY_MAX_TOKENS + 8)
         .max(16);
     let counter = |t: &str| engine.count_tokens(t);
-    let chunks = chunk_lines(&lines, limit, &counter);
+    let chunks = chunk_lines(lines, limit, &counter);
     let mut summary = previous.map(str::to_string);
     for chunk in chunks {
+        if abort.is_raised() {
+            break;
+        }
         let opts = summary_options(abort);
         let done = engine.generate_aside(
             &summary_prompt(summary.as_deref(), &chunk, focus),
@@ -184,142 +354,6 @@ pub fn summarize(
         }
     }
     Ok(summary.unwrap_or_else(|| "(earlier turns omitted)".into()))
-}
-
-/// A session summary by map-reduce: each chunk of the transcript that fits the context
-/// is summarized on its own (map), then the chunk summaries are merged into one (reduce,
-/// repeated while the merged input is still too big). Never one oversized prompt.
-pub fn summarize_map_reduce(
-    engine: &mut dyn Engine,
-    turns: &[Message],
-    abort: &AbortFlag,
-) -> Result<String, EngineError> {
-    let lines: Vec<String> = turns
-        .iter()
-        .map(|m| format!("{}: {}", speaker(m.role), m.content.trim()))
-        .collect();
-    let room = engine.aside_room();
-    let overhead = engine.count_prompt(&summary_prompt(None, "", None))?;
-    let limit = room
-        .saturating_sub(overhead + SUMMARY_MAX_TOKENS + 8)
-        .max(16);
-    let mut pieces = {
-        let counter = |t: &str| engine.count_tokens(t);
-        chunk_lines(&lines, limit, &counter)
-    };
-    loop {
-        let mut summaries = Vec::with_capacity(pieces.len());
-        for chunk in &pieces {
-            if abort.is_raised() {
-                break;
-            }
-            let done = engine.generate_aside(
-                &summary_prompt(None, chunk, None),
-                &summary_options(abort),
-                &mut |_| {},
-            )?;
-            let text = done.text.split_whitespace().collect::<Vec<_>>().join(" ");
-            if !text.is_empty() {
-                summaries.push(format!("Part {}: {text}", summaries.len() + 1));
-            }
-        }
-        if summaries.len() <= 1 || abort.is_raised() {
-            let last = summaries.pop().unwrap_or_default();
-            return Ok(last
-                .split_once(": ")
-                .map_or(last.clone(), |(_, t)| t.to_string()));
-        }
-        // Reduce: the part summaries, chunked again, become the next round's input.
-        let counter = |t: &str| engine.count_tokens(t);
-        let next = chunk_lines(&summaries, limit, &counter);
-        if next.len() >= pieces.len() && pieces.len() > 1 {
-            // No progress (pathological sizes): keep the first part's summary.
-            return Ok(summaries.remove(0));
-        }
-        pieces = next;
-    }
-}
-
-/// Tags per session, from the model.
-pub const TAGS: (usize, usize) = (3, 5);
-/// Longest tag, in characters (`[a-z][a-z0-9-]*`, so one byte each).
-pub const TAG_MAX_CHARS: usize = 20;
-
-/// Where a session's tags came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TagSource {
-    /// The model's answer, complete and parsed (topped up from keywords if it repeated
-    /// itself).
-    Model,
-    /// Keywords of the transcript: the model was skipped, failed, or was cut off.
-    Fallback,
-}
-
-/// Why the model gave no tags.
-#[derive(Debug, thiserror::Error)]
-pub enum TagError {
-    #[error(transparent)]
-    Engine(#[from] EngineError),
-    #[error("the tag grammar is unbounded: {0}")]
-    Grammar(#[from] GrammarBoundError),
-    /// Stopped before the grammar completed; never parsed.
-    #[error("the tags were cut off ({stop})", stop = .0.as_str())]
-    Cut(StopReason),
-    /// Cannot happen under the grammar; reported rather than hidden if it does.
-    #[error("the tags did not parse as a JSON list ({0}): {1}")]
-    Parse(String, String),
-}
-
-/// The tag grammar: a JSON list of 3–5 strings `[a-z][a-z0-9-]{0,19}`. In GBNF a quote
-/// inside a literal is `"\""`; `"""` would be an empty literal followed by literal text.
-pub fn tag_grammar() -> String {
-    let (min, max) = TAGS;
-    let first = vec!["tag"; min].join(" \", \" ");
-    let optional = " (\", \" tag)?".repeat(max - min);
-    format!(
-        "root ::= \"[\" {first}{optional} \"]\"\ntag ::= \"\\\"\" [a-z] [a-z0-9-]{{0,{}}} \"\\\"\"\n",
-        TAG_MAX_CHARS - 1
-    )
-}
-
-/// 3–5 short lowercase tags for a summary, from the model under a JSON grammar whose
-/// worst case fits the generation's `max_tokens`, so the output always ends and parses.
-/// Returns the distinct tags (1–5: the model may repeat one).
-pub fn tags(
-    engine: &mut dyn Engine,
-    summary: &str,
-    abort: &AbortFlag,
-) -> Result<Vec<String>, TagError> {
-    let prompt = vec![
-        Message::new(
-            Role::System,
-            "You label conversations with short topic tags.",
-        ),
-        Message::new(
-            Role::User,
-            format!(
-                "Summary: {summary}
-
-Give 3 to 5 short lowercase topic tags as a JSON list."
-            ),
-        ),
-    ];
-    let grammar = tag_grammar();
-    let mut opts = summary_options(abort);
-    opts.max_tokens = Some(gbnf::max_tokens(&grammar)?);
-    opts.grammar = Some(grammar);
-    let done = engine.generate_aside(&prompt, &opts, &mut |_| {})?;
-    let text = done.grammar_output().map_err(TagError::Cut)?;
-    let tags: Vec<String> = serde_json::from_str(text.trim())
-        .map_err(|e| TagError::Parse(e.to_string(), done.text.clone()))?;
-    let mut unique: Vec<String> = Vec::new();
-    for t in tags {
-        if !unique.contains(&t) {
-            unique.push(t);
-        }
-    }
-    Ok(unique)
 }
 
 fn speaker(role: Role) -> &'static str {
@@ -410,34 +444,68 @@ mod tests {
         }
     }
 
-    #[test]
-    fn tag_grammar_is_json_and_its_worst_case_fits() {
-        let g = tag_grammar();
-        assert!(!g.contains("\"\"\""), "{g}");
-        assert!(
-            g.contains("tag ::= \"\\\"\" [a-z] [a-z0-9-]{0,19} \"\\\"\""),
-            "{g}"
-        );
-        // The longest list: five tags of TAG_MAX_CHARS, one byte (token) a character.
-        let tag = format!("\"{}\"", "a".repeat(TAG_MAX_CHARS));
-        let longest = format!("[{}]", vec![tag; TAGS.1].join(", "));
-        assert!(serde_json::from_str::<Vec<String>>(&longest).is_ok());
-        assert_eq!(gbnf::max_bytes(&g), Ok(longest.len()));
-        assert_eq!(gbnf::max_tokens(&g), Ok(longest.len() + 1));
+    fn long_conversation(turns: usize) -> Conversation {
+        let mut c = Conversation::new("sys");
+        for i in 0..turns {
+            c.push_user(&format!("question {i} about the boat"));
+            c.push_assistant("an answer of eight words about the boat");
+        }
+        c
     }
 
     #[test]
-    fn cut_off_tags_are_an_error_not_parsed() {
+    fn a_fold_for_room_calls_no_model_and_lists_what_it_folded() {
         use crate::engine::scripted::ScriptedEngine;
-        let mut e = ScriptedEngine::new(4096, [r#"["a", "b", "c"]"#]);
+        let e = ScriptedEngine::new(4096, ["never"]);
+        let mut c = long_conversation(6);
+        let before = e.count_prompt(&c.messages()).unwrap();
+        assert_eq!(fold_for_room(&e, &mut c, before + 1, 2).unwrap(), None);
+        let done = fold_for_room(&e, &mut c, before, 2).unwrap().unwrap();
+        assert!(done.pending && done.folded_turns == 4, "{done:?}");
+        assert!(done.tokens_after < before);
+        assert_eq!(c.turn_count(), 2);
+        assert_eq!(turn_starts(c.folded()).len(), 4);
+        assert!(e.prompts.is_empty(), "no model call");
+        let shown = c.summary().unwrap();
+        assert!(shown.starts_with("not summarized yet;"), "{shown}");
+        assert!(shown.contains("\"question 3 about the boat\""), "{shown}");
+        assert_eq!(c.written_summary(), None);
+    }
+
+    #[test]
+    fn the_idle_summary_covers_folded_turns_and_a_stopped_one_changes_nothing() {
+        use crate::engine::scripted::ScriptedEngine;
+        let mut e = ScriptedEngine::new(4096, ["they talked about the boat"]);
+        let mut c = long_conversation(6);
+        let all = e.count_prompt(&c.messages()).unwrap();
+        fold_for_room(&e, &mut c, all, 4).unwrap().unwrap();
+        // Under the threshold, but folded turns wait for their summary.
+        let stopped = AbortFlag::new();
+        stopped.raise();
+        let before = c.clone();
         assert_eq!(
-            tags(&mut e, "s", &AbortFlag::new()).unwrap(),
-            ["a", "b", "c"]
+            compress_if_needed(&mut e, &mut c, all, 4, &stopped).unwrap(),
+            None
         );
-        let long = format!("[{}", "\"x\", ".repeat(200));
-        let mut e = ScriptedEngine::new(4096, [long]);
-        let err = tags(&mut e, "s", &AbortFlag::new()).unwrap_err();
-        assert!(matches!(err, TagError::Cut(StopReason::MaxTokens)), "{err}");
+        assert_eq!(c, before);
+        let done = compress_if_needed(&mut e, &mut c, all, 4, &AbortFlag::new())
+            .unwrap()
+            .unwrap();
+        assert_eq!((done.folded_turns, done.pending), (2, false));
+        assert!(done.input_tokens > 0 && done.input_tokens < done.turn_tokens + 8);
+        assert_eq!(c.summary(), Some("they talked about the boat"));
+        assert!(c.folded().is_empty());
+        assert_eq!(c.turn_count(), 4);
+        let prompt = &e.prompts.last().unwrap()[1].content;
+        assert!(
+            prompt.contains("User: question 1 about the boat"),
+            "{prompt}"
+        );
+        // Nothing left to do.
+        assert_eq!(
+            compress_if_needed(&mut e, &mut c, all, 4, &AbortFlag::new()).unwrap(),
+            None
+        );
     }
 
     #[test]

@@ -3,12 +3,13 @@
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::prompt::{common_prefix, reusable_prefix};
 use super::{
-    Completion, Engine, EngineError, GenerateOptions, Message, ModelInfo, SamplingParams,
-    StopReason, TurnStats,
+    AbortFlag, Completion, Engine, EngineError, GenerateOptions, Message, ModelInfo,
+    SamplingParams, StopReason, TurnStats,
 };
 use crate::tokens::TokenCounter;
 
@@ -24,6 +25,23 @@ pub struct ScriptedEngine {
     pub banned: Vec<Vec<String>>,
     /// `GenerateOptions::sampling` of every chat generation, in order.
     pub sampling: Vec<SamplingParams>,
+    /// Every call in order, shared (see [`Self::log`]): for a test that handed the
+    /// engine to an `App`.
+    log: Arc<Mutex<Vec<Call>>>,
+    /// `Some((n, flag))`: raise `flag` once an aside call has given `n` words (input
+    /// arriving while a summary is written). Shared, see [`Self::interrupt_asides`].
+    interrupt: Interrupt,
+}
+
+/// See [`ScriptedEngine::interrupt_asides`].
+pub type Interrupt = Arc<Mutex<Option<(usize, AbortFlag)>>>;
+
+/// One call the scripted engine answered.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Call {
+    /// Through `generate_aside` (summaries, the router, tags), not the chat.
+    pub aside: bool,
+    pub messages: Vec<Message>,
 }
 
 impl ScriptedEngine {
@@ -58,6 +76,29 @@ impl ScriptedEngine {
             aside_calls: 0,
             banned: Vec::new(),
             sampling: Vec::new(),
+            log: Arc::default(),
+            interrupt: Arc::default(),
+        }
+    }
+
+    /// The calls this engine answers, in order: a handle that stays readable after the
+    /// engine is boxed away.
+    pub fn log(&self) -> Arc<Mutex<Vec<Call>>> {
+        Arc::clone(&self.log)
+    }
+
+    /// Set it to `Some((n, flag))` to have `flag` raised once an aside call has given `n`
+    /// words; a handle that stays usable after the engine is boxed away.
+    pub fn interrupt_asides(&self) -> Interrupt {
+        Arc::clone(&self.interrupt)
+    }
+
+    fn logged(&self, aside: bool, messages: &[Message]) {
+        if let Ok(mut log) = self.log.lock() {
+            log.push(Call {
+                aside,
+                messages: messages.to_vec(),
+            });
         }
     }
 
@@ -181,6 +222,7 @@ impl Engine for ScriptedEngine {
         let prompt = self.ids(messages);
         self.check_fits(&prompt)?;
         self.prompts.push(messages.to_vec());
+        self.logged(false, messages);
         self.banned.push(opts.banned.clone());
         self.sampling.push(opts.sampling.clone());
         let keep = reusable_prefix(&self.cached, &prompt);
@@ -204,8 +246,20 @@ impl Engine for ScriptedEngine {
         let prompt = self.ids(messages);
         self.check_fits(&prompt)?;
         self.prompts.push(messages.to_vec());
+        self.logged(true, messages);
         self.aside_calls += 1;
-        let (text, stop) = self.reply(prompt.len(), opts, on_text);
+        let raise = self.interrupt.lock().ok().and_then(|r| r.clone());
+        let mut words = 0;
+        let mut counted = |t: &str| {
+            words += 1;
+            if let Some((after, flag)) = &raise {
+                if words >= *after {
+                    flag.raise();
+                }
+            }
+            on_text(t);
+        };
+        let (text, stop) = self.reply(prompt.len(), opts, &mut counted);
         let stats = TurnStats {
             prompt_tokens: prompt.len(),
             evaluated_tokens: prompt.len(),

@@ -126,6 +126,9 @@ pub fn compact(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()
             }
             Ok(())
         }
+        Ok(None) if app.abort().is_raised() => {
+            writeln!(out, "[compacting stopped; the conversation is unchanged]")
+        }
         Ok(None) => writeln!(out, "[nothing to compact: no turns yet]"),
         Err(e) => writeln!(out, "error: could not compact: {e}"),
     }

@@ -88,6 +88,8 @@ pub fn run(app: &mut App, signals: Option<signal_hook::iterator::Signals>) -> io
     let (control, requests) = mpsc::sync_channel::<Control>(0);
     let (answer, answers) = mpsc::channel::<String>();
     let idle = idle::Idle::new(app.abort().clone());
+    // Before the first prompt: a line typed at once stops the idle work below.
+    idle.begin();
     spawn_reader(
         editor,
         history,
@@ -108,14 +110,18 @@ pub fn run(app: &mut App, signals: Option<signal_hook::iterator::Signals>) -> io
         });
     }
     // While the first prompt waits: the summaries earlier sessions left for later.
-    idle::summarize_pending(app, &idle, &mut out);
+    idle::work(app, &idle, &mut out);
     let mut ended_by = None;
     let result = loop {
         match inbox.recv() {
             Ok(Event::Line(line)) => match handle_quietly(app, &join_multiline(&line), &mut out) {
                 Ok(Flow::Exit) => break Ok(()),
                 Ok(Flow::Continue) => {
+                    // The prompt comes back at once; older turns are summarized while
+                    // the user reads or types.
+                    idle.begin();
                     let _ = control.send(Control::Next);
+                    idle::work(app, &idle, &mut out);
                 }
                 Err(e) => break Err(e),
             },
@@ -554,7 +560,7 @@ fn chat_with(
             if let Some(c) = &turn.compression {
                 writeln!(
                     out,
-                    "[compressed {} older turns to make room: {} → {} tokens]",
+                    "[{} older turns folded out to make room: {} → {} tokens; summarized while you type]",
                     c.folded_turns, c.tokens_before, c.tokens_after
                 )?;
             }
@@ -568,7 +574,7 @@ fn chat_with(
                     "[error: {problem}; the exchange is kept in memory and written once there is room]"
                 )?;
             }
-            compress(app, out)
+            Ok(())
         }
         Err(e) => {
             writeln!(out, "error: {e}")?;
@@ -581,26 +587,5 @@ fn chat_with(
             }
             Ok(())
         }
-    }
-}
-
-fn compress(app: &mut App, out: &mut impl Write) -> io::Result<()> {
-    let Some(used) = app.compression_due() else {
-        return Ok(());
-    };
-    writeln!(
-        out,
-        "[context ~{:.0}% full — compressing older turns]",
-        used * 100.0
-    )?;
-    out.flush()?;
-    match app.compress() {
-        Ok(Some(c)) => writeln!(
-            out,
-            "[compressed {} turns: {} → {} tokens]",
-            c.folded_turns, c.tokens_before, c.tokens_after
-        ),
-        Ok(None) => Ok(()),
-        Err(e) => writeln!(out, "error: could not compress: {e}"),
     }
 }

@@ -113,7 +113,7 @@ fn switched(out: &mut impl Write, r: &SwitchReport) -> io::Result<()> {
     if let Some(c) = &r.compression {
         writeln!(
             out,
-            "[the conversation did not fit: {} older turns summarized, {} → {} tokens]",
+            "[the conversation did not fit: {} older turns folded out, {} → {} tokens; summarized while you type]",
             c.folded_turns, c.tokens_before, c.tokens_after
         )?;
     }

@@ -30,6 +30,7 @@ mod qwen;
 mod recall;
 mod repl;
 mod retrieval;
+mod rolling_idle;
 mod route;
 mod sessions;
 mod sessions_later;
