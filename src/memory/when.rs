@@ -259,10 +259,13 @@ mod tests {
             .timestamp()
     }
 
+    /// A query, the day it names (year, month, day) and the words left without it.
+    type Case = (&'static str, Option<(i32, u32, u32)>, &'static str);
+
     #[test]
     fn dates_in_queries() {
         let now = ts(2023, 6, 15);
-        let cases: &[(&str, Option<(i32, u32, u32)>, &str)] = &[
+        let cases: &[Case] = &[
             (
                 "Who did Maria have dinner with on May 3, 2023?",
                 Some((2023, 5, 3)),
