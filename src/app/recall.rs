@@ -126,10 +126,12 @@ impl App {
 
     /// `floor(n_ctx × memory.budget_pct)`, from the live context, or less where the
     /// fixed prompt's cap (`engine.fixed_prompt_pct`) leaves less after the system prompt
-    /// and the workspace map.
+    /// and the workspace map — but never under a quarter of it: memory is what harvey is
+    /// for, and a window too small for its own instructions still remembers a little
+    /// (the notice of [`Self::over_fixed_cap`] says the cap is passed).
     pub fn memory_budget(&self) -> usize {
         let own = budget(self.engine.info().n_ctx, self.config.memory.budget_pct);
-        own.min(self.fixed_room())
+        own.min(self.fixed_room().max(own / 4))
     }
 
     /// What to tell the user when the prompt before the first message is over

@@ -22,7 +22,7 @@ pub const DEFAULT_N_BATCH: u32 = 256;
 /// Share of n_ctx the prompt before the first message may take (`engine.fixed_prompt_pct`):
 /// instructions, tools, guidance, the workspace map and the memory context. The memory
 /// budget gives way when the rest is larger.
-pub const DEFAULT_FIXED_PROMPT_PCT: f64 = 0.40;
+pub const DEFAULT_FIXED_PROMPT_PCT: f64 = 0.45;
 /// f16 until q8_0 is shown not to be slower on an idle machine (issue 19).
 pub const DEFAULT_KV_CACHE_TYPE: &str = "f16";
 /// Saved prefixes kept per model under `agents/cache/` (`engine.cache_prefix_keep`): each

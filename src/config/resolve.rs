@@ -119,7 +119,7 @@ fn check_engine(e: &RawEngine) -> Check {
     require(
         e.fixed_prompt_pct > 0.0 && e.fixed_prompt_pct < 1.0,
         "engine.fixed_prompt_pct",
-        "must be between 0 and 1 (0.40 leaves 60 % of the window to the conversation)",
+        "must be between 0 and 1 (0.45 leaves over half the window to the conversation)",
     )?;
     require(
         e.cache_prefix_keep >= 1,

@@ -153,7 +153,7 @@ mod tests {
                 part("conversation", 40),
             ],
             fixed: 246,
-            fixed_cap: 1638,
+            fixed_cap: 1843,
             used: 298,
             pending: 9,
             free: 3789,

@@ -355,8 +355,14 @@ fn edit(store: &mut MemoryStore, id: &str, out: &mut impl Write) -> io::Result<(
 /// What the session-start injection packs: the budget has no item cap (`top_k` is the
 /// length of `/memory recall` lists only).
 fn budget_line(n_ctx: u32, pct: f64, budget: usize, share: f64, top_k: usize) -> String {
+    let own = crate::memory::recall::budget(n_ctx, pct);
+    let cut = if budget < own {
+        format!(" (cut to {budget} by engine.fixed_prompt_pct)")
+    } else {
+        String::new()
+    };
     format!(
-        "budget    n_ctx {n_ctx} × budget_pct {pct} = {budget} tokens: factual items first (up to {:.0}% of it), then as many relevant items as fit (no item cap; /memory recall lists {top_k})",
+        "budget    n_ctx {n_ctx} × budget_pct {pct} = {own} tokens{cut}: factual items first (up to {:.0}% of it), then as many relevant items as fit (no item cap; /memory recall lists {top_k})",
         share * 100.0
     )
 }
