@@ -231,7 +231,7 @@ mod injection {
         // /context shows the exact text and count; later turns leave it as it is.
         let shown = say(&mut second, "/context memory");
         assert!(
-            shown.contains(&format!("{} of 512 tokens", inj.tokens)),
+            shown.contains(&format!("{} of {} tokens", inj.tokens, inj.budget)),
             "{shown}"
         );
         assert!(shown.contains(&inj.text), "{shown}");
