@@ -192,6 +192,11 @@ struct BenchArgs {
     /// task, no turn) and scores its choice as the first tool.
     #[arg(long, value_name = "MODE", requires = "agent", value_parser = ["auto", "on", "off", "only"])]
     route: Option<String>,
+    /// With --agent: `tools.schemas` for the run — `compact` (one line per tool, the
+    /// default) or `template` (every tool's JSON schema in the template's tools section),
+    /// to compare what the fixed prompt's size does to the answers.
+    #[arg(long, value_name = "FORM", requires = "agent", value_parser = ["compact", "template"])]
+    schemas: Option<String>,
     /// Run the mining benchmark instead: each recorded session (.spmd) of --sessions goes
     /// through end-of-session mining as /exit and /memory mine run it (proposals under the
     /// JSON grammar, then the grounding, completeness, specificity, duplicate and secret
@@ -409,6 +414,7 @@ fn bench_agent(params: harvey::engine::EngineParams, args: &BenchArgs) -> Result
         task_file: args.task_file.clone(),
         reply_tokens: args.agent_tokens.max(1),
         route: args.route.clone(),
+        schemas: args.schemas.clone(),
     })?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -472,8 +478,7 @@ fn interactive(options: &AppOptions, resume: Option<Option<String>>) -> Result<E
         let n = app.continue_session(&path).map_err(anyhow::Error::msg)?;
         eprintln!("continuing {} ({n} exchanges)", path.display());
     }
-    let stable = app.stable_memory_context();
-    app.prepare_prefix(&stable);
+    // The prefix is prepared by the REPL while its first prompt waits.
     let abort = app.abort().clone();
     ctrlc::set_handler(move || abort.raise()).context("cannot install the Ctrl-C handler")?;
     // SIGTERM and SIGHUP run the same end-of-session sequence as /exit.

@@ -242,10 +242,26 @@ impl App {
         Ok(())
     }
 
+    /// Gets the first message's fixed work done ahead of it: the session-start prefix
+    /// (system prompt, workspace map, memory context) restored or prefilled, then the
+    /// router's instructions. The REPL runs it while its first prompt waits. Returns the
+    /// warning to give when the prefix could not be saved.
+    pub fn prepare_start(&mut self) -> Option<String> {
+        let stable = self.stable_memory_context();
+        self.prepare_prefix(&stable);
+        if self.tools_enabled && self.routes() {
+            let dir = self.route_dir();
+            if let Some(saved) = self.route_saved(&dir) {
+                route::warm(self.engine.as_mut(), &self.tools, saved);
+            }
+        }
+        self.unsaved_prefix_note()
+    }
+
     /// Only the router on `request`: which tool (or an answer) it picks first.
     pub fn choose_route(&mut self, request: &str) -> Result<Option<Route>, EngineError> {
         let abort = self.abort.clone();
-        let dir = self.cache_dir();
+        let dir = self.route_dir();
         let saved = self.route_saved(&dir);
         route::choose(self.engine.as_mut(), &self.tools, request, &abort, saved)
     }

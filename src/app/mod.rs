@@ -250,7 +250,7 @@ impl App {
             .then_some(self.confirm_writes.as_deref());
         let ask_model_command = commands::yes_no(self.ask.clone(), "the model asks: ");
         let ask_file_write = commands::yes_no(self.ask.clone(), "");
-        let cache_dir = self.cache_dir();
+        let route_dir = self.route_dir();
         // The record's name (planned until its first exchange is written).
         let session = self
             .recorder
@@ -259,6 +259,12 @@ impl App {
             .unwrap_or_else(|| self.recorder.planned_path())
             .file_name()
             .map(|n| n.to_string_lossy().into_owned());
+        // Files whose names echo the request go with it to the router and the model.
+        let named = self.named_hint(text);
+        let routed = match &named {
+            Some(hint) => format!("{text}\n{hint}"),
+            None => text.to_string(),
+        };
         let narrowed_forms = narrowed.map(|r| call_forms(r, &self.engine.info().template_text));
         let registry = narrowed.unwrap_or(&self.tools);
         let tool_set = ToolSet {
@@ -275,15 +281,15 @@ impl App {
                 .then_some(&ask_model_command as &crate::chat::agent::Confirm),
             ask_files: (self.ask.is_some() && self.ask_file_writes)
                 .then_some(&ask_file_write as &crate::chat::agent::Confirm),
-            route: self.routes().then_some(text),
-            route_saved: self.route_saved(&cache_dir),
+            route: self.routes().then_some(routed.as_str()),
+            route_saved: self.route_saved(&route_dir),
             request: text,
             session: session.as_deref(),
         };
         let tools = (self.tools_enabled && !registry.is_empty()).then_some(&tool_set);
         // Per-turn context rides on this user message only (the cached prefix stays).
         let attached = self.attachments.take();
-        let sent = crate::chat::attachment::message_with(&attached, text);
+        let sent = crate::chat::attachment::message_with(&attached, &routed);
         let turn = run_agent_turn(
             self.engine.as_mut(),
             &mut self.conversation,
@@ -463,6 +469,16 @@ impl App {
     }
 
     /// Where the router saves its instructions (`dir`, under `engine.cache_prefix`).
+    /// Where the router's instructions are saved. They are harvey's own text (the tools'
+    /// `route()` lines are `&'static str`, the examples fixed): nothing learned from a
+    /// workspace is in them, so they go to the shared cache when there is one (a new
+    /// workspace restores them instead of prefilling ~500 tokens), else to `agents/cache`.
+    fn route_dir(&self) -> PathBuf {
+        self.shared_cache
+            .clone()
+            .unwrap_or_else(|| self.cache_dir())
+    }
+
     fn route_saved<'a>(&self, dir: &'a Path) -> Option<crate::chat::route::Saved<'a>> {
         self.config
             .engine

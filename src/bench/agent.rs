@@ -47,6 +47,8 @@ pub struct AgentOptions {
     /// `auto`/`on`/`off`: `tools.route` for the run (`None`: the config's); `only`: the
     /// router alone on every task.
     pub route: Option<String>,
+    /// `compact`/`template`: `tools.schemas` for the run (`None`: the config's).
+    pub schemas: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -81,6 +83,8 @@ pub struct AgentReport {
     pub reply_tokens: u32,
     /// `tools.max_rounds_per_turn` (the default config's).
     pub max_rounds: usize,
+    /// `tools.schemas` of the run (`compact` or `template`).
+    pub schemas: String,
     pub load_secs: f64,
     pub has_git: bool,
     /// The session's notices and skipped tasks.
@@ -157,7 +161,7 @@ pub fn run(opts: &AgentOptions) -> Result<AgentReport, AgentBenchError> {
     let started = Instant::now();
     let engine = LlamaEngine::load(&opts.params)?;
     let load_secs = started.elapsed().as_secs_f64();
-    let mut app = open_app(&fixture, engine, opts.reply_tokens)?;
+    let mut app = open_app(&fixture, engine, opts)?;
     let route_only = opts.route.as_deref() == Some("only");
     let route = match opts.route.as_deref() {
         Some("on" | "only") => RouteMode::On,
@@ -195,6 +199,7 @@ pub fn run(opts: &AgentOptions) -> Result<AgentReport, AgentBenchError> {
         n_ctx: info.n_ctx,
         reply_tokens: opts.reply_tokens,
         max_rounds: app.config().tools.max_rounds_per_turn,
+        schemas: format!("{:?}", app.config().tools.schemas).to_lowercase(),
         load_secs,
         has_git: fixture.has_git,
         notes,
@@ -219,11 +224,16 @@ fn read_tasks(path: &std::path::Path) -> Result<Vec<Task>, AgentBenchError> {
 fn open_app(
     fixture: &Fixture,
     engine: LlamaEngine,
-    reply_tokens: u32,
+    opts: &AgentOptions,
 ) -> Result<App, AgentBenchError> {
     let mut config = crate::config::load(&fixture.dir)?;
     config.sampling.temperature = 0.0;
-    config.sampling.max_tokens = reply_tokens.max(1);
+    config.sampling.max_tokens = opts.reply_tokens.max(1);
+    match opts.schemas.as_deref() {
+        Some("template") => config.tools.schemas = crate::config::ToolSchemas::Template,
+        Some("compact") => config.tools.schemas = crate::config::ToolSchemas::Compact,
+        _ => {}
+    }
     Ok(App::with_engine(
         fixture.dir.clone(),
         config,

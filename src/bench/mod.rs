@@ -6,6 +6,7 @@
 
 pub mod agent;
 pub mod footprint;
+pub mod free_text;
 pub mod kv;
 pub mod lookup;
 pub mod mining;

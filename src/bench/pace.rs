@@ -8,6 +8,9 @@
 //!   what the context shape costs.
 //! - `greedy`: harvey's engine decoding a reply at that depth, greedy.
 //! - `sampled`: the same with the config's sampling (penalties, top-k, …): what a user gets.
+//! - `free_off` / `free_auto`: a story after a varied record at the same depth
+//!   ([`super::free_text`]), greedy, with `engine.lookup` off and `auto`: what drafting
+//!   costs on text it cannot draft (the goal: `auto` within 3 % of the yardstick).
 
 use std::path::PathBuf;
 
@@ -65,15 +68,24 @@ pub struct PaceRow {
     pub harvey_shape: Spread,
     pub greedy: Spread,
     pub sampled: Spread,
+    pub free_off: Spread,
+    pub free_auto: Spread,
+    /// Drafted and kept tokens of `free_auto` over its rounds.
+    pub free_auto_drafted: usize,
+    pub free_auto_accepted: usize,
     /// Medians over the yardstick's median.
     pub shape_ratio: f64,
     pub greedy_ratio: f64,
     pub sampled_ratio: f64,
+    pub free_off_ratio: f64,
+    pub free_auto_ratio: f64,
     /// The median of each round's own ratio (the loop over the yardstick of the same
     /// round): a machine whose pace drifts between rounds moves both alike.
     pub shape_paired: f64,
     pub greedy_paired: f64,
     pub sampled_paired: f64,
+    pub free_off_paired: f64,
+    pub free_auto_paired: f64,
 }
 
 pub fn run(opts: &PaceOptions) -> Result<Vec<PaceRow>, EngineError> {
@@ -103,39 +115,52 @@ pub fn run(opts: &PaceOptions) -> Result<Vec<PaceRow>, EngineError> {
         .collect()
 }
 
+/// The loops of a round, in their first round's order.
+const LOOPS: usize = 6;
+
 fn row(params: &EngineParams, opts: &PaceOptions) -> Result<PaceRow, EngineError> {
     let mut engine = LlamaEngine::load(params)?;
     let messages = filler_messages(&engine, opts.depth)?;
+    let free = super::free_text::messages(&engine, opts.depth)?;
     let depth = engine.tokenize_prompt(&messages)?.len();
     let reference = PaceReference::load(params)?;
-    let mut loops: [Vec<f64>; 4] = Default::default();
+    let mut loops: [Vec<f64>; LOOPS] = Default::default();
     let greedy = super::greedy(opts.n_gen);
     let sampled = GenerateOptions {
         max_tokens: Some(opts.n_gen),
         ..GenerateOptions::new(opts.sampling.clone())
     };
+    let (mut drafted, mut accepted) = (0, 0);
     for round in 0..opts.rounds.max(1) {
         // Each round starts with another loop, so none always runs first or last.
-        for k in 0..4 {
-            let i = (k + round) % 4;
+        for k in 0..LOOPS {
+            let i = (k + round) % LOOPS;
             let tps = match i {
                 0 => reference.decode_tps(Shape::LlamaBench, depth, opts.n_gen)?,
                 1 => reference.decode_tps(Shape::Harvey, depth, opts.n_gen)?,
                 _ => {
+                    let (prompt, options, lookup) = match i {
+                        2 => (&messages, &greedy, LookupMode::Off),
+                        3 => (&messages, &sampled, LookupMode::Off),
+                        4 => (&free, &greedy, LookupMode::Off),
+                        _ => (&free, &greedy, LookupMode::Auto),
+                    };
+                    engine.set_lookup(lookup);
                     engine.reset();
-                    let options = if i == 2 { &greedy } else { &sampled };
-                    engine
-                        .generate(&messages, options, &mut |_| {})?
-                        .stats
-                        .decode_tps
+                    let stats = engine.generate(prompt, options, &mut |_| {})?.stats;
+                    if i == 5 {
+                        drafted += stats.draft_tokens;
+                        accepted += stats.accepted_tokens;
+                    }
+                    stats.decode_tps
                 }
             };
             loops[i].push(tps);
         }
     }
     let paired = |i: usize| paired_ratio(&loops[i], &loops[0]);
-    let (shape_paired, greedy_paired, sampled_paired) = (paired(1), paired(2), paired(3));
-    let [bench, shape, greedy, sampled] = loops.map(Spread::of);
+    let ratios: Vec<f64> = (1..LOOPS).map(paired).collect();
+    let [bench, shape, greedy, sampled, free_off, free_auto] = loops.map(Spread::of);
     let over = |s: &Spread| {
         if bench.median > 0.0 {
             s.median / bench.median
@@ -151,13 +176,21 @@ fn row(params: &EngineParams, opts: &PaceOptions) -> Result<PaceRow, EngineError
         shape_ratio: over(&shape),
         greedy_ratio: over(&greedy),
         sampled_ratio: over(&sampled),
-        shape_paired,
-        greedy_paired,
-        sampled_paired,
+        free_off_ratio: over(&free_off),
+        free_auto_ratio: over(&free_auto),
+        shape_paired: ratios[0],
+        greedy_paired: ratios[1],
+        sampled_paired: ratios[2],
+        free_off_paired: ratios[3],
+        free_auto_paired: ratios[4],
+        free_auto_drafted: drafted,
+        free_auto_accepted: accepted,
         llama_bench: bench,
         harvey_shape: shape,
         greedy,
         sampled,
+        free_off,
+        free_auto,
     })
 }
 

@@ -156,6 +156,18 @@ pub fn pace(rows: &[PaceRow]) -> String {
                 r.sampled_ratio,
                 r.sampled_paired,
             ),
+            (
+                "free text, lookup off",
+                &r.free_off,
+                r.free_off_ratio,
+                r.free_off_paired,
+            ),
+            (
+                "free text, lookup auto",
+                &r.free_auto,
+                r.free_auto_ratio,
+                r.free_auto_paired,
+            ),
         ];
         for (name, spread, ratio, paired) in lines {
             let _ = writeln!(
@@ -164,6 +176,11 @@ pub fn pace(rows: &[PaceRow]) -> String {
                 spread.min, spread.median, spread.max
             );
         }
+        let _ = writeln!(
+            s,
+            "  free text, auto: {} tokens drafted, {} kept over the rounds",
+            r.free_auto_drafted, r.free_auto_accepted
+        );
         s.push_str("  (ratio: medians over the llama-bench loop's; paired: the median of each round's own ratio)\n");
     }
     s
@@ -292,12 +309,13 @@ pub fn agent(r: &AgentReport) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "agent bench  {} ({:.0} MB), n_ctx {}, replies <= {} tokens, <= {} tool rounds, load {:.1} s",
+        "agent bench  {} ({:.0} MB), n_ctx {}, replies <= {} tokens, <= {} tool rounds, {} tool schemas, load {:.1} s",
         r.model_file,
         mb(r.model_bytes as f64),
         r.n_ctx,
         r.reply_tokens,
         r.max_rounds,
+        r.schemas,
         r.load_secs
     );
     s.push_str(&agent_summary(&r.summary));

@@ -11,7 +11,7 @@
 
 use std::path::Path;
 
-use super::prefix_cache::{restore_or_save_held, Held};
+use super::prefix_cache::{restore_or_save_held, Held, PrefixOutcome};
 use crate::engine::prompt::common_prefix;
 use crate::engine::{Engine, EngineError, GenerateOptions, Message, Role, SamplingParams};
 use crate::tools::Registry;
@@ -264,10 +264,8 @@ pub fn choose(
         return Ok(None);
     }
     let wording = Wording::for_params(engine.info().n_params);
-    if let Some(saved) = saved.filter(|_| engine.kept_aside_len() == 0) {
-        let ids = instruction_ids(engine, registry);
-        let outcome = restore_or_save_held(Held::Aside, engine, saved.dir, &ids, saved.keep);
-        tracing::debug!("router instructions: {}", outcome.describe());
+    if let Some(saved) = saved {
+        warm(engine, registry, saved);
     }
     let mut opts = GenerateOptions::new(SamplingParams::greedy());
     opts.grammar = Some(grammar(registry, wording));
@@ -286,6 +284,24 @@ pub fn choose(
         c.text
     );
     Ok(parse(registry, wording, &c.text))
+}
+
+/// Makes the router's instructions ready in the chat context's free cells, restored from
+/// `saved` or decoded and saved there, unless they are kept from an earlier message. The
+/// REPL calls it while the first prompt waits, so the first message pays only its own
+/// tokens.
+pub fn warm(
+    engine: &mut dyn Engine,
+    registry: &Registry,
+    saved: Saved<'_>,
+) -> Option<PrefixOutcome> {
+    if registry.routes().is_empty() || engine.kept_aside_len() > 0 {
+        return None;
+    }
+    let ids = instruction_ids(engine, registry);
+    let outcome = restore_or_save_held(Held::Aside, engine, saved.dir, &ids, saved.keep);
+    tracing::debug!("router instructions: {}", outcome.describe());
+    Some(outcome)
 }
 
 /// A request that tells harvey to keep something ("Remember that I prefer tabs") goes to
@@ -469,7 +485,16 @@ mod tests {
         let notes = ws.path().join("agents/memories/project_fact");
         std::fs::create_dir_all(&notes).unwrap();
         assert!(!offers(&r), "an empty folder is no memory");
-        std::fs::write(notes.join("a.md"), "---\n---\n").unwrap();
+        // What the store makes when it opens (seen in an empty folder: the 0.5B still
+        // searched its memories for the capital of France).
+        let memories = ws.path().join("agents/memories");
+        std::fs::write(memories.join("harvey-index.db"), "").unwrap();
+        std::fs::write(memories.join("MEMORY.md"), "").unwrap();
+        assert!(
+            !offers(&r),
+            "the store's own index and digest are no memory"
+        );
+        std::fs::write(notes.join("a.spmd"), "---\n---\n").unwrap();
         assert!(offers(&r), "one memory");
     }
 

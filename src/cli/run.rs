@@ -11,6 +11,7 @@ use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, OnceLock};
+use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -24,8 +25,11 @@ pub struct RunArgs {
     /// The prompt; read from stdin when omitted.
     prompt: Option<String>,
     /// Print {reply, prompt_tokens, evaluated_tokens, completion_tokens, prefill_tps,
-    /// decode_tps, ttft_ms, draft_tokens, accepted_tokens, stop} as JSON instead of the plain
-    /// reply (draft/accepted: prompt-lookup decoding, engine.lookup).
+    /// decode_tps, ttft_ms, draft_tokens, accepted_tokens, stop, prefix, memory, tool_calls,
+    /// steps, timing} as JSON instead of the plain reply (draft/accepted: prompt-lookup
+    /// decoding, engine.lookup; steps: each step of the turn with its seconds — recall,
+    /// router, each call's prefill and decode, each tool, the answer; timing: open_ms (config,
+    /// stores, model load), prefix_ms, turn_ms, close_ms).
     #[arg(long)]
     json: bool,
     /// Longest reply in tokens (default: sampling.max_tokens from the config).
@@ -111,7 +115,9 @@ pub fn run_once(options: &AppOptions, args: RunArgs) -> Result<ExitCode> {
         return Ok(ExitCode::from(2));
     }
     let interrupt = Interrupt::install()?;
+    let started = Instant::now();
     let mut app = App::open(options)?;
+    let opened = started.elapsed();
     for notice in &app.config().notices {
         eprintln!("warning: {notice}");
     }
@@ -121,6 +127,7 @@ pub fn run_once(options: &AppOptions, args: RunArgs) -> Result<ExitCode> {
     }
     let stable = app.stable_memory_context();
     app.prepare_prefix(&stable);
+    let prepared = started.elapsed();
     if let Some(note) = app.unsaved_prefix_note() {
         eprintln!("warning: {note}");
     }
@@ -130,6 +137,7 @@ pub fn run_once(options: &AppOptions, args: RunArgs) -> Result<ExitCode> {
     }
     let turn = stream_turn(&mut app, &prompt, &interrupt, !args.json);
     let turn = turn?;
+    let answered = started.elapsed();
     if let Some(signal) = interrupt.signal() {
         app.note_at_close(format!("Ended by {}", signal_name(signal)));
     }
@@ -138,7 +146,15 @@ pub fn run_once(options: &AppOptions, args: RunArgs) -> Result<ExitCode> {
     // sequence clears the abort flag and before it summarizes.
     let closed = app.end_session(&mut |_| interrupt.reassert());
     if args.json {
-        let value = run_json(&app, &turn, closed.as_ref());
+        let ms = |d: std::time::Duration| (d.as_secs_f64() * 1000.0).round();
+        let timing = serde_json::json!({
+            "open_ms": ms(opened),
+            "prefix_ms": ms(prepared - opened),
+            "turn_ms": ms(answered - prepared),
+            "close_ms": ms(started.elapsed() - answered),
+        });
+        let mut value = run_json(&app, &turn, closed.as_ref());
+        value["timing"] = timing;
         println!("{value}");
     } else {
         println!();

@@ -1,5 +1,6 @@
-//! Work the REPL does while the prompt waits for a line: the rolling summary of older
-//! turns after an answer (and the prefill of the shortened prompt), then the summaries
+//! Work the REPL does while the prompt waits for a line: first the session's prefix and
+//! the router's instructions ([`start`]); after an answer, the rolling summary of older
+//! turns (and the prefill of the shortened prompt); then the summaries
 //! of sessions closed with `memory.summary_at: later` (and their mining). The model is
 //! the main thread's; the line editor runs on its own thread and, when a line (or the
 //! end of input) comes while this work runs, raises the abort flag so the model is free
@@ -58,6 +59,16 @@ impl Idle {
                 self.abort.clear();
             }
         }
+    }
+}
+
+/// The first message's fixed work, done while the first prompt waits: the prefix and
+/// the router's instructions ([`App::prepare_start`]). Not stopped by input (the line's
+/// turn needs it and would do it anyway); only a prefix that could not be saved is said.
+pub fn start(app: &mut App, out: &mut impl Write) {
+    if let Some(note) = app.prepare_start() {
+        let _ = writeln!(out, "\nnote: {note}");
+        let _ = out.flush();
     }
 }
 

@@ -109,7 +109,10 @@ pub fn run(app: &mut App, signals: Option<signal_hook::iterator::Signals>) -> io
             }
         });
     }
-    // While the first prompt waits: the summaries earlier sessions left for later.
+    // While the first prompt waits: the session's prefix and the router's instructions
+    // (a line typed meanwhile waits for them: its turn needs them), then the summaries
+    // earlier sessions left for later.
+    idle::start(app, &mut out);
     idle::work(app, &idle, &mut out);
     let mut ended_by = None;
     let result = loop {
@@ -316,12 +319,7 @@ fn banner(out: &mut impl Write, app: &App) -> io::Result<()> {
         i.threads,
         app.workspace().display()
     )?;
-    for notice in app
-        .notices()
-        .iter()
-        .cloned()
-        .chain(app.unsaved_prefix_note())
-    {
+    for notice in app.notices() {
         writeln!(out, "note: {notice}")?;
     }
     writeln!(out, "Type /help for commands, Ctrl-D to exit.")

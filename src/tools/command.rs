@@ -220,7 +220,13 @@ impl Tool for Git {
         let plan = command::git::actions::plan(&ask).map_err(ToolError::BadArguments)?;
         let mut out = vec![format!("({})", plan.label)];
         for words in plan.runs {
-            out.push(self.run(words)?);
+            let status = words.first().is_some_and(|w| w == "status");
+            let text = self.run(words)?;
+            out.push(if status {
+                command::git::actions::describe_status(&text)
+            } else {
+                text
+            });
         }
         Ok(out.join("\n"))
     }
@@ -300,8 +306,23 @@ mod tests {
             1,
             "{blame}"
         );
+        let root = ok(serde_json::json!({"action": "first_commit"}));
+        assert!(
+            root.contains("Initial commit: tide table parser")
+                && root.contains("+pub fn parse_tide_table")
+                && !root.contains("Add high water mark"),
+            "{root}"
+        );
+        let authors = ok(serde_json::json!({"action": "who_changed"}));
+        assert!(
+            authors.contains("bench - 2024-05-03 - Document the default harbour"),
+            "{authors}"
+        );
         let open = ok(serde_json::json!({"action": "uncommitted"}));
-        assert!(open.contains("?? notes/todo.md"), "{open}");
+        assert!(
+            open.contains("new file, never committed: notes/todo.md"),
+            "{open}"
+        );
         let log = ok(serde_json::json!({"action": "log", "n": 2}));
         let commits: Vec<&str> = log.lines().filter(|l| l.contains(" bench - ")).collect();
         assert_eq!(commits.len(), 2, "{log}");

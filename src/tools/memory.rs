@@ -39,8 +39,17 @@ impl MemoryPlace {
     /// Whether no memory, recorded session or RAG store exists yet: a search can only
     /// come back empty (the knowledge base is left out: it is created with the workspace).
     pub fn holds_nothing(&self) -> bool {
-        let has_file = |dir: &str| walk_has_file(&self.agents_dir.join(dir), 2);
-        !["memories", "sessions", "rag"].into_iter().any(has_file)
+        // The memory store's own files (its index, `MEMORY.md`) are made at start:
+        // only a memory file (`<type>/<id>.spmd`) says something was kept.
+        let memory = |name: &str| name.ends_with(".spmd");
+        let any = |_: &str| true;
+        let has = |dir: &str, fits: &dyn Fn(&str) -> bool| {
+            walk_has_file(&self.agents_dir.join(dir), 2, fits)
+        };
+        let kb = ["harvey-knowledge.db", "knowledge.db"]
+            .iter()
+            .any(|f| self.agents_dir.join(f).is_file());
+        !(kb || has("memories", &memory) || has("sessions", &any) || has("rag", &any))
     }
 
     fn open(&self) -> Result<MemoryStore, ToolError> {
@@ -470,13 +479,13 @@ impl Tool for MemoryForget {
 }
 
 /// Whether `dir` holds a file within `depth` levels (`memories/<type>/<id>.md` is two).
-fn walk_has_file(dir: &std::path::Path, depth: usize) -> bool {
+fn walk_has_file(dir: &std::path::Path, depth: usize, fits: &dyn Fn(&str) -> bool) -> bool {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return false;
     };
     entries.flatten().any(|e| match e.file_type() {
-        Ok(t) if t.is_file() => true,
-        Ok(t) if t.is_dir() && depth > 1 => walk_has_file(&e.path(), depth - 1),
+        Ok(t) if t.is_file() => fits(&e.file_name().to_string_lossy()),
+        Ok(t) if t.is_dir() && depth > 1 => walk_has_file(&e.path(), depth - 1, fits),
         _ => false,
     })
 }

@@ -21,6 +21,7 @@ pub mod files;
 pub mod formats;
 pub mod grammar;
 pub mod memory;
+pub mod misses;
 pub mod narrow;
 pub mod sessions;
 pub mod workspace;

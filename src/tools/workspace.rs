@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use super::{arg_int, arg_str, Param, ParamKind, Tool, ToolError};
+use super::{arg_int, arg_str, misses, Param, ParamKind, Tool, ToolError};
 use crate::sandbox::{check_relative, display, is_secret_name};
 use crate::workspace_map::nearest::{resolve_forgiving, Want};
 
@@ -75,7 +75,18 @@ impl Tool for ReadFile {
     }
     fn call(&self, args: &Map<String, Value>) -> Result<String, ToolError> {
         let requested = arg_str(args, "path").unwrap_or_default();
-        let resolved = resolve_forgiving(&self.root, requested, Want::File)?;
+        let resolved = match resolve_forgiving(&self.root, requested, Want::File) {
+            Ok(resolved) => resolved,
+            // A bare name with no near path is looked up as a definition.
+            Err(e @ crate::sandbox::SandboxError::NotFound(_))
+                if !e.to_string().contains("did you mean") =>
+            {
+                let mut everywhere = walk_all(&self.root);
+                return misses::definition(&self.root, requested, &mut everywhere)
+                    .ok_or_else(|| e.into());
+            }
+            Err(e) => return Err(e.into()),
+        };
         let path = resolved.path.clone();
         if path.is_dir() {
             return Err(ToolError::BadArguments(format!(
@@ -309,7 +320,7 @@ impl Tool for SearchFiles {
         let start = resolved.path.clone();
         let mut matches = Vec::new();
         let mut total = 0;
-        self.walk(&start, &mut |path, text| {
+        walk(&self.root, &start, &mut |path, text| {
             for (i, line) in text.lines().enumerate() {
                 if regex.is_match(line) {
                     total += 1;
@@ -322,7 +333,10 @@ impl Tool for SearchFiles {
         })?;
         let note = resolved.note("searched", requested);
         if matches.is_empty() {
-            return Ok(with_note(note, format!("no lines match {pattern:?}")));
+            let mut everywhere = walk_all(&self.root);
+            let found = misses::by_words(&self.root, pattern, &mut everywhere)
+                .unwrap_or_else(|| format!("no lines match {pattern:?}"));
+            return Ok(with_note(note, found));
         }
         let mut out = matches.join("\n");
         if total > MAX_MATCHES {
@@ -334,36 +348,41 @@ impl Tool for SearchFiles {
     }
 }
 
-impl SearchFiles {
-    /// Visits readable text files under `start` (no symlinks, private dirs or secrets).
-    fn walk(&self, start: &Path, visit: &mut dyn FnMut(&Path, &str)) -> Result<(), ToolError> {
-        if start.is_file() {
-            if let Some(text) = small_text(start) {
-                visit(start, &text);
-            }
-            return Ok(());
+/// Visits readable text files under `start` (no symlinks, private dirs or secrets).
+fn walk(root: &Path, start: &Path, visit: &mut dyn FnMut(&Path, &str)) -> Result<(), ToolError> {
+    if start.is_file() {
+        if let Some(text) = small_text(start) {
+            visit(start, &text);
         }
-        let mut stack = vec![start.to_path_buf()];
-        while let Some(dir) = stack.pop() {
-            let mut entries = visible_entries(&self.root, &dir)?;
-            entries.sort();
-            for (path, is_dir) in entries {
-                let name = path
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default();
-                if is_dir {
-                    if !SKIP_DIRS.contains(&name.as_str()) {
-                        stack.push(path);
-                    }
-                } else if !is_secret_name(&name) {
-                    if let Some(text) = small_text(&path) {
-                        visit(&path, &text);
-                    }
+        return Ok(());
+    }
+    let mut stack = vec![start.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let mut entries = visible_entries(root, &dir)?;
+        entries.sort();
+        for (path, is_dir) in entries {
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            if is_dir {
+                if !SKIP_DIRS.contains(&name.as_str()) {
+                    stack.push(path);
+                }
+            } else if !is_secret_name(&name) {
+                if let Some(text) = small_text(&path) {
+                    visit(&path, &text);
                 }
             }
         }
-        Ok(())
+    }
+    Ok(())
+}
+
+/// [`walk`] over the whole workspace, for [`misses`] (a failure reads as no file).
+fn walk_all(root: &Path) -> impl FnMut(&mut dyn FnMut(&Path, &str)) + '_ {
+    move |visit| {
+        let _ = walk(root, root, visit);
     }
 }
 

@@ -11,6 +11,7 @@
 //! does.
 
 pub mod fit;
+pub mod named;
 pub mod nearest;
 
 use std::path::{Path, PathBuf};

@@ -113,6 +113,7 @@ pub const TASKS: &[Task] = &[
         Expected::NoTool,
         Check::Any(&[
             "lock",
+            "synchroniz",
             "mutual exclusion",
             "exclusive",
             "one thread",

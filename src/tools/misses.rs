@@ -1,0 +1,247 @@
+//! What a miss of the read tools leads to, so a small model's guess still ends in an
+//! answer. In the agent benchmark the 1.5B called `read_file` with a function's name as
+//! the path and `search_files` for an identifier it made up (`find_highest_tide` for
+//! `high_water_mark`), got "not found" twice and answered that the function does not
+//! exist.
+//!
+//! - [`definition`]: a "path" that is a bare identifier is looked up as a definition
+//!   (`fn NAME`, `struct NAME`, `def NAME`, …) and the lines from there are shown.
+//! - [`by_words`]: a search that matched nothing is tried again with the pattern's words
+//!   (split at `_`, case changes and spaces, common suffixes dropped), best lines first.
+//!
+//! Both read only what `search_files` may read (the same walk: no secrets, no private
+//! folders, no symlinks).
+
+use std::path::Path;
+
+use crate::sandbox::display;
+
+/// Lines shown from a definition on.
+const DEFINITION_LINES: usize = 25;
+/// Lines shown for a search by words.
+const WORD_MATCHES: usize = 20;
+/// Words of a guessed name that say nothing about what is looked for.
+const FILLER: &[&str] = &[
+    "find", "get", "set", "the", "fn", "func", "function", "def", "file", "files", "src", "for",
+    "and", "from", "with", "calc", "compute", "make", "new", "impl",
+];
+/// Keywords that introduce a definition in the languages a workspace usually holds.
+const DEFINERS: &str =
+    r"fn|struct|enum|trait|type|const|static|mod|def|class|function|func|interface|let|var";
+
+/// A file visitor: `(path, text)` for each readable text file under the root.
+pub type Walk<'a> = dyn FnMut(&mut dyn FnMut(&Path, &str)) + 'a;
+
+/// `requested` is an identifier (`moon_phase_factor`, `parse()`): where it is defined and
+/// the lines from there, or `None` when it is no identifier or no definition was found.
+pub fn definition(root: &Path, requested: &str, walk: &mut Walk<'_>) -> Option<String> {
+    let name = requested.trim().trim_end_matches("()");
+    let identifier = !name.is_empty()
+        && name.chars().all(|c| c.is_alphanumeric() || c == '_')
+        && !name.starts_with(|c: char| c.is_ascii_digit());
+    if !identifier {
+        return None;
+    }
+    let pattern = format!(r"\b({DEFINERS})\s+{}\b", regex::escape(name));
+    let regex = regex::Regex::new(&pattern).ok()?;
+    let mut found: Option<(String, usize, String)> = None;
+    walk(&mut |path, text| {
+        if found.is_some() {
+            return;
+        }
+        if let Some(i) = text.lines().position(|l| regex.is_match(l)) {
+            found = Some((display(root, path), i, text.to_string()));
+        }
+    });
+    let (shown, at, text) = found?;
+    let lines: Vec<String> = text
+        .lines()
+        .enumerate()
+        .skip(at)
+        .take(DEFINITION_LINES)
+        .map(|(i, l)| format!("{:>5}| {l}", i + 1))
+        .collect();
+    Some(format!(
+        "({name} is not a file: it is defined in {shown} at line {}; the lines from there:)\n{}",
+        at + 1,
+        lines.join("\n")
+    ))
+}
+
+/// The words of a search pattern that found nothing, as lowercase stems: `None` when the
+/// pattern is a real regular expression (its author meant it) or has no usable word.
+pub fn words_of(pattern: &str) -> Option<Vec<String>> {
+    if pattern.chars().any(|c| "\\[](){}|*+?^$".contains(c)) {
+        return None;
+    }
+    let mut words = Vec::new();
+    for part in pattern.split(|c: char| !c.is_alphanumeric()) {
+        let mut word = String::new();
+        let mut last_lower = false;
+        for c in part.chars() {
+            if c.is_uppercase() && last_lower {
+                words.push(std::mem::take(&mut word));
+            }
+            last_lower = c.is_lowercase();
+            word.extend(c.to_lowercase());
+        }
+        words.push(word);
+    }
+    let mut stems: Vec<String> = words
+        .into_iter()
+        .filter(|w| w.len() >= 3 && !FILLER.contains(&w.as_str()))
+        .map(|w| stem(&w))
+        .collect();
+    stems.dedup();
+    (stems.len() > 1
+        || stems
+            .first()
+            .is_some_and(|s| !pattern.eq_ignore_ascii_case(s)))
+    .then_some(stems)
+    .filter(|s| !s.is_empty())
+}
+
+/// A word without the suffix that makes `highest` miss `high_water_mark`.
+fn stem(word: &str) -> String {
+    for suffix in ["est", "ing", "ed", "es", "er", "s"] {
+        if let Some(base) = word.strip_suffix(suffix) {
+            if base.len() >= 3 {
+                return base.to_string();
+            }
+        }
+    }
+    word.to_string()
+}
+
+/// Lines that hold words of `pattern` (a search that matched nothing): those with the
+/// most of them first, then in file order; `None` when the pattern gives no words or no
+/// line holds one.
+pub fn by_words(root: &Path, pattern: &str, walk: &mut Walk<'_>) -> Option<String> {
+    let stems = words_of(pattern)?;
+    let regexes: Vec<regex::Regex> = stems
+        .iter()
+        .filter_map(|s| regex::Regex::new(&format!(r"(?i)\b{}", regex::escape(s))).ok())
+        .collect();
+    let mut hits: Vec<(usize, usize, String)> = Vec::new();
+    walk(&mut |path, text| {
+        for (i, line) in text.lines().enumerate() {
+            let n = regexes.iter().filter(|r| r.is_match(line)).count();
+            if n > 0 {
+                let shown: String = line.trim().chars().take(200).collect();
+                let order = hits.len();
+                hits.push((
+                    n,
+                    order,
+                    format!("{}:{}: {shown}", display(root, path), i + 1),
+                ));
+            }
+        }
+    });
+    if hits.is_empty() {
+        return None;
+    }
+    let total = hits.len();
+    hits.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    let shown: Vec<String> = hits.into_iter().take(WORD_MATCHES).map(|h| h.2).collect();
+    let mut out = format!(
+        "(no lines match {pattern:?}; lines with its words {}:)\n{}",
+        stems.join(", "),
+        shown.join("\n")
+    );
+    if total > WORD_MATCHES {
+        out.push_str(&format!("\n[cut: showed {WORD_MATCHES} of {total} lines]"));
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn walk_over<'a>(files: &'a [(&'a str, &'a str)], root: &'a Path) -> Box<Walk<'a>> {
+        Box::new(move |visit: &mut dyn FnMut(&Path, &str)| {
+            for (name, text) in files {
+                visit(&root.join(name), text);
+            }
+        })
+    }
+
+    const LIB: &str = "//! Tides.\n\npub fn high_water_mark(r: &[f64]) -> f64 {\n    r[0]\n}\n\npub fn moon_phase_factor(day: u32) -> f64 {\n    1.0\n}\n";
+
+    #[test]
+    fn an_identifier_for_a_path_shows_its_definition() {
+        let root = Path::new("/ws");
+        let files = [
+            ("src/main.rs", "fn main() { moon_phase_factor(3); }\n"),
+            ("src/lib.rs", LIB),
+        ];
+        let found = definition(root, "moon_phase_factor", &mut walk_over(&files, root)).unwrap();
+        assert!(
+            found.starts_with(
+                "(moon_phase_factor is not a file: it is defined in src/lib.rs at line 7;"
+            ),
+            "{found}"
+        );
+        assert!(
+            found.contains("    7| pub fn moon_phase_factor(day: u32) -> f64 {"),
+            "{found}"
+        );
+        assert!(
+            !found.contains("high_water_mark"),
+            "from the definition on: {found}"
+        );
+        assert_eq!(
+            definition(root, "src/nope.rs", &mut walk_over(&files, root)),
+            None
+        );
+        assert_eq!(
+            definition(root, "no_such_thing", &mut walk_over(&files, root)),
+            None
+        );
+    }
+
+    #[test]
+    fn a_guessed_name_is_split_into_stems() {
+        assert_eq!(words_of("find_highest_tide").unwrap(), ["high", "tide"]);
+        assert_eq!(
+            words_of("parseTideTable").unwrap(),
+            ["parse", "tide", "table"]
+        );
+        assert_eq!(words_of("tide data").unwrap(), ["tide", "data"]);
+        assert_eq!(words_of(r"fn\s+main"), None, "a real regex is left alone");
+        assert_eq!(words_of("tide"), None, "one word that was searched already");
+        assert_eq!(words_of("fn"), None);
+    }
+
+    #[test]
+    fn a_search_that_missed_finds_lines_by_its_words_best_first() {
+        let root = Path::new("/ws");
+        let files = [
+            ("README.md", "Predicts tide heights.\n"),
+            ("src/lib.rs", LIB),
+            ("src/main.rs", "// the highest tide of the day\n"),
+        ];
+        let found = by_words(root, "find_highest_tide", &mut walk_over(&files, root)).unwrap();
+        let lines: Vec<&str> = found.lines().collect();
+        assert_eq!(
+            lines[0],
+            "(no lines match \"find_highest_tide\"; lines with its words high, tide:)"
+        );
+        assert_eq!(
+            lines[1], "src/main.rs:1: // the highest tide of the day",
+            "both words first"
+        );
+        assert!(
+            found.contains("src/lib.rs:3: pub fn high_water_mark"),
+            "{found}"
+        );
+        assert!(
+            found.contains("README.md:1: Predicts tide heights."),
+            "{found}"
+        );
+        assert_eq!(
+            by_words(root, "zebra_crossing", &mut walk_over(&files, root)),
+            None
+        );
+    }
+}

@@ -1,0 +1,225 @@
+//! Files whose names echo a request ("What did we agree in the meeting?" →
+//! `notes/meeting-2024-05-02.md`). The workspace map lists every path, but a small model
+//! did not connect a question's words with a file name: asked about the meeting or "the
+//! ideas I wrote down", the 1.5B searched its memories and answered from an unrelated
+//! one. The names found here go with the request to the router and the model.
+//!
+//! Words are compared as lowercase stems of at least four letters, a request's word
+//! matching a name's word when they agree but for the shorter one's last letter
+//! ("decided" ~ "decisions" by their stems "decid"/"decision"). Question words and the tools' own vocabulary
+//! ("file", "commit", "test") are left out: they name no file.
+
+use super::FileEntry;
+
+/// Most names given; a request that fits more files names none in particular.
+const MAX_NAMED: usize = 3;
+
+/// Words that say what kind of question it is, not which file.
+const NOT_NAMES: &[&str] = &[
+    "what",
+    "which",
+    "where",
+    "when",
+    "does",
+    "doing",
+    "this",
+    "that",
+    "these",
+    "those",
+    "have",
+    "with",
+    "about",
+    "project",
+    "file",
+    "files",
+    "folder",
+    "code",
+    "there",
+    "their",
+    "written",
+    "write",
+    "show",
+    "tell",
+    "test",
+    "tests",
+    "function",
+    "functions",
+    "commit",
+    "commits",
+    "change",
+    "changes",
+    "changed",
+    "make",
+    "from",
+    "into",
+    "should",
+    "would",
+    "could",
+    "please",
+    "read",
+    "list",
+    "find",
+    "search",
+    "give",
+    "much",
+    "many",
+    "some",
+    "every",
+    "line",
+    "lines",
+    "first",
+    "last",
+    "latest",
+    "repository",
+    "workspace",
+    "here",
+];
+
+/// Files (best first, at most [`MAX_NAMED`]) whose names share a word with `request`;
+/// empty when none does, or when more than [`MAX_NAMED`] fit equally well.
+pub fn named_like(files: &[FileEntry], request: &str) -> Vec<String> {
+    let wanted: Vec<String> = words(request)
+        .into_iter()
+        .filter(|w| !NOT_NAMES.contains(&w.as_str()))
+        .map(|w| stem(&w))
+        .collect();
+    if wanted.is_empty() {
+        return Vec::new();
+    }
+    let mut scored: Vec<(usize, &str)> = files
+        .iter()
+        .filter_map(|f| {
+            let name = f.path.rsplit('/').next().unwrap_or(&f.path);
+            let stem_part = name.split('.').next().unwrap_or(name);
+            let have: Vec<String> = words(stem_part).iter().map(|w| stem(w)).collect();
+            let n = wanted
+                .iter()
+                .filter(|w| have.iter().any(|h| fits(w, h)))
+                .count();
+            (n > 0).then_some((n, f.path.as_str()))
+        })
+        .collect();
+    scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.len().cmp(&b.1.len())));
+    let Some(best) = scored.first().map(|s| s.0) else {
+        return Vec::new();
+    };
+    let top: Vec<String> = scored
+        .iter()
+        .filter(|s| s.0 == best)
+        .map(|s| s.1.to_string())
+        .collect();
+    if top.len() > MAX_NAMED {
+        return Vec::new();
+    }
+    top
+}
+
+/// The line that goes with a request: `(files named like this: a, b)`, or `None`.
+pub fn hint(named: &[String]) -> Option<String> {
+    (!named.is_empty()).then(|| format!("(files named like this: {})", named.join(", ")))
+}
+
+/// Lowercase words of four letters or more, split at non-letters and case changes.
+fn words(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for part in text.split(|c: char| !c.is_alphanumeric()) {
+        let mut word = String::new();
+        let mut last_lower = false;
+        for c in part.chars() {
+            if c.is_uppercase() && last_lower {
+                out.push(std::mem::take(&mut word));
+            }
+            last_lower = c.is_lowercase();
+            word.extend(c.to_lowercase());
+        }
+        out.push(word);
+    }
+    out.retain(|w| w.chars().count() >= 4 && !w.chars().all(|c| c.is_ascii_digit()));
+    out
+}
+
+fn stem(word: &str) -> String {
+    for suffix in ["ing", "ed", "es", "s"] {
+        if let Some(base) = word.strip_suffix(suffix) {
+            if base.len() >= 4 {
+                return base.to_string();
+            }
+        }
+    }
+    word.to_string()
+}
+
+/// The stems agree on at least four letters and on all but at most the last letter of
+/// the shorter ("decid" ~ "decision", "meet" ~ "meeting", not "main" ~ "manual").
+fn fits(a: &str, b: &str) -> bool {
+    let common = a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count();
+    let shorter = a.chars().count().min(b.chars().count());
+    common >= 4 && common + 1 >= shorter
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn files(paths: &[&str]) -> Vec<FileEntry> {
+        paths
+            .iter()
+            .map(|p| FileEntry {
+                path: p.to_string(),
+                bytes: 1,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_question_names_the_file_it_is_about() {
+        let ws = files(&[
+            "Cargo.toml",
+            "README.md",
+            "LICENSE-MIT",
+            "LICENSE-APACHE",
+            "docs/deploy.md",
+            "notes/ideas.md",
+            "notes/meeting-2024-05-02.md",
+            "notes/decisions.md",
+            "src/main.rs",
+            "tests/parse.rs",
+        ]);
+        let named = |q: &str| named_like(&ws, q);
+        assert_eq!(
+            named("What did we agree in the meeting?"),
+            ["notes/meeting-2024-05-02.md"]
+        );
+        assert_eq!(named("What ideas have I written down?"), ["notes/ideas.md"]);
+        assert_eq!(named("How do I deploy this?"), ["docs/deploy.md"]);
+        assert_eq!(named("What have we decided?"), ["notes/decisions.md"]);
+        assert_eq!(
+            named("Which license is this under?"),
+            ["LICENSE-MIT", "LICENSE-APACHE"]
+        );
+        assert_eq!(
+            named("Run the tests and tell me what failed."),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            named("What is the capital of France?"),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            hint(&named("How do I deploy this?")).unwrap(),
+            "(files named like this: docs/deploy.md)"
+        );
+        assert_eq!(hint(&[]), None);
+    }
+
+    #[test]
+    fn a_word_every_file_shares_names_none() {
+        let ws = files(&[
+            "src/tide_a.rs",
+            "src/tide_b.rs",
+            "src/tide_c.rs",
+            "src/tide_d.rs",
+        ]);
+        assert!(named_like(&ws, "Where is the tide computed?").is_empty());
+    }
+}
