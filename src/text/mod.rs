@@ -6,6 +6,7 @@
 
 pub mod duration;
 pub mod front_matter;
+pub mod words;
 
 /// Splits `lines` into consecutive groups whose joined size (by `cost`) stays within
 /// `limit`; a single oversized line is cut into pieces by characters.

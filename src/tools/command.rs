@@ -306,7 +306,7 @@ mod tests {
             1,
             "{blame}"
         );
-        let root = ok(serde_json::json!({"action": "first_commit"}));
+        let root = ok(serde_json::json!({"action": "show_commit", "rev": "first"}));
         assert!(
             root.contains("Initial commit: tide table parser")
                 && root.contains("+pub fn parse_tide_table")

@@ -74,19 +74,7 @@ pub fn words_of(pattern: &str) -> Option<Vec<String>> {
     if pattern.chars().any(|c| "\\[](){}|*+?^$".contains(c)) {
         return None;
     }
-    let mut words = Vec::new();
-    for part in pattern.split(|c: char| !c.is_alphanumeric()) {
-        let mut word = String::new();
-        let mut last_lower = false;
-        for c in part.chars() {
-            if c.is_uppercase() && last_lower {
-                words.push(std::mem::take(&mut word));
-            }
-            last_lower = c.is_lowercase();
-            word.extend(c.to_lowercase());
-        }
-        words.push(word);
-    }
+    let words = crate::text::words::name_words(pattern);
     let mut stems: Vec<String> = words
         .into_iter()
         .filter(|w| w.len() >= 3 && !FILLER.contains(&w.as_str()))
@@ -103,14 +91,7 @@ pub fn words_of(pattern: &str) -> Option<Vec<String>> {
 
 /// A word without the suffix that makes `highest` miss `high_water_mark`.
 fn stem(word: &str) -> String {
-    for suffix in ["est", "ing", "ed", "es", "er", "s"] {
-        if let Some(base) = word.strip_suffix(suffix) {
-            if base.len() >= 3 {
-                return base.to_string();
-            }
-        }
-    }
-    word.to_string()
+    crate::text::words::stem(word, &["est", "ing", "ed", "es", "er", "s"], 3).to_string()
 }
 
 /// Lines that hold words of `pattern` (a search that matched nothing): those with the

@@ -112,7 +112,7 @@ impl Tool for ReadFile {
         {
             long_line_window(&text, start, from_char)
         } else {
-            line_window(&text, start, end)
+            small_file_whole(&text, start, end).unwrap_or_else(|| line_window(&text, start, end))
         };
         Ok(with_note(resolved.note("read", requested), window))
     }
@@ -152,6 +152,28 @@ pub fn long_line_window(text: &str, line: usize, start_char: usize) -> String {
 }
 
 /// Lines `start..=end` (1-based), capped in lines and bytes, with a note on what was cut.
+/// Files of at most this many lines are shown whole even when a range was asked for.
+const SMALL_FILE_LINES: usize = 40;
+
+/// A small file whole, when the call asked for only part of it: asked for the version,
+/// the 1.5B read lines 1–2 of a five-line `Cargo.toml` and answered "1.0" (the version
+/// was line 3). `None` when the file is bigger or the range is the whole file anyway.
+fn small_file_whole(text: &str, start: usize, end: Option<usize>) -> Option<String> {
+    let total = text.lines().count();
+    let partial = start > 1 || end.is_some_and(|e| e < total);
+    if !partial || total > SMALL_FILE_LINES || text.len() > MAX_READ_BYTES {
+        return None;
+    }
+    let asked = match end {
+        Some(e) => format!("{start}–{e}"),
+        None => format!("{start} on"),
+    };
+    Some(format!(
+        "(lines {asked} were asked for; the file has only {total} lines, all shown)\n{}",
+        line_window(text, 1, None)
+    ))
+}
+
 pub fn line_window(text: &str, start: usize, end: Option<usize>) -> String {
     let lines: Vec<&str> = text.lines().collect();
     let total = lines.len();
@@ -422,6 +444,29 @@ fn small_text(path: &Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_range_of_a_small_file_shows_it_whole() {
+        let toml = "[package]\nname = \"tidepool\"\nversion = \"0.3.1\"\n";
+        let w = small_file_whole(toml, 1, Some(2)).unwrap();
+        assert!(
+            w.starts_with("(lines 1–2 were asked for; the file has only 3 lines, all shown)"),
+            "{w}"
+        );
+        assert!(w.contains("    3| version = \"0.3.1\""), "{w}");
+        assert_eq!(
+            small_file_whole(toml, 1, None),
+            None,
+            "the whole file was asked for"
+        );
+        assert_eq!(small_file_whole(toml, 1, Some(3)), None);
+        let big: String = (1..=100).map(|i| format!("line {i}\n")).collect();
+        assert_eq!(
+            small_file_whole(&big, 10, Some(20)),
+            None,
+            "a big file keeps its range"
+        );
+    }
 
     #[test]
     fn line_window_caps_and_notes() {

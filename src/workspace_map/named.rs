@@ -119,34 +119,15 @@ pub fn hint(named: &[String]) -> Option<String> {
     (!named.is_empty()).then(|| format!("(files named like this: {})", named.join(", ")))
 }
 
-/// Lowercase words of four letters or more, split at non-letters and case changes.
+/// Lowercase words of four letters or more, not all digits.
 fn words(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for part in text.split(|c: char| !c.is_alphanumeric()) {
-        let mut word = String::new();
-        let mut last_lower = false;
-        for c in part.chars() {
-            if c.is_uppercase() && last_lower {
-                out.push(std::mem::take(&mut word));
-            }
-            last_lower = c.is_lowercase();
-            word.extend(c.to_lowercase());
-        }
-        out.push(word);
-    }
+    let mut out = crate::text::words::name_words(text);
     out.retain(|w| w.chars().count() >= 4 && !w.chars().all(|c| c.is_ascii_digit()));
     out
 }
 
 fn stem(word: &str) -> String {
-    for suffix in ["ing", "ed", "es", "s"] {
-        if let Some(base) = word.strip_suffix(suffix) {
-            if base.len() >= 4 {
-                return base.to_string();
-            }
-        }
-    }
-    word.to_string()
+    crate::text::words::stem(word, &["ing", "ed", "es", "s"], 4).to_string()
 }
 
 /// The stems agree on at least four letters and on all but at most the last letter of

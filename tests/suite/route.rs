@@ -471,3 +471,62 @@ fn qwen_router_instructions_are_saved_once_then_restored_with_the_same_choices()
         PrefixOutcome::Restored { tokens: ids.len() }
     );
 }
+
+/// The REPL's start work (`App::prepare_start`, run while its first prompt waits) makes
+/// the router's instructions ready; they are harvey's own text, so they go to the
+/// shared cache: a second workspace restores them (no new state), and no workspace's
+/// words are in what was saved.
+#[test]
+fn qwen_router_instructions_are_shared_across_workspaces_without_their_words() {
+    use harvey::engine::Engine;
+    let shared = tempfile::tempdir().unwrap();
+    let mut config = harvey::config::Config::default();
+    config.engine.n_ctx = 2048;
+    config.memory.embedder = harvey::config::Embedder::None;
+    let open = |ws: &std::path::Path| {
+        let engine = crate::support::load(crate::support::qwen_path(), 2048, 256);
+        let mut app =
+            harvey::app::App::with_engine(ws.to_path_buf(), config.clone(), Box::new(engine));
+        app.set_shared_cache(Some(shared.path().to_path_buf()));
+        app
+    };
+    let one = workspace();
+    let mut a = open(one.path());
+    assert_eq!(a.prepare_start(), None, "the prefix was saved");
+    let states = saved_states(shared.path());
+    assert_eq!(states.len(), 1, "{states:?}");
+    assert!(
+        a.engine().kept_aside_len() > 100,
+        "ready for the first message"
+    );
+    assert!(
+        saved_states(&one.path().join("agents/cache")).is_empty(),
+        "not in the workspace"
+    );
+    drop(a);
+
+    let two = workspace();
+    std::fs::write(two.path().join("HARVEY.md"), "Always zebra the quokka.").unwrap();
+    let mut b = open(two.path());
+    let mut out = Vec::new();
+    harvey::repl::handle_line(
+        &mut b,
+        "/memory add project_fact The staging host is kestrel",
+        &mut out,
+    )
+    .unwrap();
+    b.prepare_start();
+    assert!(b.engine().kept_aside_len() > 100);
+    assert_eq!(
+        saved_states(shared.path()),
+        states,
+        "restored, not saved again"
+    );
+    for entry in std::fs::read_dir(shared.path()).unwrap().flatten() {
+        let bytes = std::fs::read(entry.path()).unwrap();
+        let text = String::from_utf8_lossy(&bytes);
+        for word in ["kestrel", "zebra", "quokka", "deploy.sh"] {
+            assert!(!text.contains(word), "{word} in {}", entry.path().display());
+        }
+    }
+}
