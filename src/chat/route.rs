@@ -263,6 +263,9 @@ pub fn choose(
     if registry.routes().is_empty() {
         return Ok(None);
     }
+    if nothing_to_read(registry) && asks_a_question(request) {
+        return Ok(Some(Route::Answer));
+    }
     let wording = Wording::for_params(engine.info().n_params);
     if let Some(saved) = saved {
         warm(engine, registry, saved);
@@ -284,6 +287,28 @@ pub fn choose(
         c.text
     );
     Ok(parse(registry, wording, &c.text))
+}
+
+/// Whether no offered step could find anything: an empty folder and no memory, session
+/// or RAG store yet. Then a question can only be answered from what the model knows: in
+/// such a folder the 0.5B sent "What is the capital of France? Answer in one word." to
+/// `memory_search`, and with that hidden to `memory_write` and `run_command` until the
+/// round cap, where it had once said "Paris".
+fn nothing_to_read(registry: &Registry) -> bool {
+    let (routes, _) = offered(registry);
+    !routes
+        .iter()
+        .any(|(name, _)| READS_WORKSPACE.contains(name) || *name == "memory_search")
+}
+
+/// A question, not a request to make, change, run or keep something.
+fn asks_a_question(request: &str) -> bool {
+    let t = request.trim().to_lowercase();
+    const DOING: &[&str] = &[
+        "create", "write", "make", "add", "run", "build", "delete", "remove", "save", "remember",
+        "install", "edit", "change", "rename", "fix",
+    ];
+    t.contains('?') && !DOING.iter().any(|d| t.starts_with(d))
 }
 
 /// Makes the router's instructions ready in the chat context's free cells, restored from
@@ -496,6 +521,39 @@ mod tests {
         );
         std::fs::write(notes.join("a.spmd"), "---\n---\n").unwrap();
         assert!(offers(&r), "one memory");
+    }
+
+    /// An empty folder with nothing remembered: a question is answered without asking
+    /// the router (the scripted engine would say `read_file` if it were asked).
+    #[test]
+    fn with_nothing_to_read_a_question_is_answered() {
+        let ws = tempfile::tempdir().unwrap();
+        let place = crate::tools::memory::MemoryPlace {
+            agents_dir: ws.path().join("agents"),
+            workspace: ws.path().to_path_buf(),
+            embedder: None,
+            config: crate::config::Config::default().memory,
+        };
+        let mut r = Registry::new();
+        let root = ws.path().to_path_buf();
+        r.add(Box::new(ReadFile { root: root.clone() }));
+        r.add(Box::new(ListFiles { root }));
+        r.add(Box::new(crate::tools::memory::MemorySearch(place.clone())));
+        r.add(Box::new(crate::tools::memory::MemoryWrite(place)));
+        let mut engine = crate::engine::scripted::ScriptedEngine::new(2048, ["read_file"; 4]);
+        let ask = |engine: &mut crate::engine::scripted::ScriptedEngine, request: &str| {
+            choose(engine, &r, request, &Default::default(), None).unwrap()
+        };
+        let q = "What is the capital of France? Answer in one word.";
+        assert_eq!(ask(&mut engine, q), Some(Route::Answer));
+        assert_eq!(engine.aside_calls, 0, "the router was not asked");
+        // Something to read: the router decides.
+        std::fs::write(ws.path().join("notes.md"), "x").unwrap();
+        assert_ne!(ask(&mut engine, q), Some(Route::Answer));
+        assert_eq!(engine.aside_calls, 1);
+        assert!(asks_a_question("Who made the last commit?"));
+        assert!(!asks_a_question("Create notes.md, ok?"));
+        assert!(!asks_a_question("List the files."));
     }
 
     #[test]

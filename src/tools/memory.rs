@@ -46,10 +46,7 @@ impl MemoryPlace {
         let has = |dir: &str, fits: &dyn Fn(&str) -> bool| {
             walk_has_file(&self.agents_dir.join(dir), 2, fits)
         };
-        let kb = ["harvey-knowledge.db", "knowledge.db"]
-            .iter()
-            .any(|f| self.agents_dir.join(f).is_file());
-        !(kb || has("memories", &memory) || has("sessions", &any) || has("rag", &any))
+        !(has("memories", &memory) || has("sessions", &any) || has("rag", &any))
     }
 
     fn open(&self) -> Result<MemoryStore, ToolError> {
