@@ -29,8 +29,11 @@ const FILLER: &[&str] = &[
 const DEFINERS: &str =
     r"fn|struct|enum|trait|type|const|static|mod|def|class|function|func|interface|let|var";
 
-/// A file visitor: `(path, text)` for each readable text file under the root.
-pub type Walk<'a> = dyn FnMut(&mut dyn FnMut(&Path, &str)) + 'a;
+/// What is done with each file: its path and text.
+pub type Visit<'a> = dyn FnMut(&Path, &str) + 'a;
+
+/// A file walk: calls its visitor for each readable text file under the root.
+pub type Walk<'a> = dyn FnMut(&mut Visit<'_>) + 'a;
 
 /// `requested` is an identifier (`moon_phase_factor`, `parse()`): where it is defined and
 /// the lines from there, or `None` when it is no identifier or no definition was found.
@@ -140,7 +143,7 @@ mod tests {
     use super::*;
 
     fn walk_over<'a>(files: &'a [(&'a str, &'a str)], root: &'a Path) -> Box<Walk<'a>> {
-        Box::new(move |visit: &mut dyn FnMut(&Path, &str)| {
+        Box::new(move |visit: &mut Visit<'_>| {
             for (name, text) in files {
                 visit(&root.join(name), text);
             }

@@ -402,7 +402,7 @@ fn walk(root: &Path, start: &Path, visit: &mut dyn FnMut(&Path, &str)) -> Result
 }
 
 /// [`walk`] over the whole workspace, for [`misses`] (a failure reads as no file).
-fn walk_all(root: &Path) -> impl FnMut(&mut dyn FnMut(&Path, &str)) + '_ {
+fn walk_all(root: &Path) -> impl FnMut(&mut misses::Visit<'_>) + '_ {
     move |visit| {
         let _ = walk(root, root, visit);
     }

@@ -478,7 +478,6 @@ fn qwen_router_instructions_are_saved_once_then_restored_with_the_same_choices()
 /// words are in what was saved.
 #[test]
 fn qwen_router_instructions_are_shared_across_workspaces_without_their_words() {
-    use harvey::engine::Engine;
     let shared = tempfile::tempdir().unwrap();
     let mut config = harvey::config::Config::default();
     config.engine.n_ctx = 2048;
