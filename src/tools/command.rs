@@ -320,7 +320,9 @@ mod tests {
         );
         let open = ok(serde_json::json!({"action": "uncommitted"}));
         assert!(
-            open.contains("new file, never committed: notes/todo.md"),
+            open.contains(
+                "Yes: 1 file is not committed:\n- notes/todo.md: new file, never committed"
+            ),
             "{open}"
         );
         let log = ok(serde_json::json!({"action": "log", "n": 2}));

@@ -168,8 +168,14 @@ fn names_the_first(rev: &str) -> bool {
 /// Lines it does not know are kept as they are.
 pub fn describe_status(text: &str) -> String {
     let mut branch = None;
+    let mut header = Vec::new();
     let mut files = Vec::new();
     for line in text.lines() {
+        // The runner's own line (`[command: git status … → exit 0]`) stays on top.
+        if line.starts_with("[command: ") {
+            header.push(line.to_string());
+            continue;
+        }
         if let Some(b) = line.strip_prefix("## ") {
             branch = Some(b.to_string());
             continue;
@@ -191,11 +197,12 @@ pub fn describe_status(text: &str) -> String {
         };
         files.push(format!("- {path}: {what}"));
     }
-    let mut out = match files.len() {
-        0 => vec!["Nothing is uncommitted: every file matches the last commit.".to_string()],
-        1 => vec!["Yes: 1 file is not committed:".to_string()],
-        n => vec![format!("Yes: {n} files are not committed:")],
-    };
+    let mut out = header;
+    out.push(match files.len() {
+        0 => "Nothing is uncommitted: every file matches the last commit.".to_string(),
+        1 => "Yes: 1 file is not committed:".to_string(),
+        n => format!("Yes: {n} files are not committed:"),
+    });
     out.extend(files);
     if let Some(b) = branch {
         out.push(format!("(branch: {b})"));
@@ -333,10 +340,12 @@ mod tests {
 
     #[test]
     fn status_lines_are_said_in_words() {
-        let said = describe_status("## main\n?? notes/todo.md\n M src/lib.rs\nD  old.rs\n");
+        let said = describe_status(
+            "[command: git status --short --branch → exit 0]\n## main\n?? notes/todo.md\n M src/lib.rs\nD  old.rs\n",
+        );
         assert_eq!(
             said,
-            "Yes: 3 files are not committed:\n- notes/todo.md: new file, never committed\n\
+            "[command: git status --short --branch → exit 0]\nYes: 3 files are not committed:\n- notes/todo.md: new file, never committed\n\
 - src/lib.rs: modified since the last commit\n- old.rs: deleted, not committed\n(branch: main)"
         );
         assert_eq!(
