@@ -351,7 +351,7 @@ fn every_offered_first_step_has_an_example_in_the_router_prompt() {
     // A memory, so that memory_search has something to find and is offered.
     let notes = dir.path().join("agents/memories/project_fact");
     std::fs::create_dir_all(&notes).unwrap();
-    std::fs::write(notes.join("kestrel.md"), "---\n---\nstaging is kestrel\n").unwrap();
+    std::fs::write(notes.join("kestrel.spmd"), "---\n---\nstaging is kestrel\n").unwrap();
     let (registry, _) = harvey::app::default_tools(dir.path(), &harvey::config::Config::default());
     let routes = registry.routes();
     assert!(routes.len() >= 9, "{routes:?}");
@@ -489,8 +489,16 @@ fn qwen_router_instructions_are_shared_across_workspaces_without_their_words() {
         app.set_shared_cache(Some(shared.path().to_path_buf()));
         app
     };
+    // A memory in each workspace: with one, memory_search is offered (its line is part
+    // of the instructions), so both offer the same steps.
+    let remember = |app: &mut harvey::app::App, fact: &str| {
+        let mut out = Vec::new();
+        harvey::repl::handle_line(app, &format!("/memory add project_fact {fact}"), &mut out)
+            .unwrap();
+    };
     let one = workspace();
     let mut a = open(one.path());
+    remember(&mut a, "The build host is osprey");
     assert_eq!(a.prepare_start(), None, "the prefix was saved");
     let states = saved_states(shared.path());
     assert_eq!(states.len(), 1, "{states:?}");
@@ -507,13 +515,7 @@ fn qwen_router_instructions_are_shared_across_workspaces_without_their_words() {
     let two = workspace();
     std::fs::write(two.path().join("HARVEY.md"), "Always zebra the quokka.").unwrap();
     let mut b = open(two.path());
-    let mut out = Vec::new();
-    harvey::repl::handle_line(
-        &mut b,
-        "/memory add project_fact The staging host is kestrel",
-        &mut out,
-    )
-    .unwrap();
+    remember(&mut b, "The staging host is kestrel");
     b.prepare_start();
     assert!(b.engine().kept_aside_len() > 100);
     assert_eq!(
@@ -524,7 +526,7 @@ fn qwen_router_instructions_are_shared_across_workspaces_without_their_words() {
     for entry in std::fs::read_dir(shared.path()).unwrap().flatten() {
         let bytes = std::fs::read(entry.path()).unwrap();
         let text = String::from_utf8_lossy(&bytes);
-        for word in ["kestrel", "zebra", "quokka", "deploy.sh"] {
+        for word in ["kestrel", "osprey", "zebra", "quokka", "deploy.sh"] {
             assert!(!text.contains(word), "{word} in {}", entry.path().display());
         }
     }
