@@ -493,16 +493,21 @@ mod tests {
         }
     }
 
+    /// The memory tools' place for a workspace at `ws`, with the default settings.
+    fn memory_place(ws: &std::path::Path) -> crate::tools::memory::MemoryPlace {
+        crate::tools::memory::MemoryPlace {
+            agents_dir: ws.join("agents"),
+            workspace: ws.to_path_buf(),
+            embedder: None,
+            config: crate::config::Config::default().memory,
+        }
+    }
+
     /// `memory_search` is offered once there is something to find, not before.
     #[test]
     fn a_search_that_can_find_nothing_is_not_offered() {
         let ws = tempfile::tempdir().unwrap();
-        let place = crate::tools::memory::MemoryPlace {
-            agents_dir: ws.path().join("agents"),
-            workspace: ws.path().to_path_buf(),
-            embedder: None,
-            config: crate::config::Config::default().memory,
-        };
+        let place = memory_place(ws.path());
         let mut r = registry();
         r.add(Box::new(crate::tools::memory::MemorySearch(place)));
         let offers = |r: &Registry| offered(r).0.iter().any(|(n, _)| *n == "memory_search");
@@ -515,9 +520,10 @@ mod tests {
         let memories = ws.path().join("agents/memories");
         std::fs::write(memories.join("harvey-index.db"), "").unwrap();
         std::fs::write(memories.join("MEMORY.md"), "").unwrap();
+        std::fs::write(ws.path().join("agents/harvey-knowledge.db"), "").unwrap();
         assert!(
             !offers(&r),
-            "the store's own index and digest are no memory"
+            "the store's own index and digest, and the knowledge base made at open, are no memory"
         );
         std::fs::write(notes.join("a.spmd"), "---\n---\n").unwrap();
         assert!(offers(&r), "one memory");
@@ -528,12 +534,7 @@ mod tests {
     #[test]
     fn with_nothing_to_read_a_question_is_answered() {
         let ws = tempfile::tempdir().unwrap();
-        let place = crate::tools::memory::MemoryPlace {
-            agents_dir: ws.path().join("agents"),
-            workspace: ws.path().to_path_buf(),
-            embedder: None,
-            config: crate::config::Config::default().memory,
-        };
+        let place = memory_place(ws.path());
         let mut r = Registry::new();
         let root = ws.path().to_path_buf();
         r.add(Box::new(ReadFile { root: root.clone() }));
