@@ -250,9 +250,14 @@ impl App {
         let stable = self.stable_memory_context();
         self.prepare_prefix(&stable);
         if self.tools_enabled && self.routes() {
-            let dir = self.route_dir();
+            let skills = self.skill_options();
+            let dir = self.route_dir_for(&skills);
             if let Some(saved) = self.route_saved(&dir) {
-                route::warm(self.engine.as_mut(), &self.tools, saved);
+                let menu = route::Menu {
+                    registry: &self.tools,
+                    skills: &skills,
+                };
+                route::warm(self.engine.as_mut(), menu, saved);
             }
         }
         self.unsaved_prefix_note()
@@ -261,8 +266,13 @@ impl App {
     /// Only the router on `request`: which tool (or an answer) it picks first.
     pub fn choose_route(&mut self, request: &str) -> Result<Option<Route>, EngineError> {
         let abort = self.abort.clone();
-        let dir = self.route_dir();
+        let skills = self.skill_options();
+        let dir = self.route_dir_for(&skills);
         let saved = self.route_saved(&dir);
-        route::choose(self.engine.as_mut(), &self.tools, request, &abort, saved)
+        let menu = route::Menu {
+            registry: &self.tools,
+            skills: &skills,
+        };
+        route::choose(self.engine.as_mut(), menu, request, &abort, saved)
     }
 }

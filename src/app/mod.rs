@@ -221,18 +221,22 @@ impl App {
         text: &str,
         on_event: &mut dyn FnMut(TurnEvent),
     ) -> Result<AgentTurn, TurnError> {
-        self.turn_on(text, None, None, on_event)
+        self.turn_on(text, None, None, true, on_event)
     }
 
     /// [`Self::agent_turn`] that may call only the tools of `narrowed` (a skill's
     /// `allowed-tools`; the system prompt keeps listing them all, so the cached prefix
     /// survives, but the call grammar and the router know only these), and records
     /// `skill`'s scene (`INT. SKILL <NAME>`, speaking the given text) before the exchange.
+    /// With `offer_skills` (and neither of those), the router may choose one of the
+    /// workspace's skills for the first step; the skill then runs instead
+    /// ([`Self::run_chosen_skill`]).
     pub(crate) fn turn_on(
         &mut self,
         text: &str,
         narrowed: Option<&Registry>,
         skill: Option<(&crate::skills::Skill, &str)>,
+        offer_skills: bool,
         on_event: &mut dyn FnMut(TurnEvent),
     ) -> Result<AgentTurn, TurnError> {
         self.abort.clear();
@@ -250,7 +254,12 @@ impl App {
             .then_some(self.confirm_writes.as_deref());
         let ask_model_command = commands::yes_no(self.ask.clone(), "the model asks: ");
         let ask_file_write = commands::yes_no(self.ask.clone(), "");
-        let route_dir = self.route_dir();
+        let skills = if offer_skills && narrowed.is_none() && skill.is_none() {
+            self.skill_options()
+        } else {
+            Vec::new()
+        };
+        let route_dir = self.route_dir_for(&skills);
         // The record's name (planned until its first exchange is written).
         let session = self
             .recorder
@@ -283,6 +292,7 @@ impl App {
                 .then_some(&ask_file_write as &crate::chat::agent::Confirm),
             route: self.routes().then_some(routed.as_str()),
             route_saved: self.route_saved(&route_dir),
+            skills: &skills,
             request: text,
             session: session.as_deref(),
         };
@@ -307,6 +317,12 @@ impl App {
                 return Err(e);
             }
         };
+        if let Some(crate::chat::route::Route::Skill(name)) = &turn.route {
+            // Not sent either: the skill's turn takes the attachments.
+            self.attachments.restore(attached);
+            let earlier: Vec<_> = recall.into_iter().chain(turn.steps).collect();
+            return self.run_chosen_skill(name, text, earlier, on_event);
+        }
         self.pending_notes
             .extend(crate::chat::attachment::note(&attached));
         if let Some(c) = &turn.compression {
@@ -468,15 +484,17 @@ impl App {
         self.agents_dir().join("cache")
     }
 
-    /// Where the router saves its instructions (`dir`, under `engine.cache_prefix`).
-    /// Where the router's instructions are saved. They are harvey's own text (the tools'
-    /// `route()` lines are `&'static str`, the examples fixed): nothing learned from a
-    /// workspace is in them, so they go to the shared cache when there is one (a new
-    /// workspace restores them instead of prefilling ~500 tokens), else to `agents/cache`.
-    fn route_dir(&self) -> PathBuf {
-        self.shared_cache
-            .clone()
-            .unwrap_or_else(|| self.cache_dir())
+    /// Where the router's instructions are saved. Without skills they are harvey's own
+    /// text (the tools' `route()` lines are `&'static str`, the examples fixed): nothing
+    /// learned from a workspace is in them, so they go to the shared cache when there is
+    /// one (a new workspace restores them instead of prefilling ~500 tokens), else to
+    /// `agents/cache`. A router offering `skills` holds their lines, the workspace's own
+    /// words: its instructions stay in `agents/cache`.
+    fn route_dir_for(&self, skills: &[crate::chat::route::SkillOption]) -> PathBuf {
+        match &self.shared_cache {
+            Some(shared) if skills.is_empty() => shared.clone(),
+            _ => self.cache_dir(),
+        }
     }
 
     fn route_saved<'a>(&self, dir: &'a Path) -> Option<crate::chat::route::Saved<'a>> {

@@ -4,11 +4,12 @@
 //! so, a question otherwise, the timeout, the audit line) with the Go tool's
 //! `HARVEY_*` environment.
 
-use crate::chat::agent::{AgentTurn, TurnEvent};
+use crate::chat::agent::{AgentTurn, Step, StepKind, TurnEvent};
+use crate::chat::route::SkillOption;
 use crate::chat::TurnError;
 use crate::command::{self, Ask, Place, Report, Who};
 use crate::skills::run::{self, ScriptEnv};
-use crate::skills::vars::Filled;
+use crate::skills::vars::{self, Filled};
 use crate::skills::{Catalog, Skill};
 
 use super::App;
@@ -38,12 +39,73 @@ impl App {
             &text,
             lent.as_ref().map(|l| &l.registry),
             Some((skill, &speech)),
+            false,
             on_event,
         );
         if let Some(l) = lent {
             self.tools.restore(l);
         }
         turn
+    }
+
+    /// The skills the router may choose: the prompt skills (a skill with a script runs
+    /// only when the user asks for it, by `/NAME` or its trigger), one catalog line each.
+    pub(crate) fn skill_options(&self) -> Vec<SkillOption> {
+        if !self.tools_enabled {
+            return Vec::new();
+        }
+        self.skills()
+            .skills
+            .iter()
+            .filter(|s| !s.has_run_script())
+            .map(|s| SkillOption {
+                name: s.name.clone(),
+                summary: crate::skills::catalog::summary(&s.description),
+            })
+            .collect()
+    }
+
+    /// Runs the skill the router chose for `text` (the message as its request, its
+    /// variables' defaults); `earlier` are the steps taken before (recall, the router).
+    /// A skill that needs a value nobody gave, or is gone, leaves the message to an
+    /// ordinary turn, said in a notice.
+    pub(super) fn run_chosen_skill(
+        &mut self,
+        name: &str,
+        text: &str,
+        earlier: Vec<Step>,
+        on_event: &mut dyn FnMut(TurnEvent),
+    ) -> Result<AgentTurn, TurnError> {
+        let catalog = self.skills();
+        let turn = match catalog.get(name).map(|s| (s, vars::fill(s, "", None))) {
+            Some((skill, Ok(mut filled))) => {
+                filled.args = text.trim().to_string();
+                filled.request = Some(text.trim().to_string());
+                on_event(TurnEvent::Notice(format!(
+                    "skill {}: {}",
+                    skill.name,
+                    crate::skills::catalog::summary(&skill.description)
+                )));
+                self.skill_turn(skill, &filled, on_event)
+            }
+            Some((skill, Err(e))) => {
+                on_event(TurnEvent::Notice(format!(
+                    "the skill {} fits this request, but {e}; answering without it",
+                    skill.name
+                )));
+                self.turn_on(text, None, None, false, on_event)
+            }
+            None => self.turn_on(text, None, None, false, on_event),
+        };
+        // The session-start recall ran before the router (once: a second one, where
+        // memory is off and nothing was pinned, is dropped).
+        let recalled = earlier.iter().any(|s| s.kind == StepKind::Recall);
+        turn.map(|mut t| {
+            t.steps
+                .retain(|s| !(recalled && s.kind == StepKind::Recall));
+            t.steps.splice(0..0, earlier);
+            t
+        })
     }
 
     /// Runs the skill's script (`bash scripts/compiled.bash`, as the Go tool does) as the

@@ -301,6 +301,7 @@ fn route_name(route: &Route) -> String {
     match route {
         Route::Tool(name) => name.clone(),
         Route::Answer => "none".to_string(),
+        Route::Skill(name) => format!("skill:{name}"),
     }
 }
 

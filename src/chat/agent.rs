@@ -85,6 +85,10 @@ pub struct ToolSet<'a> {
     pub route: Option<&'a str>,
     /// Where the router's instructions are saved between processes (`None`: not saved).
     pub route_saved: Option<route::Saved<'a>>,
+    /// The user's skills the router may choose for the first step. When it does, the
+    /// turn ends before any generation with [`AgentTurn::route`] naming the skill, the
+    /// user's message taken back out: the caller runs the skill instead.
+    pub skills: &'a [route::SkillOption],
     /// The user's own words this turn (without attachments): what memory writes are
     /// judged against ([`crate::chat::memory_guard`]).
     pub request: &'a str,
@@ -199,6 +203,22 @@ fn agent_turn(
             return Err(e.into());
         }
     };
+    if let Some(Route::Skill(name)) = &route {
+        // The caller runs the skill: its body carries the request from here.
+        conversation.truncate(start);
+        return Ok(AgentTurn {
+            completion: Completion {
+                text: String::new(),
+                stop: StopReason::EndOfGeneration,
+                stats: Default::default(),
+            },
+            thought: None,
+            calls: Vec::new(),
+            compression,
+            route: Some(Route::Skill(name.clone())),
+            steps: Vec::new(),
+        });
+    }
     let result = rounds(engine, conversation, opts, tools, route.clone(), on_event);
     match result {
         Ok(((completion, thought), calls))
@@ -368,7 +388,8 @@ fn rounds(
             match next.filter(|_| room == Room::Left) {
                 Some(Route::Tool(name)) => first = Some(Route::Tool(name)),
                 Some(Route::Answer) => answer_next = true,
-                None => answer_next = ok,
+                // A skill is only ever a first step (`next_step` never returns one).
+                Some(Route::Skill(_)) | None => answer_next = ok,
             }
             continue;
         }
@@ -479,9 +500,13 @@ fn routed(
     on_event: &mut dyn FnMut(TurnEvent),
 ) -> Result<Option<Route>, crate::engine::EngineError> {
     let started = std::time::Instant::now();
-    let choice = route::choose(engine, set.registry, request, &opts.abort, set.route_saved)?;
+    let menu = route::Menu {
+        registry: set.registry,
+        skills: set.skills,
+    };
+    let choice = route::choose(engine, menu, request, &opts.abort, set.route_saved)?;
     let what = match &choice {
-        Some(Route::Tool(name)) => name.as_str(),
+        Some(Route::Tool(name) | Route::Skill(name)) => name.as_str(),
         Some(Route::Answer) => "answer",
         None => "",
     };
@@ -506,7 +531,10 @@ fn next_step(
         return Ok(None);
     };
     let asked = steps::next_request(request, &note);
-    let next = routed(engine, set, &asked, opts, on_event)?;
+    // The same menu as the first step's (the kept instructions serve both); a skill
+    // chosen here is no next step.
+    let next =
+        routed(engine, set, &asked, opts, on_event)?.filter(|r| !matches!(r, Route::Skill(_)));
     if let Some(Route::Tool(name)) = &next {
         on_event(TurnEvent::Notice(format!("next step: {name}")));
     }

@@ -23,6 +23,32 @@ pub enum Route {
     Tool(String),
     /// Answer without a tool.
     Answer,
+    /// Run the user's skill of this name (its body is read only now).
+    Skill(String),
+}
+
+/// A skill the router may choose: its name and the catalog's one-line summary.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkillOption {
+    pub name: String,
+    pub summary: String,
+}
+
+/// What the router chooses among: the registry's first steps and the workspace's skills
+/// (none where the workspace has none: then the prompt is the same in every workspace).
+#[derive(Clone, Copy)]
+pub struct Menu<'a> {
+    pub registry: &'a Registry,
+    pub skills: &'a [SkillOption],
+}
+
+impl<'a> From<&'a Registry> for Menu<'a> {
+    fn from(registry: &'a Registry) -> Self {
+        Menu {
+            registry,
+            skills: &[],
+        }
+    }
 }
 
 /// How the router words its options. The names steer a small model as much as the
@@ -132,7 +158,9 @@ fn offered(registry: &Registry) -> (Vec<(&'static str, &'static str)>, bool) {
 
 /// The router's prompt: the choices with a few examples (none from the agent benchmark),
 /// then the request.
-pub fn messages(registry: &Registry, wording: Wording, request: &str) -> Vec<Message> {
+pub fn messages<'a>(menu: impl Into<Menu<'a>>, wording: Wording, request: &str) -> Vec<Message> {
+    let menu = menu.into();
+    let registry = menu.registry;
     let none = wording.none;
     let mut list = format!("- {none}: {NONE_WHEN}\n");
     let (routes, empty) = offered(registry);
@@ -159,10 +187,11 @@ pub fn messages(registry: &Registry, wording: Wording, request: &str) -> Vec<Mes
     } else {
         "The assistant works inside the user's software project."
     };
+    let skills = skill_lines(&menu, wording);
     let system = format!(
         "You decide how a coding assistant handles a request. {place} Use a tool only when the request is about this project (its files, \
 code, version, license, git history), the user's earlier sessions, or asks to create, change, \
-run or remember something; otherwise {none}.\n\nOptions:\n{list}\nExamples:\n{examples}\n\
+run or remember something; otherwise {none}.\n\nOptions:\n{list}{skills}\nExamples:\n{examples}\n\
 Reply with one option name only."
     );
     let request: String = request.chars().take(MAX_REQUEST_CHARS).collect();
@@ -215,27 +244,71 @@ const EXAMPLES: &[(&str, &str, bool)] = &[
 ];
 
 /// A grammar that admits exactly one of the router's names.
-pub fn grammar(registry: &Registry, wording: Wording) -> String {
-    let names: Vec<String> = offered(registry)
+pub fn grammar<'a>(menu: impl Into<Menu<'a>>, wording: Wording) -> String {
+    let menu = menu.into();
+    let names: Vec<String> = offered(menu.registry)
         .0
         .iter()
-        .map(|(name, _)| format!("\"{}\"", wording.label(name)))
-        .chain(std::iter::once(format!("\"{}\"", wording.none)))
+        .map(|(name, _)| wording.label(name).to_string())
+        .chain(skills_offered(&menu, wording).map(|s| s.name.clone()))
+        .chain(std::iter::once(wording.none.to_string()))
+        .map(|name| format!("\"{name}\""))
         .collect();
     format!("root ::= {}", names.join(" | "))
 }
 
 /// Reads the router's reply (a name the grammar admitted) as a route.
-pub fn parse(registry: &Registry, wording: Wording, reply: &str) -> Option<Route> {
+pub fn parse<'a>(menu: impl Into<Menu<'a>>, wording: Wording, reply: &str) -> Option<Route> {
+    let menu = menu.into();
     let name = reply.trim();
     if name == wording.none {
         return Some(Route::Answer);
     }
-    offered(registry)
+    let tool = offered(menu.registry)
         .0
         .iter()
         .find(|(n, _)| wording.label(n) == name)
-        .map(|(n, _)| Route::Tool(n.to_string()))
+        .map(|(n, _)| Route::Tool(n.to_string()));
+    tool.or_else(|| {
+        skills_offered(&menu, wording)
+            .find(|s| s.name == name)
+            .map(|s| Route::Skill(s.name.clone()))
+    })
+}
+
+/// The skills the router offers: those whose name is a plain word (letters, digits,
+/// `-`, `_`) that no offered tool or the "no tool" option already answers to.
+fn skills_offered<'m>(
+    menu: &'m Menu<'_>,
+    wording: Wording,
+) -> impl Iterator<Item = &'m SkillOption> {
+    let taken: Vec<String> = offered(menu.registry)
+        .0
+        .iter()
+        .map(|(n, _)| wording.label(n).to_string())
+        .chain([wording.none.to_string()])
+        .collect();
+    menu.skills.iter().filter(move |s| {
+        !s.name.is_empty()
+            && s.name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+            && !taken.contains(&s.name)
+    })
+}
+
+/// The skills' part of the router's options (empty without skills).
+fn skill_lines(menu: &Menu<'_>, wording: Wording) -> String {
+    let lines: String = skills_offered(menu, wording)
+        .map(|s| format!("- {}: {}\n", s.name, s.summary))
+        .collect();
+    if lines.is_empty() {
+        return lines;
+    }
+    format!(
+        "\nThe user's own skills (step-by-step jobs they wrote down; pick one when the request \
+asks for the job it describes):\n{lines}"
+    )
 }
 
 /// Where the router's instructions are saved between processes (`agents/cache/`), and
@@ -253,32 +326,34 @@ pub struct Saved<'a> {
 /// cells for the next message; when none are kept (a new process, or the chat took the
 /// cells back) they come from `saved` when a state of them is there, else they are
 /// decoded and saved there.
-pub fn choose(
+pub fn choose<'a>(
     engine: &mut dyn Engine,
-    registry: &Registry,
+    menu: impl Into<Menu<'a>>,
     request: &str,
     abort: &crate::engine::AbortFlag,
     saved: Option<Saved<'_>>,
 ) -> Result<Option<Route>, EngineError> {
+    let menu = menu.into();
+    let registry = menu.registry;
     if registry.routes().is_empty() {
         return Ok(None);
     }
-    if nothing_to_read(registry) && asks_a_question(request) {
+    if menu.skills.is_empty() && nothing_to_read(registry) && asks_a_question(request) {
         return Ok(Some(Route::Answer));
     }
     let wording = Wording::for_params(engine.info().n_params);
     if let Some(saved) = saved {
-        warm(engine, registry, saved);
+        warm(engine, menu, saved);
     }
     let mut opts = GenerateOptions::new(SamplingParams::greedy());
-    opts.grammar = Some(grammar(registry, wording));
+    opts.grammar = Some(grammar(menu, wording));
     opts.max_tokens = Some(16);
     // The instructions stay in the chat context's free cells for the next message (with
     // the 1.5B here: ~500 tokens, ~6 s of prefill a message → only the request's tokens);
     // the chat takes the cells back whenever its step may need them.
     opts.keep_prompt = true;
     opts.abort = abort.clone();
-    let c = engine.generate_aside(&messages(registry, wording, request), &opts, &mut |_| {})?;
+    let c = engine.generate_aside(&messages(menu, wording, request), &opts, &mut |_| {})?;
     tracing::debug!(
         "router: {} prompt tokens, {} decoded, {:.0} ms to the first token, chose {:?}",
         c.stats.prompt_tokens,
@@ -286,7 +361,7 @@ pub fn choose(
         c.stats.ttft_ms,
         c.text
     );
-    Ok(parse(registry, wording, &c.text))
+    Ok(parse(menu, wording, &c.text))
 }
 
 /// Whether no offered step could find anything: an empty folder and no memory, session
@@ -315,15 +390,16 @@ fn asks_a_question(request: &str) -> bool {
 /// `saved` or decoded and saved there, unless they are kept from an earlier message. The
 /// REPL calls it while the first prompt waits, so the first message pays only its own
 /// tokens.
-pub fn warm(
+pub fn warm<'a>(
     engine: &mut dyn Engine,
-    registry: &Registry,
+    menu: impl Into<Menu<'a>>,
     saved: Saved<'_>,
 ) -> Option<PrefixOutcome> {
-    if registry.routes().is_empty() || engine.kept_aside_len() > 0 {
+    let menu = menu.into();
+    if menu.registry.routes().is_empty() || engine.kept_aside_len() > 0 {
         return None;
     }
-    let ids = instruction_ids(engine, registry);
+    let ids = instruction_ids(engine, menu);
     let outcome = restore_or_save_held(Held::Aside, engine, saved.dir, &ids, saved.keep);
     tracing::debug!("router instructions: {}", outcome.describe());
     Some(outcome)
@@ -354,9 +430,10 @@ pub fn told_to_remember(registry: &Registry, request: &str) -> Option<Route> {
 
 /// Token ids of the router's prompt that do not depend on the request (what it keeps
 /// and saves).
-pub fn instruction_ids(engine: &dyn Engine, registry: &Registry) -> Vec<i32> {
+pub fn instruction_ids<'a>(engine: &dyn Engine, menu: impl Into<Menu<'a>>) -> Vec<i32> {
+    let menu = menu.into();
     let wording = Wording::for_params(engine.info().n_params);
-    let probe = |request: &str| engine.aside_prompt_ids(&messages(registry, wording, request));
+    let probe = |request: &str| engine.aside_prompt_ids(&messages(menu, wording, request));
     match (probe("\u{2}alpha"), probe("\u{3}omega")) {
         (Ok(a), Ok(b)) => a[..common_prefix(&a, &b)].to_vec(),
         _ => Vec::new(),
@@ -364,210 +441,4 @@ pub fn instruction_ids(engine: &dyn Engine, registry: &Registry) -> Vec<i32> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::tools::workspace::{ListFiles, ReadFile};
-
-    fn registry() -> Registry {
-        let mut r = Registry::new();
-        let root = std::path::PathBuf::from(".");
-        r.add(Box::new(ReadFile { root: root.clone() }));
-        r.add(Box::new(ListFiles { root }));
-        r
-    }
-
-    #[test]
-    fn the_grammar_admits_each_first_step_and_none() {
-        let g = grammar(&registry(), Wording::STEERED);
-        assert_eq!(
-            g,
-            "root ::= \"read_file\" | \"list_files\" | \"reply_directly\""
-        );
-        let g = grammar(&registry(), Wording::PLAIN);
-        assert_eq!(g, "root ::= \"read_file\" | \"list_files\" | \"answer\"");
-    }
-
-    #[test]
-    fn replies_parse_to_routes_and_unknown_names_to_nothing() {
-        let r = registry();
-        assert_eq!(
-            parse(&r, Wording::STEERED, "list_files"),
-            Some(Route::Tool("list_files".into()))
-        );
-        assert_eq!(
-            parse(&r, Wording::STEERED, " reply_directly\n"),
-            Some(Route::Answer)
-        );
-        assert_eq!(parse(&r, Wording::PLAIN, "answer"), Some(Route::Answer));
-        assert_eq!(parse(&r, Wording::PLAIN, "reply_directly"), None);
-        assert_eq!(parse(&r, Wording::STEERED, "git"), None);
-        assert_eq!(parse(&r, Wording::STEERED, ""), None);
-    }
-
-    #[test]
-    fn the_prompt_lists_every_first_step_with_when_to_pick_it() {
-        let m = messages(&registry(), Wording::STEERED, "What is in src?");
-        assert_eq!(m.len(), 2);
-        assert!(m[0].content.contains("- read_file: show or open a file"));
-        assert!(m[0].content.contains("- list_files: "));
-        assert!(m[0]
-            .content
-            .contains("- reply_directly: questions you can answer yourself"));
-        assert!(m[0].content.contains("Show me the Makefile. -> read_file"));
-        assert!(
-            !m[0].content.contains("-> git"),
-            "examples only name offered steps"
-        );
-        assert_eq!(m[1].content, "What is in src?");
-    }
-
-    fn add_memory_write(r: &mut Registry) {
-        let root = std::path::PathBuf::from(".");
-        r.add(Box::new(crate::tools::memory::MemoryWrite(
-            crate::tools::memory::MemoryPlace {
-                agents_dir: root.join("agents"),
-                workspace: root,
-                embedder: None,
-                config: crate::config::Config::default().memory,
-            },
-        )));
-    }
-
-    #[test]
-    fn a_tool_with_a_label_is_offered_and_parsed_under_it() {
-        let mut r = registry();
-        add_memory_write(&mut r);
-        let steered = Wording::STEERED;
-        assert!(
-            grammar(&r, steered).ends_with("\"list_files\" | \"remember\" | \"reply_directly\"")
-        );
-        let m = messages(&r, steered, "Keep in mind I like tabs.");
-        assert!(m[0].content.contains("- remember: the user tells you"));
-        assert!(m[0].content.contains("kestrel. -> remember"));
-        assert!(!m[0].content.contains("memory_write"));
-        assert_eq!(
-            parse(&r, steered, "remember"),
-            Some(Route::Tool("memory_write".into()))
-        );
-        assert_eq!(
-            parse(&r, steered, "memory_write"),
-            None,
-            "only the label is a reply"
-        );
-        let plain = messages(&r, Wording::PLAIN, "Keep in mind I like tabs.");
-        assert!(plain[0]
-            .content
-            .contains("- memory_write: the user tells you"));
-        assert!(plain[0].content.contains("kestrel. -> memory_write"));
-        assert!(!plain[0].content.contains("Good morning"), "{plain:?}");
-        assert_eq!(
-            parse(&r, Wording::PLAIN, "memory_write"),
-            Some(Route::Tool("memory_write".into()))
-        );
-    }
-
-    #[test]
-    fn being_told_to_remember_routes_to_the_tool_that_remembers_without_the_model() {
-        let mut r = registry();
-        assert_eq!(
-            told_to_remember(&r, "Remember that I prefer tabs."),
-            None,
-            "not offered"
-        );
-        add_memory_write(&mut r);
-        let write = Some(Route::Tool("memory_write".into()));
-        assert_eq!(
-            told_to_remember(&r, "Remember that I prefer tabs over spaces."),
-            write
-        );
-        assert_eq!(
-            told_to_remember(&r, "Note that staging is called kestrel"),
-            write
-        );
-        for left in [
-            "Do you remember what I said about tabs?",
-            "What did I ask you to remember?",
-            "Summarize README.md for me.",
-        ] {
-            assert_eq!(told_to_remember(&r, left), None, "{left}");
-        }
-    }
-
-    /// The memory tools' place for a workspace at `ws`, with the default settings.
-    fn memory_place(ws: &std::path::Path) -> crate::tools::memory::MemoryPlace {
-        crate::tools::memory::MemoryPlace {
-            agents_dir: ws.join("agents"),
-            workspace: ws.to_path_buf(),
-            embedder: None,
-            config: crate::config::Config::default().memory,
-        }
-    }
-
-    /// `memory_search` is offered once there is something to find, not before.
-    #[test]
-    fn a_search_that_can_find_nothing_is_not_offered() {
-        let ws = tempfile::tempdir().unwrap();
-        let place = memory_place(ws.path());
-        let mut r = registry();
-        r.add(Box::new(crate::tools::memory::MemorySearch(place)));
-        let offers = |r: &Registry| offered(r).0.iter().any(|(n, _)| *n == "memory_search");
-        assert!(!offers(&r), "an empty store");
-        let notes = ws.path().join("agents/memories/project_fact");
-        std::fs::create_dir_all(&notes).unwrap();
-        assert!(!offers(&r), "an empty folder is no memory");
-        // What the store makes when it opens (seen in an empty folder: the 0.5B still
-        // searched its memories for the capital of France).
-        let memories = ws.path().join("agents/memories");
-        std::fs::write(memories.join("harvey-index.db"), "").unwrap();
-        std::fs::write(memories.join("MEMORY.md"), "").unwrap();
-        std::fs::write(ws.path().join("agents/harvey-knowledge.db"), "").unwrap();
-        assert!(
-            !offers(&r),
-            "the store's own index and digest, and the knowledge base made at open, are no memory"
-        );
-        std::fs::write(notes.join("a.spmd"), "---\n---\n").unwrap();
-        assert!(offers(&r), "one memory");
-    }
-
-    /// An empty folder with nothing remembered: a question is answered without asking
-    /// the router (the scripted engine would say `read_file` if it were asked).
-    #[test]
-    fn with_nothing_to_read_a_question_is_answered() {
-        let ws = tempfile::tempdir().unwrap();
-        let place = memory_place(ws.path());
-        let mut r = Registry::new();
-        let root = ws.path().to_path_buf();
-        r.add(Box::new(ReadFile { root: root.clone() }));
-        r.add(Box::new(ListFiles { root }));
-        r.add(Box::new(crate::tools::memory::MemorySearch(place.clone())));
-        r.add(Box::new(crate::tools::memory::MemoryWrite(place)));
-        let mut engine = crate::engine::scripted::ScriptedEngine::new(2048, ["read_file"; 4]);
-        let ask = |engine: &mut crate::engine::scripted::ScriptedEngine, request: &str| {
-            choose(engine, &r, request, &Default::default(), None).unwrap()
-        };
-        let q = "What is the capital of France? Answer in one word.";
-        assert_eq!(ask(&mut engine, q), Some(Route::Answer));
-        assert_eq!(engine.aside_calls, 0, "the router was not asked");
-        // Something to read: the router decides.
-        std::fs::write(ws.path().join("notes.md"), "x").unwrap();
-        assert_ne!(ask(&mut engine, q), Some(Route::Answer));
-        assert_eq!(engine.aside_calls, 1);
-        assert!(asks_a_question("Who made the last commit?"));
-        assert!(!asks_a_question("Create notes.md, ok?"));
-        assert!(!asks_a_question("List the files."));
-    }
-
-    #[test]
-    fn the_wording_follows_the_models_size() {
-        assert_eq!(Wording::for_params(494_000_000), Wording::PLAIN);
-        assert_eq!(Wording::for_params(1_540_000_000), Wording::STEERED);
-        assert_eq!(Wording::for_params(134_515_008), Wording::PLAIN);
-    }
-
-    #[test]
-    fn a_long_request_is_cut_for_the_router() {
-        let long = "x".repeat(5000);
-        let m = messages(&registry(), Wording::PLAIN, &long);
-        assert_eq!(m[1].content.chars().count(), MAX_REQUEST_CHARS);
-    }
-}
+mod tests;

@@ -61,6 +61,7 @@ fn tool_set<'a>(registry: &'a Registry, forms: &'a CallForms, request: &'a str) 
         ask_files: None,
         route: Some(request),
         route_saved: None,
+        skills: &[],
         request,
         session: None,
     }

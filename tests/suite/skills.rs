@@ -421,3 +421,127 @@ fn skill_new_writes_a_skill_that_loads_and_runs() {
     let mut quiet = self::app(ws.path(), &[]);
     assert!(line(&mut quiet, "/skill new").contains("run it in a terminal"));
 }
+
+/// The router may choose a prompt skill for an ordinary message: the skill's turn runs
+/// (its body, the message as the request, its scene in the record); a skill with a
+/// script is never offered; a chosen skill that needs a value nobody gave leaves the
+/// message to an ordinary turn, said in a notice; and a message that fits no skill is
+/// answered as before.
+#[test]
+fn the_router_chooses_a_skill_and_the_skill_runs() {
+    let ws = workspace();
+    std::fs::write(
+        ws.path().join("agents/harvey.yaml"),
+        "memory:\n  enabled: false\nsampling:\n  max_tokens: 8\ntools:\n  route: on\n",
+    )
+    .unwrap();
+    write_skill(
+        ws.path(),
+        "notes-gist",
+        "---\nname: notes-gist\ndescription: Sums up notes.txt in three bullets. Use for the gist of the notes.\n---\nRead notes.txt, then write three bullets about: {{ARGS}}\n",
+    );
+    let config = harvey::config::load(ws.path()).unwrap();
+    // The router picks the skill; inside the skill's turn it picks no tool; the
+    // answer (its first token apart, then the rest: here nothing).
+    let engine = ScriptedEngine::new(
+        8192,
+        [
+            "notes-gist",
+            "answer",
+            "Plans.",
+            "",
+            "changelog-entry",
+            "answer",
+            "None.",
+            "",
+            "answer",
+            "4",
+            "",
+        ],
+    );
+    let log = engine.log();
+    let mut app = App::with_engine(ws.path().canonicalize().unwrap(), config, Box::new(engine));
+    let mut notices = Vec::new();
+    let turn = app
+        .agent_turn("What is the gist of my notes?", &mut |e| {
+            if let harvey::chat::agent::TurnEvent::Notice(n) = e {
+                notices.push(n);
+            }
+        })
+        .unwrap();
+    assert_eq!(turn.completion.text, "Plans.");
+    assert!(
+        notices
+            .iter()
+            .any(|n| n.starts_with("skill notes-gist: Sums up notes.txt")),
+        "{notices:?}"
+    );
+    let router = log.lock().unwrap()[0].clone();
+    assert!(router.aside);
+    let options = &router.messages[0].content;
+    assert!(
+        options.contains("- notes-gist: Sums up notes.txt in three bullets.\n"),
+        "{options}"
+    );
+    assert!(
+        options.contains("- changelog-entry: ") && !options.contains("release-checklist"),
+        "a skill with a script is not offered: {options}"
+    );
+    let turns = app.conversation().turns();
+    assert_eq!(
+        turns.len(),
+        2,
+        "the message went once, as the skill's: {turns:?}"
+    );
+    assert!(
+        turns[0].content.starts_with(
+            "[skill: notes-gist]\nRequest: What is the gist of my notes?\n\nRead notes.txt, then write three bullets about: What is the gist of my notes?"
+        ),
+        "{}",
+        turns[0].content
+    );
+    use harvey::chat::agent::StepKind;
+    let steps: Vec<(StepKind, &str)> = turn
+        .steps
+        .iter()
+        .map(|s| (s.kind, s.what.as_str()))
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            (StepKind::Recall, ""),
+            (StepKind::Router, "notes-gist"),
+            (StepKind::Router, "answer"),
+            (StepKind::Answer, ""),
+        ]
+    );
+    let text = std::fs::read_to_string(app.recorder().path().unwrap()).unwrap();
+    assert!(text.contains("INT. SKILL NOTES-GIST "), "{text}");
+
+    // changelog-entry needs a VERSION nobody gave: the message goes as it is.
+    notices.clear();
+    let turn = app
+        .agent_turn("Put together a changelog entry.", &mut |e| {
+            if let harvey::chat::agent::TurnEvent::Notice(n) = e {
+                notices.push(n);
+            }
+        })
+        .unwrap();
+    assert_eq!(turn.completion.text, "None.");
+    assert!(
+        notices.iter().any(
+            |n| n.contains("the skill changelog-entry fits this request, but")
+                && n.contains("VERSION")
+        ),
+        "{notices:?}"
+    );
+    assert_eq!(
+        app.conversation().turns()[2].content,
+        "Put together a changelog entry."
+    );
+
+    // No skill fits: an ordinary turn.
+    let turn = app.agent_turn("What is 2 plus 2?", &mut |_| {}).unwrap();
+    assert_eq!(turn.completion.text, "4");
+    assert_eq!(app.conversation().turns()[4].content, "What is 2 plus 2?");
+}
