@@ -197,6 +197,12 @@ struct BenchArgs {
     /// to compare what the fixed prompt's size does to the answers.
     #[arg(long, value_name = "FORM", requires = "agent", value_parser = ["compact", "template"])]
     schemas: Option<String>,
+    /// With --agent: the skills run instead of the built-in tasks. The fixture gains three
+    /// skills (agents/skills: a release checklist, a changelog entry, a code review) and
+    /// the requests fit one of them without naming it, or none; scores whether the router
+    /// chose the skill that fits (or none) and the reply its steps lead to.
+    #[arg(long, requires = "agent", conflicts_with = "task_file")]
+    skills: bool,
     /// Run the mining benchmark instead: each recorded session (.spmd) of --sessions goes
     /// through end-of-session mining as /exit and /memory mine run it (proposals under the
     /// JSON grammar, then the grounding, completeness, specificity, duplicate and secret
@@ -415,6 +421,7 @@ fn bench_agent(params: harvey::engine::EngineParams, args: &BenchArgs) -> Result
         reply_tokens: args.agent_tokens.max(1),
         route: args.route.clone(),
         schemas: args.schemas.clone(),
+        skills: args.skills,
     })?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);

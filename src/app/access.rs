@@ -250,14 +250,9 @@ impl App {
         let stable = self.stable_memory_context();
         self.prepare_prefix(&stable);
         if self.tools_enabled && self.routes() {
-            let skills = self.skill_options();
-            let dir = self.route_dir_for(&skills);
+            let dir = self.route_dir();
             if let Some(saved) = self.route_saved(&dir) {
-                let menu = route::Menu {
-                    registry: &self.tools,
-                    skills: &skills,
-                };
-                route::warm(self.engine.as_mut(), menu, saved);
+                route::warm(self.engine.as_mut(), &self.tools, saved);
             }
         }
         self.unsaved_prefix_note()
@@ -267,12 +262,15 @@ impl App {
     pub fn choose_route(&mut self, request: &str) -> Result<Option<Route>, EngineError> {
         let abort = self.abort.clone();
         let skills = self.skill_options();
-        let dir = self.route_dir_for(&skills);
-        let saved = self.route_saved(&dir);
         let menu = route::Menu {
             registry: &self.tools,
             skills: &skills,
         };
-        route::choose(self.engine.as_mut(), menu, request, &abort, saved)
+        if let Some(skill) = route::skill_for(self.engine.as_mut(), menu, request, &abort)? {
+            return Ok(Some(skill));
+        }
+        let dir = self.route_dir();
+        let saved = self.route_saved(&dir);
+        route::choose(self.engine.as_mut(), &self.tools, request, &abort, saved)
     }
 }

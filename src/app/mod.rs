@@ -259,7 +259,7 @@ impl App {
         } else {
             Vec::new()
         };
-        let route_dir = self.route_dir_for(&skills);
+        let route_dir = self.route_dir();
         // The record's name (planned until its first exchange is written).
         let session = self
             .recorder
@@ -484,17 +484,15 @@ impl App {
         self.agents_dir().join("cache")
     }
 
-    /// Where the router's instructions are saved. Without skills they are harvey's own
-    /// text (the tools' `route()` lines are `&'static str`, the examples fixed): nothing
-    /// learned from a workspace is in them, so they go to the shared cache when there is
-    /// one (a new workspace restores them instead of prefilling ~500 tokens), else to
-    /// `agents/cache`. A router offering `skills` holds their lines, the workspace's own
-    /// words: its instructions stay in `agents/cache`.
-    fn route_dir_for(&self, skills: &[crate::chat::route::SkillOption]) -> PathBuf {
-        match &self.shared_cache {
-            Some(shared) if skills.is_empty() => shared.clone(),
-            _ => self.cache_dir(),
-        }
+    /// Where the router's instructions are saved. They are harvey's own text (the tools'
+    /// `route()` lines are `&'static str`, the examples fixed; the user's skills are asked
+    /// about apart): nothing learned from a workspace is in them, so they go to the
+    /// shared cache when there is one (a new workspace restores them instead of
+    /// prefilling ~500 tokens), else to `agents/cache`.
+    fn route_dir(&self) -> PathBuf {
+        self.shared_cache
+            .clone()
+            .unwrap_or_else(|| self.cache_dir())
     }
 
     fn route_saved<'a>(&self, dir: &'a Path) -> Option<crate::chat::route::Saved<'a>> {

@@ -61,6 +61,7 @@ impl App {
             .map(|s| SkillOption {
                 name: s.name.clone(),
                 summary: crate::skills::catalog::summary(&s.description),
+                about: s.description.clone(),
             })
             .collect()
     }
@@ -87,6 +88,10 @@ impl App {
                     crate::skills::catalog::summary(&skill.description)
                 )));
                 self.skill_turn(skill, &filled, on_event)
+                    .map(|t| AgentTurn {
+                        skill: Some(skill.name.clone()),
+                        ..t
+                    })
             }
             Some((skill, Err(e))) => {
                 on_event(TurnEvent::Notice(format!(

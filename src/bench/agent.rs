@@ -13,6 +13,7 @@
 
 pub mod fixture;
 pub mod score;
+pub mod skill_tasks;
 pub mod tasks;
 
 use std::time::Instant;
@@ -49,6 +50,9 @@ pub struct AgentOptions {
     pub route: Option<String>,
     /// `compact`/`template`: `tools.schemas` for the run (`None`: the config's).
     pub schemas: Option<String>,
+    /// The skills run ([`skill_tasks`]): the fixture gains three skills and the tasks
+    /// are requests that fit one of them or none.
+    pub skills: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -120,6 +124,11 @@ pub struct TaskResult {
     /// The `[memory context]` this task's session started with.
     pub memory_block: String,
     pub error: Option<String>,
+    /// The skill the router chose, which ran as the turn.
+    pub skill: Option<String>,
+    /// In the skills run: whether that is the skill the request fits (or none where
+    /// none does). `None` in other runs.
+    pub skill_ok: Option<bool>,
 }
 
 /// One call of a task: its one-line summary, schema validity, and whether it ran.
@@ -149,15 +158,25 @@ pub struct Summary {
     pub steps_per_task: f64,
     pub median_secs: f64,
     pub total_secs: f64,
+    /// The skills run: requests that fit a skill and those where the router chose it;
+    /// requests that fit none and those where it chose none.
+    pub skill_tasks: usize,
+    pub right_skill: usize,
+    pub skill_free_tasks: usize,
+    pub no_skill_ok: usize,
 }
 
 /// Builds the fixture, loads the model once and runs the tasks.
 pub fn run(opts: &AgentOptions) -> Result<AgentReport, AgentBenchError> {
     let tasks = match &opts.task_file {
         Some(path) => read_tasks(path)?,
+        None if opts.skills => skill_tasks::SKILL_TASKS.iter().map(|t| t.task).collect(),
         None => TASKS.to_vec(),
     };
     let fixture = Fixture::create()?;
+    if opts.skills {
+        fixture.plant_skills()?;
+    }
     let started = Instant::now();
     let engine = LlamaEngine::load(&opts.params)?;
     let load_secs = started.elapsed().as_secs_f64();
@@ -180,11 +199,15 @@ pub fn run(opts: &AgentOptions) -> Result<AgentReport, AgentBenchError> {
             continue;
         }
         fresh_session(&mut app);
-        results.push(if route_only {
+        let mut result = if route_only {
             route_task(&mut app, task)
         } else {
             run_task(&mut app, task)
-        });
+        };
+        if opts.skills {
+            result.skill_ok = skill_tasks::expected(task.id).map(|s| result.skill.as_deref() == s);
+        }
+        results.push(result);
     }
     let info = app.engine().info();
     Ok(AgentReport {
@@ -282,7 +305,12 @@ fn route_task(app: &mut App, task: &Task) -> TaskResult {
                 Some(Route::Tool(name)) => Some(name.clone()),
                 _ => None,
             };
+            let skill = match &choice {
+                Some(Route::Skill(name)) => Some(name.clone()),
+                _ => None,
+            };
             TaskResult {
+                skill,
                 first_tool_ok: choice.is_some()
                     && score::first_tool_ok(task.expected, first_tool.as_deref()),
                 first_tool,
@@ -345,6 +373,7 @@ fn score_turn(
             task.answers_from_memory,
         ),
         call_in_text: score::call_in_text(reply),
+        skill: turn.skill.clone(),
         memory_block: memory_block.to_string(),
         stop: Some(turn.completion.stop),
         reply: reply.clone(),
@@ -374,6 +403,8 @@ fn empty_result(task: &Task, secs: f64) -> TaskResult {
         reply: String::new(),
         memory_block: String::new(),
         error: None,
+        skill: None,
+        skill_ok: None,
     }
 }
 
@@ -404,7 +435,16 @@ pub fn summarize(tasks: &[TaskResult]) -> Summary {
         },
         median_secs: median(&secs),
         total_secs: secs.iter().sum(),
+        skill_tasks: count(&|t| t.skill_ok.is_some() && fits_a_skill(t)),
+        right_skill: count(&|t| t.skill_ok == Some(true) && fits_a_skill(t)),
+        skill_free_tasks: count(&|t| t.skill_ok.is_some() && !fits_a_skill(t)),
+        no_skill_ok: count(&|t| t.skill_ok == Some(true) && !fits_a_skill(t)),
     }
+}
+
+/// Whether the task's request fits one of the skills run's skills.
+fn fits_a_skill(t: &TaskResult) -> bool {
+    skill_tasks::expected(&t.id).flatten().is_some()
 }
 
 /// The median of sorted values (0 for none).

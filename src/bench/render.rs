@@ -348,6 +348,18 @@ fn agent_summary(m: &AgentSummary) -> String {
         "no tool when none needed {}/{} no-tool tasks",
         m.no_tool_ok, m.no_tool_tasks
     );
+    if m.skill_tasks + m.skill_free_tasks > 0 {
+        let _ = writeln!(
+            s,
+            "right skill             {}/{} requests that fit a skill",
+            m.right_skill, m.skill_tasks
+        );
+        let _ = writeln!(
+            s,
+            "no skill                {}/{} requests that fit none",
+            m.no_skill_ok, m.skill_free_tasks
+        );
+    }
     let _ = writeln!(
         s,
         "schema-valid args       {}/{} calls",
@@ -365,6 +377,15 @@ fn agent_summary(m: &AgentSummary) -> String {
         m.median_secs, m.total_secs, m.steps_per_task
     );
     s
+}
+
+/// The first tool called, after the skill that ran (`code-review>read_file`).
+fn got(t: &TaskResult) -> String {
+    let tool = t.first_tool.as_deref().unwrap_or("none");
+    match &t.skill {
+        Some(skill) => format!("{skill}>{tool}"),
+        None => tool.to_string(),
+    }
 }
 
 fn agent_table(tasks: &[TaskResult]) -> String {
@@ -388,7 +409,7 @@ fn agent_table(tasks: &[TaskResult]) -> String {
             "{:<16} {:<26} {:<14} {:<5} {:<6} {:<6} {:<17} {:>6.1} {:>5}",
             t.id,
             expected,
-            t.first_tool.as_deref().unwrap_or("none"),
+            got(t),
             yes_no(t.args_valid),
             yes_no(t.answer_ok),
             if t.parroted { "YES" } else { "no" },
@@ -503,6 +524,8 @@ mod tests {
             reply: String::new(),
             memory_block: String::new(),
             error: None,
+            skill: None,
+            skill_ok: None,
         };
         let tasks = vec![
             task("version", &["read_file", "search_files"], Some("read_file")),

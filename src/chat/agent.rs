@@ -144,6 +144,9 @@ pub struct AgentTurn {
     pub route: Option<Route>,
     /// Where the turn's time went, step by step (also sent as [`TurnEvent::Step`]).
     pub steps: Vec<Step>,
+    /// The skill the router chose, which ran as this turn (its route is the skill
+    /// turn's own first step).
+    pub skill: Option<String>,
 }
 
 /// Runs a turn; without tools it is a plain fitted turn. Its steps are sent as they end
@@ -217,6 +220,7 @@ fn agent_turn(
             compression,
             route: Some(Route::Skill(name.clone())),
             steps: Vec::new(),
+            skill: None,
         });
     }
     let result = rounds(engine, conversation, opts, tools, route.clone(), on_event);
@@ -233,6 +237,7 @@ fn agent_turn(
                 compression,
                 route,
                 steps: Vec::new(),
+                skill: None,
             })
         }
         Ok(((completion, thought), calls)) => {
@@ -244,6 +249,7 @@ fn agent_turn(
                 compression,
                 route,
                 steps: Vec::new(),
+                skill: None,
             })
         }
         Err(e) => {
@@ -388,7 +394,7 @@ fn rounds(
             match next.filter(|_| room == Room::Left) {
                 Some(Route::Tool(name)) => first = Some(Route::Tool(name)),
                 Some(Route::Answer) => answer_next = true,
-                // A skill is only ever a first step (`next_step` never returns one).
+                // A skill is only ever a first step (the router proper names none).
                 Some(Route::Skill(_)) | None => answer_next = ok,
             }
             continue;
@@ -484,6 +490,21 @@ fn first_step(
             Ok(route::told_to_remember(set.registry, request))
         }
         Some((set, request)) => {
+            if !set.skills.is_empty() {
+                let started = std::time::Instant::now();
+                let menu = route::Menu {
+                    registry: set.registry,
+                    skills: set.skills,
+                };
+                if let Some(skill) = route::skill_for(engine, menu, set.request, &opts.abort)? {
+                    let name = match &skill {
+                        Route::Skill(name) => name.as_str(),
+                        _ => "",
+                    };
+                    Step::timed(StepKind::Router, name, started).send(on_event);
+                    return Ok(Some(skill));
+                }
+            }
             let request = steps::with_previous(request, previous);
             routed(engine, set, &request, opts, on_event)
         }
@@ -500,11 +521,7 @@ fn routed(
     on_event: &mut dyn FnMut(TurnEvent),
 ) -> Result<Option<Route>, crate::engine::EngineError> {
     let started = std::time::Instant::now();
-    let menu = route::Menu {
-        registry: set.registry,
-        skills: set.skills,
-    };
-    let choice = route::choose(engine, menu, request, &opts.abort, set.route_saved)?;
+    let choice = route::choose(engine, set.registry, request, &opts.abort, set.route_saved)?;
     let what = match &choice {
         Some(Route::Tool(name) | Route::Skill(name)) => name.as_str(),
         Some(Route::Answer) => "answer",
@@ -531,10 +548,7 @@ fn next_step(
         return Ok(None);
     };
     let asked = steps::next_request(request, &note);
-    // The same menu as the first step's (the kept instructions serve both); a skill
-    // chosen here is no next step.
-    let next =
-        routed(engine, set, &asked, opts, on_event)?.filter(|r| !matches!(r, Route::Skill(_)));
+    let next = routed(engine, set, &asked, opts, on_event)?;
     if let Some(Route::Tool(name)) = &next {
         on_event(TurnEvent::Notice(format!("next step: {name}")));
     }

@@ -27,11 +27,13 @@ pub enum Route {
     Skill(String),
 }
 
-/// A skill the router may choose: its name and the catalog's one-line summary.
+/// A skill the router may choose: its name, the catalog's one-line summary (what the
+/// router is shown) and the whole description (what a request is matched against).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SkillOption {
     pub name: String,
     pub summary: String,
+    pub about: String,
 }
 
 /// What the router chooses among: the registry's first steps and the workspace's skills
@@ -158,9 +160,7 @@ fn offered(registry: &Registry) -> (Vec<(&'static str, &'static str)>, bool) {
 
 /// The router's prompt: the choices with a few examples (none from the agent benchmark),
 /// then the request.
-pub fn messages<'a>(menu: impl Into<Menu<'a>>, wording: Wording, request: &str) -> Vec<Message> {
-    let menu = menu.into();
-    let registry = menu.registry;
+pub fn messages(registry: &Registry, wording: Wording, request: &str) -> Vec<Message> {
     let none = wording.none;
     let mut list = format!("- {none}: {NONE_WHEN}\n");
     let (routes, empty) = offered(registry);
@@ -187,11 +187,10 @@ pub fn messages<'a>(menu: impl Into<Menu<'a>>, wording: Wording, request: &str) 
     } else {
         "The assistant works inside the user's software project."
     };
-    let skills = skill_lines(&menu, wording);
     let system = format!(
         "You decide how a coding assistant handles a request. {place} Use a tool only when the request is about this project (its files, \
 code, version, license, git history), the user's earlier sessions, or asks to create, change, \
-run or remember something; otherwise {none}.\n\nOptions:\n{list}{skills}\nExamples:\n{examples}\n\
+run or remember something; otherwise {none}.\n\nOptions:\n{list}\nExamples:\n{examples}\n\
 Reply with one option name only."
     );
     let request: String = request.chars().take(MAX_REQUEST_CHARS).collect();
@@ -244,71 +243,40 @@ const EXAMPLES: &[(&str, &str, bool)] = &[
 ];
 
 /// A grammar that admits exactly one of the router's names.
-pub fn grammar<'a>(menu: impl Into<Menu<'a>>, wording: Wording) -> String {
-    let menu = menu.into();
-    let names: Vec<String> = offered(menu.registry)
+pub fn grammar(registry: &Registry, wording: Wording) -> String {
+    let names: Vec<String> = offered(registry)
         .0
         .iter()
-        .map(|(name, _)| wording.label(name).to_string())
-        .chain(skills_offered(&menu, wording).map(|s| s.name.clone()))
-        .chain(std::iter::once(wording.none.to_string()))
-        .map(|name| format!("\"{name}\""))
+        .map(|(name, _)| format!("\"{}\"", wording.label(name)))
+        .chain(std::iter::once(format!("\"{}\"", wording.none)))
         .collect();
     format!("root ::= {}", names.join(" | "))
 }
 
 /// Reads the router's reply (a name the grammar admitted) as a route.
-pub fn parse<'a>(menu: impl Into<Menu<'a>>, wording: Wording, reply: &str) -> Option<Route> {
-    let menu = menu.into();
+pub fn parse(registry: &Registry, wording: Wording, reply: &str) -> Option<Route> {
     let name = reply.trim();
     if name == wording.none {
         return Some(Route::Answer);
     }
-    let tool = offered(menu.registry)
+    offered(registry)
         .0
         .iter()
         .find(|(n, _)| wording.label(n) == name)
-        .map(|(n, _)| Route::Tool(n.to_string()));
-    tool.or_else(|| {
-        skills_offered(&menu, wording)
-            .find(|s| s.name == name)
-            .map(|s| Route::Skill(s.name.clone()))
-    })
+        .map(|(n, _)| Route::Tool(n.to_string()))
 }
 
-/// The skills the router offers: those whose name is a plain word (letters, digits,
-/// `-`, `_`) that no offered tool or the "no tool" option already answers to.
-fn skills_offered<'m>(
-    menu: &'m Menu<'_>,
-    wording: Wording,
-) -> impl Iterator<Item = &'m SkillOption> {
-    let taken: Vec<String> = offered(menu.registry)
-        .0
-        .iter()
-        .map(|(n, _)| wording.label(n).to_string())
-        .chain([wording.none.to_string()])
-        .collect();
-    menu.skills.iter().filter(move |s| {
-        !s.name.is_empty()
-            && s.name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-            && !taken.contains(&s.name)
-    })
-}
-
-/// The skills' part of the router's options (empty without skills).
-fn skill_lines(menu: &Menu<'_>, wording: Wording) -> String {
-    let lines: String = skills_offered(menu, wording)
-        .map(|s| format!("- {}: {}\n", s.name, s.summary))
-        .collect();
-    if lines.is_empty() {
-        return lines;
-    }
-    format!(
-        "\nThe user's own skills (step-by-step jobs they wrote down; pick one when the request \
-asks for the job it describes):\n{lines}"
-    )
+/// The skill of `menu` that the user's own `words` (no earlier exchange, no hint line)
+/// ask for, asked apart from the router ([`skills`]); `None` when no skill shares a
+/// topic word with them or the model names none.
+pub fn skill_for(
+    engine: &mut dyn Engine,
+    menu: Menu<'_>,
+    words: &str,
+    abort: &crate::engine::AbortFlag,
+) -> Result<Option<Route>, EngineError> {
+    let wording = Wording::for_params(engine.info().n_params);
+    Ok(skills::ask(engine, &menu, wording, words, abort)?.map(Route::Skill))
 }
 
 /// Where the router's instructions are saved between processes (`agents/cache/`), and
@@ -326,34 +294,32 @@ pub struct Saved<'a> {
 /// cells for the next message; when none are kept (a new process, or the chat took the
 /// cells back) they come from `saved` when a state of them is there, else they are
 /// decoded and saved there.
-pub fn choose<'a>(
+pub fn choose(
     engine: &mut dyn Engine,
-    menu: impl Into<Menu<'a>>,
+    registry: &Registry,
     request: &str,
     abort: &crate::engine::AbortFlag,
     saved: Option<Saved<'_>>,
 ) -> Result<Option<Route>, EngineError> {
-    let menu = menu.into();
-    let registry = menu.registry;
     if registry.routes().is_empty() {
         return Ok(None);
     }
-    if menu.skills.is_empty() && nothing_to_read(registry) && asks_a_question(request) {
+    if nothing_to_read(registry) && asks_a_question(request) {
         return Ok(Some(Route::Answer));
     }
     let wording = Wording::for_params(engine.info().n_params);
     if let Some(saved) = saved {
-        warm(engine, menu, saved);
+        warm(engine, registry, saved);
     }
     let mut opts = GenerateOptions::new(SamplingParams::greedy());
-    opts.grammar = Some(grammar(menu, wording));
+    opts.grammar = Some(grammar(registry, wording));
     opts.max_tokens = Some(16);
     // The instructions stay in the chat context's free cells for the next message (with
     // the 1.5B here: ~500 tokens, ~6 s of prefill a message → only the request's tokens);
     // the chat takes the cells back whenever its step may need them.
     opts.keep_prompt = true;
     opts.abort = abort.clone();
-    let c = engine.generate_aside(&messages(menu, wording, request), &opts, &mut |_| {})?;
+    let c = engine.generate_aside(&messages(registry, wording, request), &opts, &mut |_| {})?;
     tracing::debug!(
         "router: {} prompt tokens, {} decoded, {:.0} ms to the first token, chose {:?}",
         c.stats.prompt_tokens,
@@ -361,7 +327,7 @@ pub fn choose<'a>(
         c.stats.ttft_ms,
         c.text
     );
-    Ok(parse(menu, wording, &c.text))
+    Ok(parse(registry, wording, &c.text))
 }
 
 /// Whether no offered step could find anything: an empty folder and no memory, session
@@ -390,16 +356,15 @@ fn asks_a_question(request: &str) -> bool {
 /// `saved` or decoded and saved there, unless they are kept from an earlier message. The
 /// REPL calls it while the first prompt waits, so the first message pays only its own
 /// tokens.
-pub fn warm<'a>(
+pub fn warm(
     engine: &mut dyn Engine,
-    menu: impl Into<Menu<'a>>,
+    registry: &Registry,
     saved: Saved<'_>,
 ) -> Option<PrefixOutcome> {
-    let menu = menu.into();
-    if menu.registry.routes().is_empty() || engine.kept_aside_len() > 0 {
+    if registry.routes().is_empty() || engine.kept_aside_len() > 0 {
         return None;
     }
-    let ids = instruction_ids(engine, menu);
+    let ids = instruction_ids(engine, registry);
     let outcome = restore_or_save_held(Held::Aside, engine, saved.dir, &ids, saved.keep);
     tracing::debug!("router instructions: {}", outcome.describe());
     Some(outcome)
@@ -430,15 +395,16 @@ pub fn told_to_remember(registry: &Registry, request: &str) -> Option<Route> {
 
 /// Token ids of the router's prompt that do not depend on the request (what it keeps
 /// and saves).
-pub fn instruction_ids<'a>(engine: &dyn Engine, menu: impl Into<Menu<'a>>) -> Vec<i32> {
-    let menu = menu.into();
+pub fn instruction_ids(engine: &dyn Engine, registry: &Registry) -> Vec<i32> {
     let wording = Wording::for_params(engine.info().n_params);
-    let probe = |request: &str| engine.aside_prompt_ids(&messages(menu, wording, request));
+    let probe = |request: &str| engine.aside_prompt_ids(&messages(registry, wording, request));
     match (probe("\u{2}alpha"), probe("\u{3}omega")) {
         (Ok(a), Ok(b)) => a[..common_prefix(&a, &b)].to_vec(),
         _ => Vec::new(),
     }
 }
+
+mod skills;
 
 #[cfg(test)]
 mod tests;

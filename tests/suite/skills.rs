@@ -476,16 +476,14 @@ fn the_router_chooses_a_skill_and_the_skill_runs() {
             .any(|n| n.starts_with("skill notes-gist: Sums up notes.txt")),
         "{notices:?}"
     );
-    let router = log.lock().unwrap()[0].clone();
-    assert!(router.aside);
-    let options = &router.messages[0].content;
+    let asked = log.lock().unwrap()[0].clone();
+    assert!(asked.aside);
     assert!(
-        options.contains("- notes-gist: Sums up notes.txt in three bullets.\n"),
-        "{options}"
-    );
-    assert!(
-        options.contains("- changelog-entry: ") && !options.contains("release-checklist"),
-        "a skill with a script is not offered: {options}"
+        asked.messages[0]
+            .content
+            .contains("Skills:\n- notes-gist: Sums up notes.txt in three bullets.\n"),
+        "the skill that shares a word is asked about: {}",
+        asked.messages[0].content
     );
     let turns = app.conversation().turns();
     assert_eq!(
@@ -538,6 +536,22 @@ fn the_router_chooses_a_skill_and_the_skill_runs() {
     assert_eq!(
         app.conversation().turns()[2].content,
         "Put together a changelog entry."
+    );
+    let asked = log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|c| c.aside)
+        .find(|c| {
+            c.messages[1]
+                .content
+                .contains("Put together a changelog entry.")
+        })
+        .map(|c| c.messages[0].content.clone())
+        .unwrap();
+    assert!(
+        asked.contains("- changelog-entry: ") && !asked.contains("release-checklist"),
+        "release-checklist shares \"changelog\" but has a script: only the user runs it: {asked}"
     );
 
     // No skill fits: an ordinary turn.

@@ -169,6 +169,18 @@ impl Fixture {
         self.plant_memories()
     }
 
+    /// Plants the skills of `harvey bench --agent --skills` (outside git: `agents/` is
+    /// ignored).
+    pub fn plant_skills(&self) -> Result<(), AgentBenchError> {
+        for (name, text) in super::skill_tasks::SKILLS {
+            self.write(
+                &format!("{}/{name}/SKILL.md", crate::skills::SKILLS_DIR),
+                text,
+            )?;
+        }
+        Ok(())
+    }
+
     fn write(&self, rel: &str, text: &str) -> Result<(), AgentBenchError> {
         let path = self.dir.join(rel);
         if let Some(parent) = path.parent() {

@@ -44,7 +44,12 @@ pub struct Task {
     pub then: Option<&'static str>,
 }
 
-const fn task(id: &'static str, prompt: &'static str, expected: Expected, check: Check) -> Task {
+pub(super) const fn task(
+    id: &'static str,
+    prompt: &'static str,
+    expected: Expected,
+    check: Check,
+) -> Task {
     Task {
         id,
         prompt,
@@ -56,7 +61,7 @@ const fn task(id: &'static str, prompt: &'static str, expected: Expected, check:
     }
 }
 
-const fn git_task(id: &'static str, prompt: &'static str, check: Check) -> Task {
+pub(super) const fn git_task(id: &'static str, prompt: &'static str, check: Check) -> Task {
     Task {
         id,
         prompt,

@@ -208,49 +208,78 @@ fn skill(name: &str, summary: &str) -> SkillOption {
     SkillOption {
         name: name.into(),
         summary: summary.into(),
+        about: format!("{summary} Use when the user wants to ship it."),
     }
 }
 
-/// The skills are offered after the tools, one line each, admitted by the grammar and
-/// parsed to [`Route::Skill`]; a skill that shares a tool's or the "no tool" name, or
-/// whose name is no plain word, is not offered. Without skills the prompt is the one
-/// every workspace shares.
+/// A request is asked about the skills that share a topic word with it (the whole
+/// description counts; a skill that shares a tool's, the "no tool" or the "no skill"
+/// name, or whose name is no plain word, never), apart from the router, whose prompt
+/// never holds a skill. The skill named is the route; `no_skill` goes on to the router;
+/// a request that fits no skill is not asked about any.
 #[test]
-fn skills_are_offered_one_line_each_and_chosen_by_name() {
+fn a_request_is_asked_about_the_skills_it_shares_words_with() {
     let r = registry();
     let skills = [
         skill("release-checklist", "Prepares a release."),
-        skill("read_file", "Clashes with a tool."),
-        skill("reply_directly", "Clashes with no tool."),
-        skill("two words", "Not a word."),
+        skill("code-review", "Reviews source code."),
+        skill("read_file", "Clashes with a tool: release."),
+        skill("no_skill", "Clashes with no skill: release."),
+        skill("two words", "Not a word: release."),
     ];
     let menu = Menu {
         registry: &r,
         skills: &skills,
     };
-    let m = messages(menu, Wording::STEERED, "Get the release ready.");
-    let system = &m[0].content;
+    let names = |request: &str| -> Vec<String> {
+        skills::fitting(&menu, Wording::STEERED, request)
+            .into_iter()
+            .map(|s| s.name)
+            .collect()
+    };
+    assert_eq!(names("Get the release ready."), ["release-checklist"]);
+    assert_eq!(
+        names("Review the release"),
+        ["release-checklist", "code-review"]
+    );
+    assert_eq!(
+        names("Can we ship it?"),
+        ["release-checklist", "code-review"],
+        "the whole description"
+    );
+    assert!(names("What is 17 times 3?").is_empty());
+    let asked = skills::messages(&skills[..1], "Get the release ready.");
     assert!(
-        system.contains("skills (step-by-step jobs they wrote down; pick one when the request asks for the job it describes):\n- release-checklist: Prepares a release.\n"),
-        "{system}"
+        asked[0]
+            .content
+            .contains("Skills:\n- release-checklist: Prepares a release.\n"),
+        "{}",
+        asked[0].content
     );
-    for hidden in ["Clashes", "Not a word"] {
-        assert!(!system.contains(hidden), "{system}");
-    }
-    assert_eq!(
-        grammar(menu, Wording::STEERED),
-        "root ::= \"read_file\" | \"list_files\" | \"release-checklist\" | \"reply_directly\""
+    assert_eq!(asked[1].content, "Get the release ready.");
+
+    let ask = |replies: &[&str], request: &str| {
+        let mut engine =
+            crate::engine::scripted::ScriptedEngine::new(2048, replies.iter().copied());
+        let log = engine.log();
+        let route = match skill_for(&mut engine, menu, request, &Default::default()).unwrap() {
+            Some(skill) => Some(skill),
+            None => choose(&mut engine, &r, request, &Default::default(), None).unwrap(),
+        };
+        let calls = log.lock().unwrap().clone();
+        (route, calls)
+    };
+    let (route, calls) = ask(&["release-checklist"], "Get the release ready.");
+    assert_eq!(route, Some(Route::Skill("release-checklist".into())));
+    assert_eq!(calls.len(), 1);
+    let (route, calls) = ask(&["no_skill", "read_file"], "Get the release ready.");
+    assert_eq!(route, Some(Route::Tool("read_file".into())));
+    assert_eq!(calls.len(), 2);
+    assert!(
+        !calls[1].messages[0].content.contains("release-checklist"),
+        "the router's own prompt"
     );
-    assert_eq!(
-        parse(menu, Wording::STEERED, "release-checklist"),
-        Some(Route::Skill("release-checklist".into()))
-    );
-    assert_eq!(
-        parse(menu, Wording::STEERED, "read_file"),
-        Some(Route::Tool("read_file".into())),
-        "a tool keeps its name"
-    );
-    assert_eq!(parse(menu, Wording::STEERED, "two words"), None);
-    let plain = messages(&r, Wording::STEERED, "Get the release ready.");
-    assert!(!plain[0].content.contains("skills"), "{}", plain[0].content);
+    let (route, calls) = ask(&["list_files"], "What is 17 times 3?");
+    assert_eq!(route, Some(Route::Tool("list_files".into())));
+    assert_eq!(calls.len(), 1, "no skill question");
 }
