@@ -19,6 +19,7 @@ mod tools;
 
 pub use later::PendingReport;
 pub use open::{embedder_path, open_embedder, open_memory_and_embedder, settle_embedders};
+pub use skills::Suggested;
 pub use switch::SwitchReport;
 
 pub use tools::{

@@ -8,7 +8,9 @@ use crate::chat::agent::{AgentTurn, Step, StepKind, TurnEvent};
 use crate::chat::route::SkillOption;
 use crate::chat::TurnError;
 use crate::command::{self, Ask, Place, Report, Who};
+use crate::engine::{gbnf, GenerateOptions, SamplingParams};
 use crate::skills::run::{self, ScriptEnv};
+use crate::skills::suggest::{self, Repeat};
 use crate::skills::vars::{self, Filled};
 use crate::skills::{Catalog, Skill};
 
@@ -159,6 +161,65 @@ impl App {
                 self.record_problem = Some(problem);
             }
         }
+    }
+}
+
+/// A skill drafted from a session record (`/skill suggest`): not written yet.
+#[derive(Debug, Clone)]
+pub struct Suggested {
+    /// The record's file name.
+    pub session: String,
+    pub repeat: Repeat,
+    pub name: String,
+    /// The `SKILL.md` text, checked to read back as a skill.
+    pub text: String,
+}
+
+impl App {
+    /// Drafts a skill from the session record `session` (a file name under
+    /// `agents/sessions/`; `None`: the newest other than this one) where a run of steps
+    /// repeats ([`crate::skills::suggest`]); the chat model writes the draft, greedy,
+    /// under a grammar. Errors are sentences for the user.
+    pub fn suggest_skill(&mut self, session: Option<&str>) -> Result<Suggested, String> {
+        let path = self.find_session(session)?;
+        let shown = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let text =
+            std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let record = crate::session::fountain::parse(&text);
+        let steps = suggest::steps(&record);
+        let Some(repeat) = suggest::repeated(&steps) else {
+            return Err(format!(
+                "{shown}: no run of steps repeats there ({} tool calls and commands, none \
+twice in a row of two or more): nothing to suggest; /skill new writes a skill from your own steps",
+                steps.len()
+            ));
+        };
+        let grammar = suggest::grammar();
+        let mut opts = GenerateOptions::new(SamplingParams::greedy());
+        opts.max_tokens = Some(gbnf::max_tokens(&grammar).map_err(|e| e.to_string())?);
+        opts.grammar = Some(grammar);
+        opts.abort = self.abort.clone();
+        let messages = suggest::messages(&record, &repeat);
+        let out = self
+            .engine
+            .generate_aside(&messages, &opts, &mut |_| {})
+            .map_err(|e| format!("the model could not draft a skill: {e}"))?;
+        let written = out.grammar_output().map_err(|stop| {
+            format!("the draft was cut off ({}): nothing to show", stop.as_str())
+        })?;
+        let draft = suggest::parse_draft(written)
+            .map_err(|e| format!("the draft did not parse ({e}): {written}"))?;
+        let text = crate::skills::new::draft(&draft.name, &draft.description, &draft.steps)
+            .map_err(|p| format!("the model's draft is no skill: {}", p.message))?;
+        Ok(Suggested {
+            session: shown,
+            repeat,
+            name: draft.name,
+            text,
+        })
     }
 }
 

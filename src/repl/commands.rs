@@ -186,7 +186,7 @@ pub const COMMANDS: &[CommandSpec] = &[
         name: "skill",
         aliases: &[],
         usage: "/skill …",
-        help: "your workflows in agents/skills/NAME/SKILL.md: list | show NAME | run NAME ARGS… (also /NAME ARGS…) | new",
+        help: "your workflows in agents/skills/NAME/SKILL.md: list | show NAME | run NAME ARGS… (also /NAME ARGS…) | new | suggest [SESSION] (a draft from steps a session repeated)",
     },
     CommandSpec {
         kind: CommandKind::Exit,

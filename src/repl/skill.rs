@@ -29,7 +29,11 @@ pub fn command(app: &mut App, args: &str, out: &mut impl Write) -> io::Result<()
             Ok(())
         }
         "new" => new(app, out),
-        _ => writeln!(out, "usage: /skill list | show NAME | run NAME ARGS… | new"),
+        "suggest" => suggest(app, rest, out),
+        _ => writeln!(
+            out,
+            "usage: /skill list | show NAME | run NAME ARGS… | new | suggest [SESSION]"
+        ),
     }
 }
 
@@ -197,13 +201,56 @@ fn new(app: &mut App, out: &mut impl Write) -> io::Result<()> {
         Err(p) => return writeln!(out, "error: {}; nothing written", p.message),
     };
     write!(out, "{text}")?;
-    let yes = answer(&format!("write agents/skills/{name}/SKILL.md? [y/N] "))
-        .is_some_and(|a| matches!(a.to_lowercase().as_str(), "y" | "yes"));
+    write_after_yes(app, &name, &text, out)
+}
+
+/// `/skill suggest [SESSION]`: the model's draft of a skill for a run of steps the
+/// session repeated, shown, and written only after a yes.
+fn suggest(app: &mut App, session: &str, out: &mut impl Write) -> io::Result<()> {
+    let session = (!session.is_empty()).then_some(session);
+    let s = match app.suggest_skill(session) {
+        Ok(s) => s,
+        Err(e) => return writeln!(out, "{e}"),
+    };
+    writeln!(
+        out,
+        "[{}: {} times: {}]",
+        s.session,
+        s.repeat.occurrences.len(),
+        s.repeat.keys.join(" → ")
+    )?;
+    write!(out, "{}", s.text)?;
+    if !s.text.ends_with('\n') {
+        writeln!(out)?;
+    }
+    if app.asker().is_none() {
+        return writeln!(
+            out,
+            "[nothing written: /skill suggest asks before it writes; run it in a terminal]"
+        );
+    }
+    write_after_yes(app, &s.name, &s.text, out)
+}
+
+/// Asks whether to write `text` as `agents/skills/NAME/SKILL.md`, never over a skill
+/// that exists.
+fn write_after_yes(app: &mut App, name: &str, text: &str, out: &mut impl Write) -> io::Result<()> {
+    let dir = app.workspace().join(crate::skills::SKILLS_DIR).join(name);
+    if dir.exists() {
+        return writeln!(
+            out,
+            "agents/skills/{name} exists already: nothing written (/skill show {name})"
+        );
+    }
+    let yes = app
+        .asker()
+        .and_then(|ask| ask(&format!("write agents/skills/{name}/SKILL.md? [y/N] ")))
+        .is_some_and(|a| matches!(a.trim().to_lowercase().as_str(), "y" | "yes"));
     if !yes {
         return writeln!(out, "[nothing written]");
     }
     let written =
-        std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(dir.join("SKILL.md"), &text));
+        std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(dir.join("SKILL.md"), text));
     match written {
         Ok(()) => writeln!(
             out,

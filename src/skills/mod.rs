@@ -13,6 +13,8 @@
 //! - [`vars`]: arguments to variables, defaults, required ones; `{{NAME}}` filled in.
 //! - [`run`]: what a run sends to the model, and the script's command and environment.
 //! - [`trigger`]: a message that runs a skill without asking the model.
+//! - [`suggest`]: a repeated run of steps found in a session record, and the model's
+//!   draft of a skill for it.
 //!
 //! Nothing here prints, runs a program or touches the engine: the app runs the turn and
 //! the command policy runs the script.
@@ -23,6 +25,7 @@ pub mod new;
 pub mod parse;
 pub mod run;
 pub mod show;
+pub mod suggest;
 pub mod trigger;
 pub mod vars;
 

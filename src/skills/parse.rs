@@ -40,6 +40,38 @@ pub fn is_valid_variable(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
+/// The header with each top-level `key: value` whose value holds a `: ` (or ends in `:`,
+/// or holds ` #`) quoted; `None` when no line needed it. The Go harvey reads a header
+/// line up to its first colon, so its users write `description: Checks a release: the
+/// version, the changelog.` unquoted, which YAML refuses.
+fn quoted_like_go(front: &str) -> Option<String> {
+    let mut changed = false;
+    let lines: Vec<String> = front
+        .lines()
+        .map(|line| {
+            let body = line.trim_start();
+            let indent = &line[..line.len() - body.len()];
+            let Some((key, value)) = body.split_once(':') else {
+                return line.to_string();
+            };
+            let v = value.trim();
+            let plain_key = !key.is_empty()
+                && key
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+            let needs = v.contains(": ") || v.ends_with(':') || v.contains(" #");
+            let special =
+                v.starts_with(['"', '\'', '|', '>', '[', '{', '&', '*', '!', '%', '@', '`']);
+            if !plain_key || v.is_empty() || special || !needs {
+                return line.to_string();
+            }
+            changed = true;
+            format!("{indent}{key}: '{}'", v.replace('\'', "''"))
+        })
+        .collect();
+    changed.then(|| lines.join("\n"))
+}
+
 /// Reads a skill whose folder is called `folder`.
 pub fn parse(text: &str, folder: &str) -> Result<Skill, Problem> {
     let (front, body) = front_matter::split(text).map_err(|e| match e {
@@ -52,10 +84,15 @@ pub fn parse(text: &str, folder: &str) -> Result<Skill, Problem> {
             "the header opened on this line is never closed: add a line `---` after its last key",
         ),
     })?;
-    let mut fields = Fields::parse(front).map_err(|e| match e {
+    let parsed = Fields::parse(front).or_else(|e| {
+        quoted_like_go(front)
+            .and_then(|q| Fields::parse(&q).ok())
+            .ok_or(e)
+    });
+    let mut fields = parsed.map_err(|e| match e {
         HeaderError::Yaml { line, reason } => Problem::at(
             Some(line),
-            format!("broken YAML in the header: {reason} (a value holding `: ` or starting with a quote or `[` needs quotes)"),
+            format!("broken YAML in the header: {reason} (a value starting with a quote, `[` or `{{` must end the same way)"),
         ),
         HeaderError::NotMapping => Problem::at(Some(2), "the header must be `key: value` lines"),
     })?;
@@ -366,8 +403,8 @@ mod tests {
             ("name: x\n", Some(1), "must start with a line `---`"),
             ("---\nname: x\n", Some(1), "never closed"),
             (
-                "---\nname: x\ndescription: a: b\n---\n",
-                Some(3),
+                "---\nname: x\ndescription: [a, b\n---\n",
+                Some(4),
                 "broken YAML",
             ),
             ("---\ndescription: d\n---\n", Some(2), "add `name: x`"),
@@ -418,6 +455,25 @@ mod tests {
             assert_eq!(p.line, *line, "{text:?}: {p:?}");
             assert!(p.message.contains(says), "{text:?}: {}", p.message);
         }
+    }
+
+    /// As the Go harvey reads them: a value holding `: ` needs no quotes.
+    #[test]
+    fn an_unquoted_value_with_a_colon_reads_as_the_go_tool_reads_it() {
+        let skill = parse(
+            "---\nname: x\ndescription: Checks a release: the version, the changelog. Use when: shipping\nmetadata:\n  note: it's fine: really\n---\nbody\n",
+            "x",
+        )
+        .unwrap();
+        assert_eq!(
+            skill.description,
+            "Checks a release: the version, the changelog. Use when: shipping"
+        );
+        assert_eq!(quoted_like_go("name: x\ndescription: d\n"), None);
+        assert_eq!(
+            quoted_like_go("description: it's: ok").as_deref(),
+            Some("description: 'it''s: ok'")
+        );
     }
 
     #[test]

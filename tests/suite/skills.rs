@@ -125,7 +125,7 @@ fn each_bad_skill_says_what_to_fix_and_hides_no_good_one() {
     write_skill(
         p,
         "broken-yaml",
-        "---\nname: broken-yaml\ndescription: a: b\n---\nx\n",
+        "---\nname: broken-yaml\ndescription: [a, b\n---\nx\n",
     );
     write_skill(p, "no-name", "---\ndescription: d\n---\nx\n");
     write_skill(p, "mismatch", "---\nname: other\ndescription: d\n---\nx\n");
@@ -169,7 +169,7 @@ fn each_bad_skill_says_what_to_fix_and_hides_no_good_one() {
     let cases = [
         (
             "broken-yaml",
-            "agents/skills/broken-yaml/SKILL.md:3: broken YAML",
+            "agents/skills/broken-yaml/SKILL.md:4: broken YAML",
         ),
         (
             "no-name",
@@ -558,4 +558,158 @@ fn the_router_chooses_a_skill_and_the_skill_runs() {
     let turn = app.agent_turn("What is 2 plus 2?", &mut |_| {}).unwrap();
     assert_eq!(turn.completion.text, "4");
     assert_eq!(app.conversation().turns()[4].content, "What is 2 plus 2?");
+}
+
+/// A session record in which the user twice asked for the last commit and then edited
+/// the changelog (the notes harvey writes for each call), with a command in between.
+const REPEATING_SESSION: &str = "Title: Harvey Session
+Credit: Written by harvey 0.1.0
+Author: harvey and pi
+Date: 2026-11-20 09:00:00
+Model: Qwen2.5-Coder-1.5B-Instruct
+
+FADE IN:
+
+INT. HARVEY AND PI TALKING 2026-11-20 09:00:00
+
+PI
+What changed in the last commit?
+
+HARVEY
+It fixed the tide parser.
+
+[[tool: git({\"action\":\"last_commit\"}) → ok]]
+
+INT. HARVEY AND PI TALKING 2026-11-20 09:02:00
+
+PI
+Add that to CHANGELOG.md under Unreleased.
+
+HARVEY
+Added.
+
+[[tool: edit_file({\"path\":\"CHANGELOG.md\",\"old\":\"## Unreleased\",\"new\":\"## Unreleased\\n- Fix the tide parser\"}) → ok]]
+[[command (user): cargo test → exit 0, 300 bytes of output]]
+
+INT. HARVEY AND PI TALKING 2026-11-20 10:00:00
+
+PI
+And the commit after that one? Same thing for the changelog.
+
+HARVEY
+Done.
+
+[[tool: git({\"action\":\"last_commit\"}) → ok]]
+[[tool: edit_file({\"path\":\"CHANGELOG.md\",\"old\":\"## Unreleased\",\"new\":\"## Unreleased\\n- Add moon factor\"}) → ok]]
+
+THE END.
+";
+
+const DRAFT: &str = r#"{"name": "changelog-from-commit", "description": "Adds the last commit to CHANGELOG.md. Use when the user wants the changelog updated.", "steps": ["Ask git for the last commit.", "Edit CHANGELOG.md: add a line under Unreleased."]}"#;
+
+fn plant_session(ws: &Path, name: &str, text: &str) {
+    let dir = ws.join("agents/sessions");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(name), text).unwrap();
+}
+
+/// `/skill suggest`: the run of steps the newest session repeated is found, the model's
+/// draft (scripted here) is shown as a SKILL.md, and written only after a yes; a no, no
+/// terminal, a name that exists, a session where nothing repeats and a missing session
+/// each write nothing and say why.
+#[test]
+fn skill_suggest_drafts_from_repeated_steps_and_writes_only_after_a_yes() {
+    let ws = workspace();
+    let p = ws.path();
+    let mut app = app(p, &[DRAFT, DRAFT, DRAFT, DRAFT]);
+    let out = line(&mut app, "/skill suggest");
+    assert!(out.contains("no sessions recorded yet"), "{out}");
+    plant_session(p, "harvey-session-20261120-090000.spmd", REPEATING_SESSION);
+    // No terminal: shown, not written.
+    let out = line(&mut app, "/skill suggest");
+    assert!(
+        out.contains("[harvey-session-20261120-090000.spmd: 2 times: git last_commit → edit_file]"),
+        "{out}"
+    );
+    assert!(out.contains("name: changelog-from-commit"), "{out}");
+    assert!(out.contains("1. Ask git for the last commit."), "{out}");
+    assert!(
+        out.contains("nothing written: /skill suggest asks before it writes"),
+        "{out}"
+    );
+    let skill_md = p.join("agents/skills/changelog-from-commit/SKILL.md");
+    assert!(!skill_md.exists());
+    // No.
+    app.install_asker(Rc::new(|_q: &str| Some("n".into())));
+    let out = line(
+        &mut app,
+        "/skill suggest harvey-session-20261120-090000.spmd",
+    );
+    assert!(out.ends_with("[nothing written]\n"), "{out}");
+    assert!(!skill_md.exists());
+    // Yes: written, and it loads as a skill.
+    app.install_asker(Rc::new(|q: &str| {
+        assert_eq!(
+            q,
+            "write agents/skills/changelog-from-commit/SKILL.md? [y/N] "
+        );
+        Some("y".into())
+    }));
+    let out = line(&mut app, "/skill suggest");
+    assert!(
+        out.contains("[wrote agents/skills/changelog-from-commit/SKILL.md"),
+        "{out}"
+    );
+    let catalog = app.skills();
+    let skill = catalog
+        .get("changelog-from-commit")
+        .expect("the written skill loads");
+    assert!(skill
+        .body
+        .contains("2. Edit CHANGELOG.md: add a line under Unreleased."));
+    // Again: it exists now, nothing is written over it.
+    let out = line(&mut app, "/skill suggest");
+    assert!(
+        out.contains("agents/skills/changelog-from-commit exists already: nothing written"),
+        "{out}"
+    );
+    // Nothing repeats in another session; an unknown one is named.
+    plant_session(
+        p,
+        "harvey-session-20261121-090000.spmd",
+        &REPEATING_SESSION
+            .replace("edit_file", "read_file")
+            .replacen("read_file", "list_files", 1),
+    );
+    let out = line(
+        &mut app,
+        "/skill suggest harvey-session-20261121-090000.spmd",
+    );
+    assert!(out.contains("no run of steps repeats there"), "{out}");
+    let out = line(&mut app, "/skill suggest nope.spmd");
+    assert!(out.contains("no session \"nope.spmd\""), "{out}");
+}
+
+/// With the real model (SmolLM2) the draft is written under the grammar: whatever it
+/// says, it parses and reads back as a skill with a valid name, a description and at
+/// least two steps, and nothing is written without a yes.
+#[test]
+fn real_model_skill_suggest_drafts_a_skill_that_loads() {
+    let ws = workspace();
+    let p = ws.path();
+    plant_session(p, "harvey-session-20261120-090000.spmd", REPEATING_SESSION);
+    let config = harvey::config::load(p).unwrap();
+    let engine = crate::support::engine(2048, 256);
+    let mut app = App::with_engine(p.canonicalize().unwrap(), config, Box::new(engine));
+    let s = app.suggest_skill(None).expect("a draft");
+    assert_eq!(s.repeat.keys, ["git last_commit", "edit_file"]);
+    let skill = harvey::skills::parse::parse(&s.text, &s.name).expect("the draft is a skill");
+    assert_eq!(skill.name, s.name);
+    assert!(!skill.description.trim().is_empty());
+    let steps = skill.body.matches("\n2. ").count();
+    assert_eq!(steps, 1, "at least two steps: {}", skill.body);
+    assert!(
+        !p.join("agents/skills").join(&s.name).exists(),
+        "nothing written"
+    );
 }
