@@ -216,12 +216,16 @@ impl App {
         .map(|t| t.completion)
     }
 
-    /// One user turn with tools (when enabled); events stream to `on_event`.
+    /// One user turn with tools (when enabled); events stream to `on_event`. A message
+    /// that matches a prompt skill's `trigger` runs that skill ([`Self::triggered_turn`]).
     pub fn agent_turn(
         &mut self,
         text: &str,
         on_event: &mut dyn FnMut(TurnEvent),
     ) -> Result<AgentTurn, TurnError> {
+        if let Some(turn) = self.triggered_turn(text, on_event) {
+            return turn;
+        }
         self.turn_on(text, None, None, true, on_event)
     }
 

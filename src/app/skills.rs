@@ -68,6 +68,35 @@ impl App {
             .collect()
     }
 
+    /// The turn of the prompt skill whose `trigger` `text` matches, run without asking
+    /// the model (its variables' defaults, the message as its request), as the REPL runs
+    /// it; `None` when no prompt skill's trigger matches or it needs a value nobody gave
+    /// (the message then goes to the model). A skill with a script runs from a trigger
+    /// only in the REPL, where its command can be asked about.
+    pub(super) fn triggered_turn(
+        &mut self,
+        text: &str,
+        on_event: &mut dyn FnMut(TurnEvent),
+    ) -> Option<Result<AgentTurn, TurnError>> {
+        if !self.tools_enabled {
+            return None;
+        }
+        let catalog = self.skills();
+        let skill = catalog.triggered(text).filter(|s| !s.has_run_script())?;
+        let mut filled = vars::fill(skill, "", None).ok()?;
+        filled.args = text.trim().to_string();
+        filled.request = Some(text.trim().to_string());
+        on_event(TurnEvent::Notice(format!(
+            "skill {} (its trigger matched)",
+            skill.name
+        )));
+        let turn = self.skill_turn(skill, &filled, on_event);
+        Some(turn.map(|t| AgentTurn {
+            skill: Some(skill.name.clone()),
+            ..t
+        }))
+    }
+
     /// Runs the skill the router chose for `text` (the message as its request, its
     /// variables' defaults); `earlier` are the steps taken before (recall, the router).
     /// A skill that needs a value nobody gave, or is gone, leaves the message to an

@@ -713,3 +713,38 @@ fn real_model_skill_suggest_drafts_a_skill_that_loads() {
         "nothing written"
     );
 }
+
+/// A prompt skill's trigger runs it in `harvey run` too (the app's turn, not only the
+/// REPL's line handling); a triggered skill that needs a value nobody gave, and a
+/// message that matches no trigger, go to the model as they are.
+#[test]
+fn a_trigger_runs_its_prompt_skill_in_the_apps_own_turn() {
+    let ws = workspace();
+    let mut app = app(ws.path(), &["Reviewed.", "", "no entry", "", "fine", ""]);
+    let mut notices = Vec::new();
+    let turn = app
+        .agent_turn("please review src/lib.rs", &mut |e| {
+            if let harvey::chat::agent::TurnEvent::Notice(n) = e {
+                notices.push(n);
+            }
+        })
+        .unwrap();
+    assert_eq!(turn.skill.as_deref(), Some("review-code"));
+    assert!(
+        notices
+            .iter()
+            .any(|n| n == "skill review-code (its trigger matched)"),
+        "{notices:?}"
+    );
+    let sent = &app.conversation().turns()[0].content;
+    assert!(
+        sent.starts_with("[skill: review-code]\nRequest: please review src/lib.rs\n"),
+        "{sent}"
+    );
+    let turn = app.agent_turn("write the changelog", &mut |_| {}).unwrap();
+    assert_eq!(turn.skill, None);
+    assert_eq!(app.conversation().turns()[2].content, "write the changelog");
+    let turn = app.agent_turn("how are things?", &mut |_| {}).unwrap();
+    assert_eq!(turn.skill, None);
+    assert_eq!(app.conversation().turns()[4].content, "how are things?");
+}
