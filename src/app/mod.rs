@@ -259,20 +259,14 @@ impl App {
             .then_some(self.confirm_writes.as_deref());
         let ask_model_command = commands::yes_no(self.ask.clone(), "the model asks: ");
         let ask_file_write = commands::yes_no(self.ask.clone(), "");
-        let skills = if offer_skills && narrowed.is_none() && skill.is_none() {
+        let offer_skills = offer_skills && narrowed.is_none() && skill.is_none();
+        let skills = if offer_skills {
             self.skill_options()
         } else {
             Vec::new()
         };
         let route_dir = self.route_dir();
-        // The record's name (planned until its first exchange is written).
-        let session = self
-            .recorder
-            .path()
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|| self.recorder.planned_path())
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned());
+        let session = self.record_name_or_planned();
         // Files whose names echo the request go with it to the router and the model.
         let named = self.named_hint(text);
         let routed = match &named {
@@ -330,11 +324,33 @@ impl App {
         }
         self.pending_notes
             .extend(crate::chat::attachment::note(&attached));
+        turn.steps.splice(0..0, recall);
+        self.after_turn(text, &turn, skill);
+        Ok(turn)
+    }
+
+    /// The record's file name (planned until its first exchange is written).
+    fn record_name_or_planned(&self) -> Option<String> {
+        self.recorder
+            .path()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| self.recorder.planned_path())
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+    }
+
+    /// What a finished turn leaves behind: its compression, stats, steps and thought for
+    /// `/status`, the skill's scene and the exchange in the record.
+    fn after_turn(
+        &mut self,
+        text: &str,
+        turn: &AgentTurn,
+        skill: Option<(&crate::skills::Skill, &str)>,
+    ) {
         if let Some(c) = &turn.compression {
             self.compressions.push(c.clone());
         }
         self.turns.push(turn.completion.stats.clone());
-        turn.steps.splice(0..0, recall);
         self.last_steps.clone_from(&turn.steps);
         if turn.thought.is_some() {
             self.last_thought.clone_from(&turn.thought);
@@ -342,8 +358,7 @@ impl App {
         if let Some((skill, speech)) = skill {
             self.record_skill(skill, speech);
         }
-        self.record(text, &turn);
-        Ok(turn)
+        self.record(text, turn);
     }
 
     /// The session-start recall, once per session at its first message — also when the

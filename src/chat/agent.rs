@@ -11,6 +11,7 @@ mod answer;
 mod calls;
 mod guard;
 mod one_reply;
+mod routing;
 mod steps;
 mod timing;
 
@@ -25,6 +26,7 @@ pub use answer::FOUND_LEAD;
 use answer::{answer_begun, fit_turn, limit_rounds, no_room_notice, Room};
 use calls::{one_call, run_call, Counting};
 use one_reply::reply;
+use routing::{first_step, next_step};
 pub use timing::{Step, StepKind};
 
 use super::think::{self, Part, ThinkStream};
@@ -472,87 +474,6 @@ fn after_call(
         limit_rounds(conversation, set, calls.len());
     }
     Ok(room)
-}
-
-/// The router's choice for the turn's first step, when the tool set asks for one. A
-/// router that could not choose leaves the step to the model.
-fn first_step(
-    engine: &mut dyn Engine,
-    tools: Option<&ToolSet<'_>>,
-    opts: &GenerateOptions,
-    previous: Option<&str>,
-    on_event: &mut dyn FnMut(TurnEvent),
-) -> Result<Option<Route>, crate::engine::EngineError> {
-    match tools.and_then(|t| t.route.map(|request| (t, request))) {
-        // Told to remember (the user's own words, not the previous exchange's): no
-        // router model is asked.
-        Some((set, request)) if route::told_to_remember(set.registry, request).is_some() => {
-            Ok(route::told_to_remember(set.registry, request))
-        }
-        Some((set, request)) => {
-            if !set.skills.is_empty() {
-                let started = std::time::Instant::now();
-                let menu = route::Menu {
-                    registry: set.registry,
-                    skills: set.skills,
-                };
-                if let Some(skill) = route::skill_for(engine, menu, set.request, &opts.abort)? {
-                    let name = match &skill {
-                        Route::Skill(name) => name.as_str(),
-                        _ => "",
-                    };
-                    Step::timed(StepKind::Router, name, started).send(on_event);
-                    return Ok(Some(skill));
-                }
-            }
-            let request = steps::with_previous(request, previous);
-            routed(engine, set, &request, opts, on_event)
-        }
-        None => Ok(None),
-    }
-}
-
-/// The router's choice for `request`, its time sent as a step.
-fn routed(
-    engine: &mut dyn Engine,
-    set: &ToolSet<'_>,
-    request: &str,
-    opts: &GenerateOptions,
-    on_event: &mut dyn FnMut(TurnEvent),
-) -> Result<Option<Route>, crate::engine::EngineError> {
-    let started = std::time::Instant::now();
-    let choice = route::choose(engine, set.registry, request, &opts.abort, set.route_saved)?;
-    let what = match &choice {
-        Some(Route::Tool(name) | Route::Skill(name)) => name.as_str(),
-        Some(Route::Answer) => "answer",
-        None => "",
-    };
-    Step::timed(StepKind::Router, what, started).send(on_event);
-    Ok(choice)
-}
-
-/// After the routed call `record`, the next step: `Some(route)` when the request is still
-/// open and the router chose again (told what the last step showed), `None` when the
-/// result may answer it or the router could not choose.
-fn next_step(
-    engine: &mut dyn Engine,
-    set: &ToolSet<'_>,
-    opts: &GenerateOptions,
-    record: &CallRecord,
-    on_event: &mut dyn FnMut(TurnEvent),
-) -> Result<Option<Route>, crate::engine::EngineError> {
-    let Some(request) = set.route else {
-        return Ok(None);
-    };
-    let Some(note) = steps::open_after(request, record) else {
-        return Ok(None);
-    };
-    let asked = steps::next_request(request, &note);
-    let next = routed(engine, set, &asked, opts, on_event)?;
-    if let Some(Route::Tool(name)) = &next {
-        on_event(TurnEvent::Notice(format!("next step: {name}")));
-    }
-    Ok(next)
 }
 
 /// Opens the call the router chose (`name`) for the model, which writes its arguments

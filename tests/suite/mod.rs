@@ -37,6 +37,7 @@ mod sessions_later;
 mod sessions_mining;
 mod sessions_summary;
 mod skills;
+mod skills_use;
 mod special_files;
 mod think;
 mod tools;
