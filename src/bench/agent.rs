@@ -12,6 +12,9 @@
 //! `render::agent` turns it into text.
 
 pub mod fixture;
+mod git;
+pub mod project;
+pub mod project_tasks;
 pub mod score;
 pub mod skill_tasks;
 pub mod tasks;

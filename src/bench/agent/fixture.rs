@@ -4,14 +4,44 @@
 //! as `harvey memory add` writes them. The facts here are what [`super::tasks`] checks.
 //!
 //! Lives in a temporary directory that is removed when the [`Fixture`] is dropped.
+//! [`FixtureKind::Project`] fills the same kind of directory with the larger project of
+//! [`super::project`] instead.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::memory::{Draft, MemoryStore};
 
+use super::git::{self, io};
 use super::AgentBenchError;
+
+/// Which workspace the tasks run in (`harvey bench --agent --fixture NAME`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum FixtureKind {
+    /// This module's five-file crate with three commits.
+    #[default]
+    Tide,
+    /// [`super::project`]: a static-site generator's repository, docs, tests and history.
+    Project,
+}
+
+impl FixtureKind {
+    /// Every kind, by the name `--fixture` takes.
+    pub const ALL: [(&'static str, Self); 2] = [("tide", Self::Tide), ("project", Self::Project)];
+
+    /// The kind `--fixture` names.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.iter().find(|(n, _)| *n == name).map(|(_, k)| *k)
+    }
+
+    /// The name `--fixture` takes.
+    pub fn name(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(_, k)| *k == self)
+            .map_or("tide", |(n, _)| n)
+    }
+}
 
 /// The package the fixture crate declares (tasks check the version).
 pub const PACKAGE_VERSION: &str = "0.3.1";
@@ -116,8 +146,23 @@ impl Drop for Fixture {
 }
 
 impl Fixture {
-    /// Creates the workspace under the system's temporary directory.
+    /// Creates the tide workspace under the system's temporary directory.
     pub fn create() -> Result<Self, AgentBenchError> {
+        Self::create_kind(FixtureKind::Tide)
+    }
+
+    /// Creates the workspace of `kind` under the system's temporary directory.
+    pub fn create_kind(kind: FixtureKind) -> Result<Self, AgentBenchError> {
+        let mut fixture = Self::empty()?;
+        match kind {
+            FixtureKind::Tide => fixture.populate()?,
+            FixtureKind::Project => super::project::populate(&mut fixture)?,
+        }
+        Ok(fixture)
+    }
+
+    /// An empty directory of its own, with git not yet looked for.
+    fn empty() -> Result<Self, AgentBenchError> {
         static CREATED: AtomicUsize = AtomicUsize::new(0);
         let n = CREATED.fetch_add(1, Ordering::Relaxed);
         let name = format!("harvey-agentbench-{}-{n}", std::process::id());
@@ -126,16 +171,14 @@ impl Fixture {
         std::fs::create_dir_all(&dir).map_err(|e| io(&dir, e))?;
         // The app sees the workspace by its canonical path (a temp dir may be a link).
         let dir = dir.canonicalize().map_err(|e| io(&dir, e))?;
-        let mut fixture = Self {
+        Ok(Self {
             dir,
             has_git: false,
-        };
-        fixture.populate()?;
-        Ok(fixture)
+        })
     }
 
     fn populate(&mut self) -> Result<(), AgentBenchError> {
-        self.has_git = git_available();
+        self.has_git = git::available();
         if self.has_git {
             self.git(&["init", "--quiet"])?;
         }
@@ -166,7 +209,7 @@ impl Fixture {
         )?;
         // Untracked: what `git status` should report.
         self.write("notes/todo.md", NOTES_TODO)?;
-        self.plant_memories()
+        self.plant_memories(&memories())
     }
 
     /// Plants the skills of `harvey bench --agent --skills` (outside git: `agents/` is
@@ -181,7 +224,8 @@ impl Fixture {
         Ok(())
     }
 
-    fn write(&self, rel: &str, text: &str) -> Result<(), AgentBenchError> {
+    /// Writes `text` to `rel` under the workspace, making its folders.
+    pub(super) fn write(&self, rel: &str, text: &str) -> Result<(), AgentBenchError> {
         let path = self.dir.join(rel);
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
@@ -204,73 +248,30 @@ impl Fixture {
         }
         let paths: Vec<&str> = files.iter().map(|(rel, _)| *rel).collect();
         self.git(&[&["add", "--"][..], &paths].concat())?;
-        let mut cmd = self.git_command(&["commit", "--quiet", "-m", message]);
+        let mut cmd = git::command(&self.dir, &["commit", "--quiet", "-m", message]);
         cmd.env("GIT_AUTHOR_DATE", at).env("GIT_COMMITTER_DATE", at);
-        run_git(cmd, &self.dir)
+        git::run(cmd, &self.dir)
     }
 
-    fn git(&self, args: &[&str]) -> Result<(), AgentBenchError> {
-        run_git(self.git_command(args), &self.dir)
+    /// Runs `git args` in the workspace.
+    pub(super) fn git(&self, args: &[&str]) -> Result<(), AgentBenchError> {
+        git::run(git::command(&self.dir, args), &self.dir)
     }
 
-    /// git with a fixed identity and no user or system config (no signing, no hooks).
-    fn git_command(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new("git");
-        cmd.current_dir(&self.dir)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .args([
-                "-c",
-                "user.name=bench",
-                "-c",
-                "user.email=bench@example.invalid",
-                "-c",
-                "init.defaultBranch=main",
-                "-c",
-                "commit.gpgsign=false",
-            ])
-            .args(args);
-        cmd
-    }
-
-    /// The two memories, written as `harvey memory add` writes them.
-    fn plant_memories(&self) -> Result<(), AgentBenchError> {
+    /// The memories, written as `harvey memory add` writes them.
+    pub(super) fn plant_memories(&self, drafts: &[Draft]) -> Result<(), AgentBenchError> {
         let (mut store, _) = MemoryStore::open(&self.dir.join("agents"), &self.dir)?;
-        for draft in memories() {
-            store.write(&draft)?;
+        for draft in drafts {
+            store.write(draft)?;
         }
         Ok(())
-    }
-}
-
-fn git_available() -> bool {
-    Command::new("git")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
-fn run_git(mut cmd: Command, dir: &Path) -> Result<(), AgentBenchError> {
-    let out = cmd.output().map_err(|e| io(dir, e))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(AgentBenchError::Git(
-            String::from_utf8_lossy(&out.stderr).trim().to_string(),
-        ))
-    }
-}
-
-fn io(path: &Path, source: std::io::Error) -> AgentBenchError {
-    AgentBenchError::Io {
-        path: path.to_path_buf(),
-        source,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::process::Command;
 
     #[test]
     fn the_fixture_holds_what_the_tasks_check() {
