@@ -203,6 +203,16 @@ struct BenchArgs {
     /// chose the skill that fits (or none) and the reply its steps lead to.
     #[arg(long, requires = "agent", conflicts_with = "task_file")]
     skills: bool,
+    /// With --agent: the workspace the tasks run in. `tide` (the default): a five-file
+    /// Rust crate with three commits and the built-in tasks above. `project`: brindle, a
+    /// static-site generator shaped like a real repository (53 files: nested src/
+    /// modules, docs/, tests/, examples/, two licence files; 240 commits by six people
+    /// and a bot; one changed and one new file not committed; a decision kept as a
+    /// memory), with 16 requests of its own that name no tool, as a new user asks (who
+    /// made the latest commit, how to deploy, where a setting comes from, what a test
+    /// checks, …). --skills needs `tide`.
+    #[arg(long, value_name = "NAME", requires = "agent", value_parser = ["tide", "project"])]
+    fixture: Option<String>,
     /// Run the mining benchmark instead: each recorded session (.spmd) of --sessions goes
     /// through end-of-session mining as /exit and /memory mine run it (proposals under the
     /// JSON grammar, then the grounding, completeness, specificity, duplicate and secret
@@ -422,6 +432,11 @@ fn bench_agent(params: harvey::engine::EngineParams, args: &BenchArgs) -> Result
         route: args.route.clone(),
         schemas: args.schemas.clone(),
         skills: args.skills,
+        fixture: args
+            .fixture
+            .as_deref()
+            .and_then(harvey::bench::agent::fixture::FixtureKind::from_name)
+            .unwrap_or_default(),
     })?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);

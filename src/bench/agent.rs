@@ -31,7 +31,7 @@ use crate::config::RouteMode;
 use crate::engine::{EngineError, EngineParams, LlamaEngine, StopReason};
 use crate::memory::StoreError;
 
-use fixture::Fixture;
+use fixture::{Fixture, FixtureKind};
 use tasks::{Expected, Task, TASKS};
 
 /// Longest reply per generation unless told otherwise: a rambling model cannot take
@@ -54,8 +54,11 @@ pub struct AgentOptions {
     /// `compact`/`template`: `tools.schemas` for the run (`None`: the config's).
     pub schemas: Option<String>,
     /// The skills run ([`skill_tasks`]): the fixture gains three skills and the tasks
-    /// are requests that fit one of them or none.
+    /// are requests that fit one of them or none. Tide fixture only.
     pub skills: bool,
+    /// The workspace, and with it the built-in tasks: tide's ([`TASKS`]) or the
+    /// project's ([`project_tasks::PROJECT_TASKS`]).
+    pub fixture: FixtureKind,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -70,6 +73,8 @@ pub enum AgentBenchError {
         path: std::path::PathBuf,
         message: String,
     },
+    #[error("--skills runs in the tide fixture only (its skills and requests are about tide's files): drop --fixture project or --skills")]
+    SkillsNeedTide,
     #[error("git failed while making the fixture workspace: {0}")]
     Git(String),
     #[error("cannot plant the fixture's memories: {0}")]
@@ -93,6 +98,8 @@ pub struct AgentReport {
     /// `tools.schemas` of the run (`compact` or `template`).
     pub schemas: String,
     pub load_secs: f64,
+    /// The workspace the tasks ran in (`tide` or `project`).
+    pub fixture: String,
     pub has_git: bool,
     /// The session's notices and skipped tasks.
     pub notes: Vec<String>,
@@ -171,12 +178,16 @@ pub struct Summary {
 
 /// Builds the fixture, loads the model once and runs the tasks.
 pub fn run(opts: &AgentOptions) -> Result<AgentReport, AgentBenchError> {
+    if opts.skills && opts.fixture != FixtureKind::Tide {
+        return Err(AgentBenchError::SkillsNeedTide);
+    }
     let tasks = match &opts.task_file {
         Some(path) => read_tasks(path)?,
         None if opts.skills => skill_tasks::SKILL_TASKS.iter().map(|t| t.task).collect(),
+        None if opts.fixture == FixtureKind::Project => project_tasks::PROJECT_TASKS.to_vec(),
         None => TASKS.to_vec(),
     };
-    let fixture = Fixture::create()?;
+    let fixture = Fixture::create_kind(opts.fixture)?;
     if opts.skills {
         fixture.plant_skills()?;
     }
@@ -195,6 +206,9 @@ pub fn run(opts: &AgentOptions) -> Result<AgentReport, AgentBenchError> {
     let stable = app.stable_memory_context();
     app.prepare_prefix(&stable);
     let mut notes = app.notices().to_vec();
+    if opts.fixture != FixtureKind::Tide {
+        notes.push(format!("fixture: {}", opts.fixture.name()));
+    }
     let mut results = Vec::new();
     for task in tasks.iter().take(opts.tasks.unwrap_or(tasks.len())) {
         if task.needs_git && !fixture.has_git {
@@ -227,6 +241,7 @@ pub fn run(opts: &AgentOptions) -> Result<AgentReport, AgentBenchError> {
         max_rounds: app.config().tools.max_rounds_per_turn,
         schemas: format!("{:?}", app.config().tools.schemas).to_lowercase(),
         load_secs,
+        fixture: opts.fixture.name().to_string(),
         has_git: fixture.has_git,
         notes,
         summary: summarize(&results),
