@@ -179,6 +179,10 @@ struct BenchArgs {
     /// With --agent: run only the first N tasks.
     #[arg(long, value_name = "N", requires = "agent")]
     tasks: Option<usize>,
+    /// With --agent: run only the tasks of these ids (comma-separated; the JSON report
+    /// and the table name them), e.g. `--only version,not_committed`.
+    #[arg(long, value_name = "ID,…", requires = "agent", value_delimiter = ',')]
+    only: Vec<String>,
     /// With --agent: run the requests of FILE instead of the built-in tasks, one per line:
     /// the acceptable first tools (comma-separated, or `none`), a tab, the request; `#`
     /// lines are comments. Replies are not checked (tests/fixtures/route/heldout.tsv).
@@ -427,6 +431,7 @@ fn bench_agent(params: harvey::engine::EngineParams, args: &BenchArgs) -> Result
     let report = harvey::bench::agent::run(&harvey::bench::agent::AgentOptions {
         params,
         tasks: args.tasks,
+        only: args.only.clone(),
         task_file: args.task_file.clone(),
         reply_tokens: args.agent_tokens.max(1),
         route: args.route.clone(),

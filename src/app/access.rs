@@ -258,8 +258,12 @@ impl App {
         self.unsaved_prefix_note()
     }
 
-    /// Only the router on `request`: which tool (or an answer) it picks first.
+    /// Only the router on `request`: which tool (or an answer) it picks first, shown what
+    /// a turn shows it (the request's hint lines; a request to remember needs no model).
     pub fn choose_route(&mut self, request: &str) -> Result<Option<Route>, EngineError> {
+        if let Some(told) = route::told_to_remember(&self.tools, request) {
+            return Ok(Some(told));
+        }
         let abort = self.abort.clone();
         let skills = self.skill_options();
         let menu = route::Menu {
@@ -271,6 +275,16 @@ impl App {
         }
         let dir = self.route_dir();
         let saved = self.route_saved(&dir);
-        route::choose(self.engine.as_mut(), &self.tools, request, &abort, saved)
+        let hinted = self.with_hints(request, &mut |_| {});
+        if hinted.remembered && route::asks_a_question(request) {
+            return Ok(Some(Route::Answer));
+        }
+        route::choose(
+            self.engine.as_mut(),
+            &self.tools,
+            &hinted.text,
+            &abort,
+            saved,
+        )
     }
 }

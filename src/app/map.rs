@@ -28,16 +28,6 @@ impl App {
         self.workspace_map = std::cell::OnceCell::new();
     }
 
-    /// `(files named like this: …)` for a request whose words echo file names
-    /// ([`crate::workspace_map::named`]); `None` when none does or the map is off.
-    pub(crate) fn named_hint(&self, request: &str) -> Option<String> {
-        if !self.tools_enabled || self.config.tools.workspace_map_pct <= 0.0 {
-            return None;
-        }
-        let files = crate::workspace_map::list(&self.workspace);
-        crate::workspace_map::named::hint(&crate::workspace_map::named::named_like(&files, request))
-    }
-
     fn build_workspace_map(&self) -> Option<MapBlock> {
         let pct = self.config.tools.workspace_map_pct;
         if !self.config.tools.enabled || pct <= 0.0 {

@@ -9,6 +9,7 @@ mod close;
 mod commands;
 mod compress;
 pub mod context;
+mod hints;
 mod later;
 mod map;
 mod open;
@@ -267,12 +268,7 @@ impl App {
         };
         let route_dir = self.route_dir();
         let session = self.record_name_or_planned();
-        // Files whose names echo the request go with it to the router and the model.
-        let named = self.named_hint(text);
-        let routed = match &named {
-            Some(hint) => format!("{text}\n{hint}"),
-            None => text.to_string(),
-        };
+        let routed = self.with_hints(text, on_event);
         let narrowed_forms = narrowed.map(|r| call_forms(r, &self.engine.info().template_text));
         let registry = narrowed.unwrap_or(&self.tools);
         let tool_set = ToolSet {
@@ -289,16 +285,17 @@ impl App {
                 .then_some(&ask_model_command as &crate::chat::agent::Confirm),
             ask_files: (self.ask.is_some() && self.ask_file_writes)
                 .then_some(&ask_file_write as &crate::chat::agent::Confirm),
-            route: self.routes().then_some(routed.as_str()),
+            route: self.routes().then_some(routed.text.as_str()),
             route_saved: self.route_saved(&route_dir),
             skills: &skills,
             request: text,
             session: session.as_deref(),
+            remembered: routed.remembered,
         };
         let tools = (self.tools_enabled && !registry.is_empty()).then_some(&tool_set);
         // Per-turn context rides on this user message only (the cached prefix stays).
         let attached = self.attachments.take();
-        let sent = crate::chat::attachment::message_with(&attached, &routed);
+        let sent = crate::chat::attachment::message_with(&attached, &routed.text);
         let turn = run_agent_turn(
             self.engine.as_mut(),
             &mut self.conversation,

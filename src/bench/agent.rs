@@ -44,6 +44,8 @@ pub struct AgentOptions {
     pub params: EngineParams,
     /// Run the first N tasks only (`None`: all).
     pub tasks: Option<usize>,
+    /// Run only the tasks of these ids (empty: all).
+    pub only: Vec<String>,
     /// Run the tasks of this file instead of the built-in ones ([`tasks::parse_file`]).
     pub task_file: Option<std::path::PathBuf>,
     /// `sampling.max_tokens` of every reply.
@@ -68,6 +70,8 @@ pub enum AgentBenchError {
         path: std::path::PathBuf,
         source: std::io::Error,
     },
+    #[error("{0}")]
+    UnknownTask(String),
     #[error("{path}: {message}")]
     TaskFile {
         path: std::path::PathBuf,
@@ -187,6 +191,7 @@ pub fn run(opts: &AgentOptions) -> Result<AgentReport, AgentBenchError> {
         None if opts.fixture == FixtureKind::Project => project_tasks::PROJECT_TASKS.to_vec(),
         None => TASKS.to_vec(),
     };
+    let tasks = only(tasks, &opts.only)?;
     let fixture = Fixture::create_kind(opts.fixture)?;
     if opts.skills {
         fixture.plant_skills()?;
@@ -258,6 +263,22 @@ fn read_tasks(path: &std::path::Path) -> Result<Vec<Task>, AgentBenchError> {
         path: path.to_path_buf(),
         message,
     })
+}
+
+/// The tasks whose ids are in `ids` (all when it is empty), in run order; an id no task
+/// has is an error that lists the ids there are.
+fn only(tasks: Vec<Task>, ids: &[String]) -> Result<Vec<Task>, AgentBenchError> {
+    if let Some(missing) = ids.iter().find(|id| !tasks.iter().any(|t| t.id == *id)) {
+        let known: Vec<&str> = tasks.iter().map(|t| t.id).collect();
+        return Err(AgentBenchError::UnknownTask(format!(
+            "no task \"{missing}\"; the tasks are: {}",
+            known.join(", ")
+        )));
+    }
+    Ok(tasks
+        .into_iter()
+        .filter(|t| ids.is_empty() || ids.iter().any(|id| id == t.id))
+        .collect())
 }
 
 /// The app a session in the fixture would get from its (default) config, with greedy
@@ -403,6 +424,10 @@ fn empty_result(task: &Task, secs: f64) -> TaskResult {
     let expected = match task.expected {
         Expected::Tool(names) => names.iter().map(|n| n.to_string()).collect(),
         Expected::NoTool => Vec::new(),
+        Expected::NoToolOr(names) => std::iter::once("none")
+            .chain(names.iter().copied())
+            .map(str::to_string)
+            .collect(),
     };
     TaskResult {
         id: task.id.to_string(),
@@ -524,6 +549,17 @@ mod tests {
         assert_eq!((s.checkable, s.answers_ok), (3, 2));
         assert_eq!(s.total_secs, 8.0);
         assert_eq!(s.median_secs, 2.0);
+    }
+
+    #[test]
+    fn only_keeps_the_named_tasks_in_run_order_and_names_the_ids_on_a_typo() {
+        let ids = |t: &[Task]| t.iter().map(|t| t.id).collect::<Vec<_>>();
+        let picked = only(TASKS.to_vec(), &["capital".into(), "version".into()]).unwrap();
+        assert_eq!(ids(&picked), ["version", "capital"]);
+        assert_eq!(only(TASKS.to_vec(), &[]).unwrap().len(), TASKS.len());
+        let err = only(TASKS.to_vec(), &["capitol".into()]).unwrap_err();
+        assert!(err.to_string().contains("no task \"capitol\""));
+        assert!(err.to_string().contains("capital"));
     }
 
     #[test]

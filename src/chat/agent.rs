@@ -96,6 +96,9 @@ pub struct ToolSet<'a> {
     pub request: &'a str,
     /// The session record's name, kept with each memory the model writes.
     pub session: Option<&'a str>,
+    /// A memory about the request rides with it (`(already known: …)`): a question is
+    /// then answered without the router ([`crate::memory::about`]).
+    pub remembered: bool,
 }
 
 /// How calls open and what grammar each opening continues under.

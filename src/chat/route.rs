@@ -343,7 +343,7 @@ fn nothing_to_read(registry: &Registry) -> bool {
 }
 
 /// A question, not a request to make, change, run or keep something.
-fn asks_a_question(request: &str) -> bool {
+pub fn asks_a_question(request: &str) -> bool {
     let t = request.trim().to_lowercase();
     const DOING: &[&str] = &[
         "create", "write", "make", "add", "run", "build", "delete", "remove", "save", "remember",

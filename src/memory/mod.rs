@@ -2,6 +2,7 @@
 //! tool's format), a derived SQLite/FTS5 index, and the one budgeted recall path that
 //! builds the `[memory context]` block injected at session start.
 
+pub mod about;
 mod clock;
 pub mod file;
 pub mod guard;

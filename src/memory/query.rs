@@ -56,6 +56,24 @@ pub fn terms(text: &str) -> Vec<String> {
     out
 }
 
+/// The topic words of `text`, stemmed ("releases" and "release" are one word, `releas`) and
+/// without bare numbers: what two short texts are compared by when one must be about
+/// the other (a request and a skill, a request and a memory).
+pub fn topic_stems(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for w in terms(text) {
+        if w.chars().all(|c| c.is_ascii_digit()) {
+            continue;
+        }
+        // A final `e` goes too, so "release", "releases" and "released" meet.
+        let s = crate::text::words::stem(&w, &["ing", "es", "s", "ed", "e"], 4).to_string();
+        if !out.contains(&s) {
+            out.push(s);
+        }
+    }
+    out
+}
+
 /// The FTS5 query for `text`, or `None` when nothing searchable is left (then recall
 /// returns no relevance hits rather than an error).
 pub fn fts_query(text: &str) -> Option<String> {
@@ -76,6 +94,13 @@ pub fn fts_query(text: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn topic_stems_meet_across_plural_and_tense() {
+        assert_eq!(topic_stems("releases released"), ["releas"]);
+        assert_eq!(topic_stems("the release procedure"), ["releas", "procedur"]);
+        assert_eq!(topic_stems("17 colours"), ["colour"]);
+    }
 
     #[test]
     fn punctuation_and_operators_become_plain_terms() {

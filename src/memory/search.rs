@@ -149,6 +149,18 @@ impl MemoryStore {
 
     /// The vector half of [`Self::search`]: empty without an embedder, for an empty
     /// query, or when embedding fails (then full text answers alone, with a warning).
+    /// The memories nearest to `query` by embedding, with their cosine similarity, best
+    /// first (none without an embedder).
+    pub fn similar(&self, query: &str, k: usize) -> Result<Vec<(Row, f32)>, StoreError> {
+        let mut out = Vec::new();
+        for (id, cosine) in self.nearest(query, &[], now_unix(), k)? {
+            if let Some(row) = self.index().get(&id).map_err(|e| self.index_error(e))? {
+                out.push((row, cosine));
+            }
+        }
+        Ok(out)
+    }
+
     fn nearest(
         &self,
         query: &str,

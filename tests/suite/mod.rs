@@ -18,6 +18,7 @@ mod kv_cache;
 mod long;
 mod lookup;
 mod memory;
+mod memory_first;
 mod memory_integrity;
 mod memory_recall;
 mod models;

@@ -64,6 +64,7 @@ fn tool_set<'a>(registry: &'a Registry, forms: &'a CallForms, request: &'a str) 
         skills: &[],
         request,
         session: None,
+        remembered: false,
     }
 }
 

@@ -30,8 +30,8 @@ pub const MIN_MEMORY_SPAN_CHARS: usize = 40;
 /// Whether the first tool called (`None`: no call) is what the task expects.
 pub fn first_tool_ok(expected: Expected, first: Option<&str>) -> bool {
     match (expected, first) {
-        (Expected::NoTool, None) => true,
-        (Expected::Tool(names), Some(name)) => names.contains(&name),
+        (Expected::NoTool | Expected::NoToolOr(_), None) => true,
+        (Expected::Tool(names) | Expected::NoToolOr(names), Some(name)) => names.contains(&name),
         _ => false,
     }
 }
@@ -173,6 +173,10 @@ mod tests {
         assert!(!first_tool_ok(either, None));
         assert!(first_tool_ok(Expected::NoTool, None));
         assert!(!first_tool_ok(Expected::NoTool, Some("read_file")));
+        let known = Expected::NoToolOr(&["memory_search"]);
+        assert!(first_tool_ok(known, None));
+        assert!(first_tool_ok(known, Some("memory_search")));
+        assert!(!first_tool_ok(known, Some("git")));
     }
 
     #[test]

@@ -13,6 +13,9 @@ pub enum Expected {
     Tool(&'static [&'static str]),
     /// No tool call at all: the model knows the answer.
     NoTool,
+    /// No tool, or one of these: what the request needs is already in view (a memory
+    /// shown with it), and looking it up again is right too.
+    NoToolOr(&'static [&'static str]),
 }
 
 /// How the final reply is checked (case-insensitive substrings).
@@ -80,6 +83,7 @@ const READ: Expected = Expected::Tool(&["read_file"]);
 const READ_OR_SEARCH: Expected = Expected::Tool(&["read_file", "search_files"]);
 const LIST: Expected = Expected::Tool(&["list_files"]);
 const SEARCH: Expected = Expected::Tool(&["search_files"]);
+const FROM_MEMORY: Expected = Expected::NoToolOr(&["memory_search", "memory_read"]);
 
 /// Every task, in run order.
 pub const TASKS: &[Task] = &[
@@ -276,6 +280,25 @@ pub const TASKS: &[Task] = &[
             Check::Any(&["fn main", "read_to_string"]),
         )
     },
+    // Memory first: a planted memory answers; the request does not say it was said.
+    Task {
+        answers_from_memory: true,
+        ..task(
+            "release_how",
+            "How do we cut a new release?",
+            FROM_MEMORY,
+            Check::Any(&["publish", "vX.Y.Z"]),
+        )
+    },
+    Task {
+        answers_from_memory: true,
+        ..task(
+            "spelling",
+            "Which spelling should your answers use?",
+            FROM_MEMORY,
+            Check::Any(&["British"]),
+        )
+    },
     task(
         "write_file",
         "Create a file notes/shopping.md containing the line 'buy rope'.",
@@ -300,6 +323,16 @@ pub const TASKS: &[Task] = &[
         Expected::Tool(&["memory_write"]),
         Check::None,
     ),
+    // The next session: what the task before kept.
+    Task {
+        answers_from_memory: true,
+        ..task(
+            "tabs_next_session",
+            "Do I like tabs or spaces better?",
+            FROM_MEMORY,
+            Check::Any(&["tabs"]),
+        )
+    },
 ];
 
 /// Tasks read from a file (`harvey bench --agent --task-file`), for trying the agent on
@@ -386,8 +419,13 @@ mod tests {
     }
 
     #[test]
-    fn memory_writes_come_last() {
-        let last = TASKS.last().map(|t| t.expected);
-        assert_eq!(last, Some(Expected::Tool(&["memory_write"])));
+    fn memory_writes_come_last_and_only_recall_follows_them() {
+        let first_write = TASKS
+            .iter()
+            .position(|t| t.expected == Expected::Tool(&["memory_write"]))
+            .unwrap();
+        assert!(TASKS[first_write..]
+            .iter()
+            .all(|t| t.expected == Expected::Tool(&["memory_write"]) || t.answers_from_memory));
     }
 }

@@ -1,6 +1,6 @@
 //! The router's part of a turn: the first step (a skill the user's words ask for, a
-//! memory write they ask for, or the router's choice) and the next step after a routed
-//! call, each sent as a timed step.
+//! memory write they ask for, an answer from a memory shown with a question, or the
+//! router's choice) and the next step after a routed call, each sent as a timed step.
 
 use crate::chat::route::{self, Route};
 use crate::engine::{Engine, GenerateOptions};
@@ -19,10 +19,10 @@ pub(super) fn first_step(
     on_event: &mut dyn FnMut(TurnEvent),
 ) -> Result<Option<Route>, crate::engine::EngineError> {
     match tools.and_then(|t| t.route.map(|request| (t, request))) {
-        // Told to remember (the user's own words, not the previous exchange's): no
-        // router model is asked.
-        Some((set, request)) if route::told_to_remember(set.registry, request).is_some() => {
-            Ok(route::told_to_remember(set.registry, request))
+        // Told to remember (the user's own words, not the previous exchange's nor the
+        // hint lines): no router model is asked.
+        Some((set, _)) if route::told_to_remember(set.registry, set.request).is_some() => {
+            Ok(route::told_to_remember(set.registry, set.request))
         }
         Some((set, request)) => {
             if !set.skills.is_empty() {
@@ -39,6 +39,15 @@ pub(super) fn first_step(
                     Step::timed(StepKind::Router, name, started).send(on_event);
                     return Ok(Some(skill));
                 }
+            }
+            if set.remembered && route::asks_a_question(set.request) {
+                // Memory first: asked with a routed step, the 1.5B sent "How do we cut a
+                // new release?" to git with the procedure in view; told in the router's
+                // prompt that such a line answers, it sent two git questions to
+                // read_file (docs/benchmarks.md, "Memory first").
+                Step::timed(StepKind::Router, "already known", std::time::Instant::now())
+                    .send(on_event);
+                return Ok(Some(Route::Answer));
             }
             let request = steps::with_previous(request, previous);
             routed(engine, set, &request, opts, on_event)

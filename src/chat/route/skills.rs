@@ -16,8 +16,7 @@ use super::{Menu, SkillOption, Wording};
 use crate::engine::{
     AbortFlag, Engine, EngineError, GenerateOptions, Message, Role, SamplingParams,
 };
-use crate::memory::query::terms;
-use crate::text::words::stem;
+use crate::memory::query::topic_stems;
 
 /// Most skills a request is asked about.
 const MAX_FITTING: usize = 2;
@@ -34,10 +33,10 @@ Who deployed to staging last? -> no_skill\n\
 How many tickets are open in the tracker? -> no_skill\n\
 Is everything ready for the weekly report? -> weekly-report\n";
 
-/// Words that say how to use a skill, not what it is about, and the words of the
-/// request's own hint lines (`(files named like this: …)`).
+/// Words (stemmed) that say how to use a skill, not what it is about, and the words of
+/// the request's own hint lines (`(files named like this: …)`).
 const NOT_TOPICS: &[&str] = &[
-    "user", "asks", "ask", "wants", "request", "skill", "step", "file", "files", "named", "like",
+    "user", "ask", "want", "request", "skill", "step", "file", "named", "like",
 ];
 
 /// The skills that can be chosen: a name that is a plain word (letters, digits, `-`,
@@ -134,11 +133,10 @@ pub(super) fn ask(
         .map(|s| s.name.clone()))
 }
 
-/// Topic words, stemmed ("releases" and "release" are one word).
+/// Topic words, stemmed, without the words that say how to use a skill.
 fn topics(text: &str) -> Vec<String> {
-    terms(text)
+    topic_stems(text)
         .into_iter()
-        .filter(|w| !NOT_TOPICS.contains(&w.as_str()) && !w.chars().all(|c| c.is_ascii_digit()))
-        .map(|w| stem(&w, &["ing", "es", "s", "ed"], 4).to_string())
+        .filter(|w| !NOT_TOPICS.contains(&w.as_str()))
         .collect()
 }
