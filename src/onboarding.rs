@@ -210,7 +210,7 @@ fn fact(
     let name = name.filter(|n| !n.trim().is_empty()).unwrap_or("(unnamed)");
     let mut summary = format!("{name} is a {language} project ({source})");
     if let Some(d) = description.filter(|d| !d.trim().is_empty()) {
-        summary.push_str(&format!(": {}", d.trim()));
+        summary.push_str(&format!(": {}", d.trim().trim_end_matches('.')));
     }
     if !entry.is_empty() {
         summary.push_str(&format!(". Entry points: {}", entry.join(", ")));

@@ -55,13 +55,24 @@ impl App {
             return None;
         }
         let store = self.memory.as_ref()?;
-        let candidates = match MemorySilo(store).candidates(request, MEMORY_POOL) {
+        let mut candidates = match MemorySilo(store).candidates(request, MEMORY_POOL) {
             Ok(c) => c,
             Err(e) => {
                 tracing::debug!("memories for the request: {e}");
                 return None;
             }
         };
+        // What onboarding read from the manifests is the files' to say, not memory's:
+        // "What does this project do?" was answered from it ("a Rust project with entry
+        // points …") instead of from the README.
+        candidates.retain(|c| {
+            !store
+                .index()
+                .get(&c.id)
+                .ok()
+                .flatten()
+                .is_some_and(|row| row.tags.split([',', ' ']).any(|t| t.trim() == "manifest"))
+        });
         let cosines: std::collections::HashMap<String, f32> = store
             .similar(request, MEMORY_POOL)
             .map(|v| v.into_iter().map(|(row, c)| (row.id, c)).collect())

@@ -491,18 +491,32 @@ fn chosen_call(
     on_event: &mut dyn FnMut(TurnEvent),
 ) -> Result<CallRecord, crate::engine::EngineError> {
     let (opener, form) = &set.forms.chosen;
-    let tool: Vec<_> = set
+    let mut tool: Vec<_> = set
         .registry
         .list()
         .into_iter()
         .filter(|t| t.name == name)
         .collect();
+    if name == "git" {
+        if let Some(action) = crate::command::git::actions::named_by(set.request) {
+            narrow_enum(&mut tool, "action", action);
+        }
+    }
     let opening = Opening {
         before: String::new(),
         opener: opener.clone(),
         grammar: crate::tools::grammar::call_grammar_for(&tool, *form),
     };
     one_call(engine, conversation, opts, set, opening, seen, on_event)
+}
+
+/// Leaves only `values` in the enum parameter `param` of `tools`.
+fn narrow_enum(tools: &mut [crate::tools::ToolInfo], param: &str, values: &'static [&'static str]) {
+    for p in tools.iter_mut().flat_map(|t| t.params.iter_mut()) {
+        if p.name == param && matches!(p.kind, crate::tools::ParamKind::Enum { .. }) {
+            p.kind = crate::tools::ParamKind::Enum { values };
+        }
+    }
 }
 
 /// The call that stopped a generation: a JSON head the watcher found, else the family's

@@ -39,6 +39,12 @@ pub type Walk<'a> = dyn FnMut(&mut Visit<'_>) + 'a;
 /// the lines from there, or `None` when it is no identifier or no definition was found.
 pub fn definition(root: &Path, requested: &str, walk: &mut Walk<'_>) -> Option<String> {
     let name = requested.trim().trim_end_matches("()");
+    // A guessed file named after an identifier (`tests/common/regression_issue_212.rs`
+    // for the test `regression_issue_212`): the identifier is what was meant.
+    let name = match Path::new(name).file_stem().and_then(|s| s.to_str()) {
+        Some(stem) if name.contains(['/', '.']) && stem.contains('_') => stem,
+        _ => name,
+    };
     let identifier = !name.is_empty()
         && name.chars().all(|c| c.is_alphanumeric() || c == '_')
         && !name.starts_with(|c: char| c.is_ascii_digit());
@@ -151,6 +157,28 @@ mod tests {
     }
 
     const LIB: &str = "//! Tides.\n\npub fn high_water_mark(r: &[f64]) -> f64 {\n    r[0]\n}\n\npub fn moon_phase_factor(day: u32) -> f64 {\n    1.0\n}\n";
+
+    #[test]
+    fn a_guessed_file_named_after_an_identifier_shows_its_definition() {
+        let dir = tempfile::tempdir().unwrap();
+        let files = [("src/lib.rs", LIB)];
+        let found = definition(
+            dir.path(),
+            "src/moon/moon_phase_factor.rs",
+            &mut walk_over(&files, dir.path()),
+        )
+        .unwrap();
+        assert!(found.contains("pub fn moon_phase_factor"), "{found}");
+        let plain = definition(
+            dir.path(),
+            "src/moon.rs",
+            &mut walk_over(&files, dir.path()),
+        );
+        assert!(
+            plain.is_none(),
+            "a stem without `_` is a file name, not an identifier"
+        );
+    }
 
     #[test]
     fn an_identifier_for_a_path_shows_its_definition() {

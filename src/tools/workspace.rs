@@ -78,12 +78,19 @@ impl Tool for ReadFile {
         let resolved = match resolve_forgiving(&self.root, requested, Want::File) {
             Ok(resolved) => resolved,
             // A bare name with no near path is looked up as a definition.
-            Err(e @ crate::sandbox::SandboxError::NotFound(_))
-                if !e.to_string().contains("did you mean") =>
-            {
+            Err(e @ crate::sandbox::SandboxError::NotFound(_)) => {
                 let mut everywhere = walk_all(&self.root);
-                return misses::definition(&self.root, requested, &mut everywhere)
-                    .ok_or_else(|| e.into());
+                let near = e.to_string().contains("did you mean");
+                // Near paths win over a bare name's definition, not over an identifier
+                // the guessed file was named after.
+                let stem_named = requested.contains(['/', '.']);
+                return match (
+                    near && !stem_named,
+                    misses::definition(&self.root, requested, &mut everywhere),
+                ) {
+                    (false, Some(found)) => Ok(found),
+                    _ => Err(e.into()),
+                };
             }
             Err(e) => return Err(e.into()),
         };

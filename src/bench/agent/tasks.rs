@@ -134,7 +134,7 @@ pub const TASKS: &[Task] = &[
         ..task(
             "memory_releases",
             "What did I say about releases?",
-            Expected::Tool(&["memory_search", "memory_read"]),
+            FROM_MEMORY,
             Check::Any(&["publish", "vX.Y.Z"]),
         )
     },

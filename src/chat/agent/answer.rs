@@ -46,6 +46,13 @@ pub(super) fn answer_lead(
 pub(super) const NO_TOOL_NOTE: &str =
     "This request needs no tool: answer it yourself, directly and briefly, in plain text.";
 
+/// [`NO_TOOL_NOTE`] where a memory shown with the request answers it. Told only to be
+/// brief, the 1.5B answered "Are we going to keep supporting Windows?" with "Yes, we are
+/// going to keep supporting Windows." beside the decision to drop it in 2.0.
+pub(super) const KNOWN_NOTE: &str = "What is already known (the line after the request) \
+answers this: answer from it in plain text, keeping what it says, with its names, versions \
+and numbers.";
+
 /// A reply that does not start a call: its first character is no `{`, `<` or backtick;
 /// nor `[`, which opens the header of a tool result (`[command: git status → exit 0]`)
 /// or of the memory block (`[project facts]`): small models copy those as their answer.

@@ -8,12 +8,13 @@ use crate::engine::{Completion, Engine, GenerateOptions};
 
 use super::super::call_watch::{self, JsonHead};
 use super::super::Conversation;
-use super::answer::{answer_lead, NO_TOOL_NOTE};
+use super::answer::{answer_lead, KNOWN_NOTE, NO_TOOL_NOTE};
 use super::{generate_sorted, ToolSet, TurnEvent};
 
 /// One reply of the turn with its options (see [`reply_options`]; `must_answer`, and
 /// whether the router chose no tool). Where the router said no tool the model is told
-/// so ([`NO_TOOL_NOTE`]) for this reply only: the note is not kept in the conversation.
+/// so ([`NO_TOOL_NOTE`], or [`KNOWN_NOTE`] where a memory shown with the request answers
+/// it) for this reply only: the note is not kept in the conversation.
 pub(super) fn reply(
     engine: &mut dyn Engine,
     conversation: &mut Conversation,
@@ -23,7 +24,8 @@ pub(super) fn reply(
     on_event: &mut dyn FnMut(TurnEvent),
 ) -> Result<(GenerateOptions, String, Found, Completion), crate::engine::EngineError> {
     let noted = routed_answer.then(|| {
-        conversation.push_note(NO_TOOL_NOTE);
+        let known = tools.is_some_and(|t| t.remembered);
+        conversation.push_note(if known { KNOWN_NOTE } else { NO_TOOL_NOTE });
         conversation.turns().len() - 1
     });
     let reply = reply_options(engine, conversation, opts, tools, must_answer, on_event).and_then(
