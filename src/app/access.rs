@@ -283,6 +283,7 @@ impl App {
             self.engine.as_mut(),
             &self.tools,
             &hinted.text,
+            request,
             &abort,
             saved,
         )

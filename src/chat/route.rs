@@ -242,11 +242,12 @@ const EXAMPLES: &[(&str, &str, bool)] = &[
     ),
 ];
 
-/// A grammar that admits exactly one of the router's names.
-pub fn grammar(registry: &Registry, wording: Wording) -> String {
+/// A grammar that admits exactly one of the router's names, but those of `without`.
+pub fn grammar(registry: &Registry, wording: Wording, without: &[&str]) -> String {
     let names: Vec<String> = offered(registry)
         .0
         .iter()
+        .filter(|(name, _)| !without.contains(name))
         .map(|(name, _)| format!("\"{}\"", wording.label(name)))
         .chain(std::iter::once(format!("\"{}\"", wording.none)))
         .collect();
@@ -289,6 +290,8 @@ pub struct Saved<'a> {
 
 /// Asks the model for the request's first step, greedy, in an aside call. `None` when
 /// the registry offers no first step or the reply was no name (cut off, aborted).
+/// `words` are the user's own (no earlier exchange, no hint line): the steps that cannot
+/// answer what they ask are not admitted ([`asked::ruled_out`]).
 ///
 /// The instructions (everything before the request) stay in the chat context's free
 /// cells for the next message; when none are kept (a new process, or the chat took the
@@ -298,6 +301,7 @@ pub fn choose(
     engine: &mut dyn Engine,
     registry: &Registry,
     request: &str,
+    words: &str,
     abort: &crate::engine::AbortFlag,
     saved: Option<Saved<'_>>,
 ) -> Result<Option<Route>, EngineError> {
@@ -312,7 +316,11 @@ pub fn choose(
         warm(engine, registry, saved);
     }
     let mut opts = GenerateOptions::new(SamplingParams::greedy());
-    opts.grammar = Some(grammar(registry, wording));
+    opts.grammar = Some(grammar(
+        registry,
+        wording,
+        &asked::ruled_out(registry, words),
+    ));
     opts.max_tokens = Some(16);
     // The instructions stay in the chat context's free cells for the next message (with
     // the 1.5B here: ~500 tokens, ~6 s of prefill a message → only the request's tokens);
@@ -404,6 +412,7 @@ pub fn instruction_ids(engine: &dyn Engine, registry: &Registry) -> Vec<i32> {
     }
 }
 
+pub mod asked;
 mod skills;
 
 #[cfg(test)]

@@ -388,8 +388,15 @@ fn qwen_routes_every_request_to_an_offered_name() {
         "",
     ];
     for request in requests {
-        let choice = route::choose(&mut engine, &registry, request, &Default::default(), None)
-            .unwrap_or_else(|e| panic!("{request:?}: {e}"));
+        let choice = route::choose(
+            &mut engine,
+            &registry,
+            request,
+            request,
+            &Default::default(),
+            None,
+        )
+        .unwrap_or_else(|e| panic!("{request:?}: {e}"));
         assert!(choice.is_some(), "{request:?}: no offered name");
     }
     assert_eq!(engine.cached_tokens(), 0, "the chat's cache is left alone");
@@ -431,7 +438,7 @@ fn qwen_router_instructions_are_saved_once_then_restored_with_the_same_choices()
     let choose_all = |engine: &mut harvey::engine::LlamaEngine| -> Vec<Option<Route>> {
         requests
             .iter()
-            .map(|r| route::choose(engine, &registry, r, &Default::default(), saved).unwrap())
+            .map(|r| route::choose(engine, &registry, r, r, &Default::default(), saved).unwrap())
             .collect()
     };
 

@@ -65,7 +65,14 @@ fn routed(
     on_event: &mut dyn FnMut(TurnEvent),
 ) -> Result<Option<Route>, crate::engine::EngineError> {
     let started = std::time::Instant::now();
-    let choice = route::choose(engine, set.registry, request, &opts.abort, set.route_saved)?;
+    let choice = route::choose(
+        engine,
+        set.registry,
+        request,
+        set.request,
+        &opts.abort,
+        set.route_saved,
+    )?;
     let what = match &choice {
         Some(Route::Tool(name) | Route::Skill(name)) => name.as_str(),
         Some(Route::Answer) => "answer",

@@ -13,12 +13,12 @@ fn registry() -> Registry {
 
 #[test]
 fn the_grammar_admits_each_first_step_and_none() {
-    let g = grammar(&registry(), Wording::STEERED);
+    let g = grammar(&registry(), Wording::STEERED, &[]);
     assert_eq!(
         g,
         "root ::= \"read_file\" | \"list_files\" | \"reply_directly\""
     );
-    let g = grammar(&registry(), Wording::PLAIN);
+    let g = grammar(&registry(), Wording::PLAIN, &[]);
     assert_eq!(g, "root ::= \"read_file\" | \"list_files\" | \"answer\"");
 }
 
@@ -73,7 +73,9 @@ fn a_tool_with_a_label_is_offered_and_parsed_under_it() {
     let mut r = registry();
     add_memory_write(&mut r);
     let steered = Wording::STEERED;
-    assert!(grammar(&r, steered).ends_with("\"list_files\" | \"remember\" | \"reply_directly\""));
+    assert!(
+        grammar(&r, steered, &[]).ends_with("\"list_files\" | \"remember\" | \"reply_directly\"")
+    );
     let m = messages(&r, steered, "Keep in mind I like tabs.");
     assert!(m[0].content.contains("- remember: the user tells you"));
     assert!(m[0].content.contains("kestrel. -> remember"));
@@ -176,7 +178,7 @@ fn with_nothing_to_read_a_question_is_answered() {
     r.add(Box::new(crate::tools::memory::MemoryWrite(place)));
     let mut engine = crate::engine::scripted::ScriptedEngine::new(2048, ["read_file"; 4]);
     let ask = |engine: &mut crate::engine::scripted::ScriptedEngine, request: &str| {
-        choose(engine, &r, request, &Default::default(), None).unwrap()
+        choose(engine, &r, request, request, &Default::default(), None).unwrap()
     };
     let q = "What is the capital of France? Answer in one word.";
     assert_eq!(ask(&mut engine, q), Some(Route::Answer));
@@ -264,7 +266,7 @@ fn a_request_is_asked_about_the_skills_it_shares_words_with() {
         let log = engine.log();
         let route = match skill_for(&mut engine, menu, request, &Default::default()).unwrap() {
             Some(skill) => Some(skill),
-            None => choose(&mut engine, &r, request, &Default::default(), None).unwrap(),
+            None => choose(&mut engine, &r, request, request, &Default::default(), None).unwrap(),
         };
         let calls = log.lock().unwrap().clone();
         (route, calls)
