@@ -99,7 +99,25 @@ pub fn named_like(files: &[FileEntry], request: &str) -> Vec<String> {
             (n > 0).then_some((n, f.path.as_str()))
         })
         .collect();
-    scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.len().cmp(&b.1.len())));
+    // Of names that fit as well, the source before its tests (asked how many posts the
+    // feed holds, the 1.5B read `tests/feed.rs`, listed before `src/render/feed.rs`, and
+    // answered "1"), unless the request is about tests; then the shorter path.
+    let about_tests = crate::text::words::name_words(request)
+        .iter()
+        .any(|w| w.starts_with("test"));
+    let place = |path: &str| {
+        let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
+        if about_tests {
+            0
+        } else {
+            super::fit::rank(dir)
+        }
+    };
+    scored.sort_by(|a, b| {
+        b.0.cmp(&a.0)
+            .then(place(a.1).cmp(&place(b.1)))
+            .then(a.1.len().cmp(&b.1.len()))
+    });
     let Some(best) = scored.first().map(|s| s.0) else {
         return Vec::new();
     };
@@ -191,6 +209,16 @@ mod tests {
             "(files named like this: docs/deploy.md)"
         );
         assert_eq!(hint(&[]), None);
+    }
+
+    #[test]
+    fn the_source_comes_before_its_tests_unless_tests_are_asked_about() {
+        let ws = files(&["tests/feed.rs", "src/render/feed.rs"]);
+        let named = named_like(&ws, "How many posts does the RSS feed hold?");
+        assert_eq!(named[0], "src/render/feed.rs");
+        assert_eq!(named.last().unwrap(), "tests/feed.rs");
+        let named = named_like(&ws, "What do the feed tests check?");
+        assert_eq!(named[0], "tests/feed.rs");
     }
 
     #[test]
