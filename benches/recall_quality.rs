@@ -19,27 +19,32 @@
 //! `=only`: just that). HARVEY_RECALL_MISSES=1 (or `=only`) counts the default
 //! ranking's misses by reason (`misses.rs`). HARVEY_RECALL_MODES=default runs the
 //! default ranking alone; HARVEY_RECALL_DATE=w overrides its date weight.
+//! HARVEY_RECALL_VECTORS=file keeps the memories' vectors in that file between runs
+//! (a second run of a lever that changes keys or ranking embeds no memory; it then
+//! reports no cost per memory written).
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 
 use harvey::engine::{LlamaEmbedder, Vocabulary};
 use harvey::memory::rank::{Mode, Ranking};
 use harvey::memory::recall::{recall, Limits, MemorySilo};
 use harvey::memory::{keys, Memory, MemoryStore, MemoryType};
-use harvey::tokens::{EmbedError, Embedder, TokenCounter};
 
 #[path = "recall_quality/feedback.rs"]
 mod feedback;
 #[path = "recall_quality/grid.rs"]
 mod grid;
+#[path = "recall_quality/memo.rs"]
+mod memo;
 #[path = "recall_quality/misses.rs"]
 mod misses;
 #[path = "recall_quality/noise.rs"]
 mod noise;
 use grid::grid;
+use memo::Memo;
 
 const KS: [usize; 4] = [1, 5, 10, 20];
 const BUDGETS: [usize; 3] = [256, 512, 1024];
@@ -85,6 +90,7 @@ fn main() {
         .unwrap_or_else(|e| fail(&format!("{e}: run scripts/fetch-embedder.sh")));
     let embedder = Arc::new(Memo::new(Arc::new(embedder)));
     let dir = tempfile::tempdir().unwrap_or_else(|e| fail(&e.to_string()));
+    let was_kept = embedder.is_kept();
     let built = Instant::now();
     let mut stores: Vec<(MemoryStore, &Conversation)> = conversations
         .iter()
@@ -103,9 +109,15 @@ fn main() {
         data.display(),
         stores.len()
     );
+    embedder.save();
     println!(
-        "cost per memory written (index + embedding): {:.2} ms",
-        built.elapsed().as_secs_f64() * 1000.0 / turns.max(1) as f64
+        "cost per memory written (index + embedding): {:.2} ms{}",
+        built.elapsed().as_secs_f64() * 1000.0 / turns.max(1) as f64,
+        if was_kept {
+            " (vectors from HARVEY_RECALL_VECTORS: not a cost)"
+        } else {
+            ""
+        }
     );
     let base = lever_settings(Ranking::default());
     let mut modes = vec![
@@ -486,58 +498,4 @@ fn parse_date(text: &str) -> Option<String> {
     ];
     let mon = MONTHS.iter().position(|n| n.eq_ignore_ascii_case(month))? + 1;
     Some(format!("{year:04}-{mon:02}-{day:02}T{h:02}:{m:02}:00Z"))
-}
-
-/// The embedder with a cache of query vectors, so the settings grid embeds each
-/// question once; `clear` makes the timed modes pay for their query embeddings.
-struct Memo {
-    inner: Arc<LlamaEmbedder>,
-    cache: Mutex<HashMap<String, Vec<f32>>>,
-}
-
-impl Memo {
-    fn new(inner: Arc<LlamaEmbedder>) -> Self {
-        Self {
-            inner,
-            cache: Mutex::new(HashMap::new()),
-        }
-    }
-
-    fn clear(&self) {
-        if let Ok(mut c) = self.cache.lock() {
-            c.clear();
-        }
-    }
-}
-
-impl TokenCounter for Memo {
-    fn count_tokens(&self, text: &str) -> usize {
-        self.inner.count_tokens(text)
-    }
-}
-
-impl Embedder for Memo {
-    fn model_id(&self) -> &str {
-        self.inner.model_id()
-    }
-    fn dim(&self) -> usize {
-        self.inner.dim()
-    }
-    fn max_tokens(&self) -> usize {
-        self.inner.max_tokens()
-    }
-    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        if texts.len() != 1 {
-            return self.inner.embed(texts);
-        }
-        let key = texts[0].to_string();
-        if let Some(v) = self.cache.lock().ok().and_then(|c| c.get(&key).cloned()) {
-            return Ok(vec![v]);
-        }
-        let out = self.inner.embed(texts)?;
-        if let (Ok(mut c), Some(v)) = (self.cache.lock(), out.first()) {
-            c.insert(key, v.clone());
-        }
-        Ok(out)
-    }
 }

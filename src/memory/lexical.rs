@@ -55,7 +55,13 @@ impl Default for Bm25 {
             // LoCoMo dev (recall_quality grid): k1 0.9 / b 0.3 / prefix from 6 characters
             // gave hybrid R@10 0.689 vs 0.685 for FTS5's 1.2 / 0.75 / 4; b 0 reached 0.693
             // but favours long memories, which conversation turns do not exercise.
-            weights: [4.0, 2.0, 2.0, 1.0, 0.5],
+            //
+            // Tags weigh 1, not FTS5's 2 (issue 47): they also hold the context keys of
+            // `memory::keys`, and at 2 memories found only through the words of the
+            // message before them displaced evidence found through its own words
+            // (LoCoMo dev, multi-hop R@10: 0.459 at 2, 0.467 at 1.5, 0.469 at 1; at 0.5
+            // single-hop lost 0.869 → 0.845).
+            weights: [4.0, 2.0, 1.0, 1.0, 0.5],
             k1: 0.9,
             b: 0.3,
             prefix_min: 6,
@@ -477,6 +483,34 @@ mod tests {
             .into_iter()
             .map(|(d, _)| d.id)
             .collect()
+    }
+
+    #[test]
+    fn own_words_outrank_the_same_words_held_as_tags() {
+        let with_tags = |id: &str, description: &'static str, tags: &'static str| DocText {
+            fields: [description, "", tags, "", ""],
+            ..doc(id, description, "")
+        };
+        let index = LexicalIndex::build([
+            with_tags(
+                "keyed",
+                "It taught me self-acceptance",
+                "book becoming nicole",
+            ),
+            with_tags("said", "I finished the book Becoming Nicole", ""),
+            with_tags("other", "The weather was nice", ""),
+        ]);
+        assert_eq!(ids(&index, "the book Becoming Nicole"), ["said", "keyed"]);
+        assert_eq!(
+            ids(&index, "nicole"),
+            ["said", "keyed"],
+            "a key alone still finds it"
+        );
+        let weights = Bm25::default().weights;
+        assert!(
+            weights[2] < weights[0],
+            "tags weigh less than the description"
+        );
     }
 
     #[test]
