@@ -139,6 +139,47 @@ fn a_chosen_tool_is_opened_for_the_model_which_writes_only_its_arguments() {
     assert_eq!(engine.banned, vec![vec![], held.clone(), held]);
 }
 
+/// After the chosen call's result, the answer is asked for with the user's request again
+/// nearest the reply; that note is for the reply only and is not kept.
+#[test]
+fn the_answer_after_a_result_sees_the_request_again_and_the_note_is_not_kept() {
+    let dir = workspace();
+    let registry = workspace_tools(dir.path());
+    let request = "How do I deploy?";
+    let (turn, engine, conversation) = routed_turn(
+        &registry,
+        &[
+            "read_file",
+            r#"{"name": "read_file", "arguments": {"path": "notes.txt"}}</tool_call>"#,
+            "You ",
+            "deploy with ./deploy.sh.",
+        ],
+        request,
+    );
+    assert_eq!(turn.completion.text, "You deploy with ./deploy.sh.");
+    // The answer's two generations (its first token, then the rest): the result, then the note.
+    for prompt in &engine.prompts[engine.prompts.len() - 2..] {
+        let n = prompt.len();
+        assert_eq!(prompt[n - 2].role, Role::Tool, "{prompt:?}");
+        assert!(
+            prompt[n - 1]
+                .content
+                .contains(&format!("in plain text: {request}")),
+            "{:?}",
+            prompt[n - 1]
+        );
+    }
+    // The call's own generation saw no such note.
+    let call_prompt = &engine.prompts[1];
+    assert!(!call_prompt
+        .iter()
+        .any(|m| m.content.contains("in plain text: ")));
+    assert!(!conversation
+        .turns()
+        .iter()
+        .any(|m| m.content.contains("in plain text: ")));
+}
+
 /// The router's prompts of a turn (its system turn lists the options).
 fn router_requests(engine: &ScriptedEngine) -> Vec<String> {
     engine

@@ -53,6 +53,18 @@ pub(super) const KNOWN_NOTE: &str = "What is already known (the line after the r
 answers this: answer from it in plain text, keeping what it says, with its names, versions \
 and numbers.";
 
+/// Said after a tool result where the reply must answer, for that reply only: the
+/// user's request again, nearest the reply. With the request only above the call and its
+/// result, the 1.5B answered "Is there anything I have not committed yet?" with "No"
+/// right after a status that listed three changed files.
+pub(super) fn result_note(request: &str) -> String {
+    let request: String = request.trim().chars().take(MAX_NOTED_REQUEST).collect();
+    format!("Answer the user's request from the tool result above, in plain text: {request}")
+}
+
+/// The request is cut to this many characters in [`result_note`].
+const MAX_NOTED_REQUEST: usize = 400;
+
 /// A reply that does not start a call: its first character is no `{`, `<` or backtick;
 /// nor `[`, which opens the header of a tool result (`[command: git status → exit 0]`)
 /// or of the memory block (`[project facts]`): small models copy those as their answer.

@@ -8,7 +8,7 @@ use crate::engine::{Completion, Engine, GenerateOptions};
 
 use super::super::call_watch::{self, JsonHead};
 use super::super::Conversation;
-use super::answer::{answer_lead, KNOWN_NOTE, NO_TOOL_NOTE};
+use super::answer::{answer_lead, result_note, KNOWN_NOTE, NO_TOOL_NOTE};
 use super::{generate_sorted, ToolSet, TurnEvent};
 
 /// One reply of the turn with its options (see [`reply_options`]; `must_answer`, and
@@ -23,9 +23,19 @@ pub(super) fn reply(
     (must_answer, routed_answer): (bool, bool),
     on_event: &mut dyn FnMut(TurnEvent),
 ) -> Result<(GenerateOptions, String, Found, Completion), crate::engine::EngineError> {
-    let noted = routed_answer.then(|| {
-        let known = tools.is_some_and(|t| t.remembered);
-        conversation.push_note(if known { KNOWN_NOTE } else { NO_TOOL_NOTE });
+    let after_result = must_answer
+        && conversation
+            .turns()
+            .last()
+            .is_some_and(|m| m.role == crate::engine::Role::Tool);
+    let note = match tools {
+        Some(t) if routed_answer && t.remembered => Some(KNOWN_NOTE.to_string()),
+        Some(_) | None if routed_answer => Some(NO_TOOL_NOTE.to_string()),
+        Some(t) if after_result => Some(result_note(t.request)),
+        _ => None,
+    };
+    let noted = note.map(|text| {
+        conversation.push_note(&text);
         conversation.turns().len() - 1
     });
     let reply = reply_options(engine, conversation, opts, tools, must_answer, on_event).and_then(
