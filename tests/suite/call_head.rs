@@ -95,26 +95,29 @@ fn a_chosen_git_call_keeps_its_narrowed_action_after_the_head() {
     );
 }
 
-/// SmolLM2 (a Hermes-form template) writes each tool's arguments after its prefilled
-/// head, for requests that fit the tool and one that fits none: every output completes
+/// SmolLM2 (a Hermes-form template) writes each read-only tool's arguments after its
+/// prefilled head, for requests that fit the tool and one that fits none: every output completes
 /// its grammar, and head + output parses as a call of that tool whose arguments pass the
 /// tool's schema (what the grammar admits). Asserted for every output, not one reply.
 #[test]
-fn every_tools_call_after_its_head_parses_as_that_tool() {
+fn a_read_only_tools_call_after_its_head_parses_as_that_tool() {
     let dir = workspace();
     let config = harvey::config::Config::default();
     let (registry, _) = harvey::app::default_tools(dir.path(), &config);
     let system = harvey::app::system_prompt(&registry, true, "");
     let mut engine = crate::support::engine(4096, 512);
     let requests = ["How do I deploy?", "What is 17 times 3?"];
-    let mut checked = Vec::new();
-    for tool in registry.list() {
+    // The router's usual choices (the writing tools' long strings would make a slow test).
+    let chosen = ["read_file", "list_files", "search_files", "git"];
+    let tools: Vec<_> = registry
+        .list()
+        .into_iter()
+        .filter(|t| chosen.contains(&t.name))
+        .collect();
+    assert_eq!(tools.len(), chosen.len());
+    for tool in tools {
         let split = chosen_split(&tool, CallForm::Tagged);
         let cap = call_max_tokens(&split.rest);
-        if cap > 1500 {
-            // A file's whole content: bounded, but too long for a quick test.
-            continue;
-        }
         for request in requests {
             let mut opts = greedy(cap);
             opts.grammar = Some(split.rest.clone());
@@ -140,9 +143,5 @@ fn every_tools_call_after_its_head_parses_as_that_tool() {
             );
             assert!(text.trim_end().ends_with("</tool_call>"), "{text}");
         }
-        checked.push(tool.name);
-    }
-    for name in ["read_file", "list_files", "search_files", "git"] {
-        assert!(checked.contains(&name), "{name} not checked: {checked:?}");
     }
 }
