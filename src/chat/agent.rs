@@ -123,6 +123,11 @@ struct Opening {
     before: String,
     /// The opener the model wrote (`<tool_call>`, ```` ```json\n ````, or nothing).
     opener: String,
+    /// The call's own text written for the model after the opener (a chosen tool's name
+    /// and arguments key, [`crate::tools::grammar::chosen_split`]); empty when the model
+    /// writes the whole call.
+    head: String,
+    /// What the model decodes after the head.
     grammar: String,
 }
 
@@ -502,10 +507,23 @@ fn chosen_call(
             narrow_enum(&mut tool, "action", action);
         }
     }
-    let opening = Opening {
-        before: String::new(),
-        opener: opener.clone(),
-        grammar: crate::tools::grammar::call_grammar_for(&tool, *form),
+    // One tool: its name and arguments key are prefilled, not decoded a token at a time.
+    let opening = match tool.as_slice() {
+        [one] => {
+            let split = crate::tools::grammar::chosen_split(one, *form);
+            Opening {
+                before: String::new(),
+                opener: opener.clone(),
+                head: split.head,
+                grammar: split.rest,
+            }
+        }
+        _ => Opening {
+            before: String::new(),
+            opener: opener.clone(),
+            head: String::new(),
+            grammar: crate::tools::grammar::call_grammar_for(&tool, *form),
+        },
     };
     one_call(engine, conversation, opts, set, opening, seen, on_event)
 }
@@ -526,16 +544,19 @@ fn opening(forms: &CallForms, before: String, head: Option<JsonHead>) -> Opening
         Some(h) if h.opener.is_empty() => Opening {
             before,
             opener: String::new(),
+            head: String::new(),
             grammar: forms.bare.clone(),
         },
         Some(h) => Opening {
             before,
             opener: h.opener,
+            head: String::new(),
             grammar: forms.fenced.clone(),
         },
         None => Opening {
             before,
             opener: forms.openers.first().cloned().unwrap_or_default(),
+            head: String::new(),
             grammar: forms.native.clone(),
         },
     }

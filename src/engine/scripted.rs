@@ -25,6 +25,8 @@ pub struct ScriptedEngine {
     pub banned: Vec<Vec<String>>,
     /// `GenerateOptions::sampling` of every chat generation, in order.
     pub sampling: Vec<SamplingParams>,
+    /// `GenerateOptions::assistant_prefix` and `grammar` of every chat generation, in order.
+    pub prefixes: Vec<(Option<String>, Option<String>)>,
     /// Every call in order, shared (see [`Self::log`]): for a test that handed the
     /// engine to an `App`.
     log: Arc<Mutex<Vec<Call>>>,
@@ -76,6 +78,7 @@ impl ScriptedEngine {
             aside_calls: 0,
             banned: Vec::new(),
             sampling: Vec::new(),
+            prefixes: Vec::new(),
             log: Arc::default(),
             interrupt: Arc::default(),
         }
@@ -225,6 +228,8 @@ impl Engine for ScriptedEngine {
         self.logged(false, messages);
         self.banned.push(opts.banned.clone());
         self.sampling.push(opts.sampling.clone());
+        self.prefixes
+            .push((opts.assistant_prefix.clone(), opts.grammar.clone()));
         let keep = reusable_prefix(&self.cached, &prompt);
         let (text, stop) = self.reply(prompt.len(), opts, on_text);
         self.cached = prompt.clone();

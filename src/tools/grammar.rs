@@ -8,6 +8,10 @@
 //! `"parameters"` key (Llama 3) and short pretty-printing (a newline and up to 8 spaces or
 //! tabs), so text a model already wrote from the head on can be fed through it.
 
+mod head;
+
+pub use head::{chosen_split, CallSplit};
+
 use super::formats::CallForm;
 use super::{Param, ParamKind, ToolInfo, CALL_CLOSER};
 use crate::engine::gbnf;

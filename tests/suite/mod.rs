@@ -1,5 +1,6 @@
 mod agent_bench;
 mod aside;
+mod call_head;
 mod cli;
 mod commands;
 mod config;

@@ -14,7 +14,7 @@ use crate::support::greedy;
 
 const HERMES: &str = "{% if tools %}<tool_call>{% endif %}";
 
-fn workspace() -> tempfile::TempDir {
+pub(super) fn workspace() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("notes.txt"), "deploy with ./deploy.sh\n").unwrap();
     dir
@@ -22,7 +22,7 @@ fn workspace() -> tempfile::TempDir {
 
 /// One turn on `request` with the router on, the scripted `replies` answering (the
 /// router's first).
-fn routed_turn(
+pub(super) fn routed_turn(
     registry: &Registry,
     replies: &[&str],
     request: &str,
@@ -107,7 +107,7 @@ fn a_chosen_tool_is_opened_for_the_model_which_writes_only_its_arguments() {
         &registry,
         &[
             "read_file",
-            r#"{"name": "read_file", "arguments": {"path": "notes.txt"}}</tool_call>"#,
+            r#" {"path": "notes.txt"}}</tool_call>"#,
             // The answer's first token (under the answer-start grammar), then the rest.
             "You ",
             "deploy with ./deploy.sh.",
@@ -202,11 +202,11 @@ fn after_a_failed_chosen_call_the_router_chooses_a_second_step() {
         &registry,
         &[
             "read_file",
-            r#"{"name": "read_file", "arguments": {"path": "nope.txt"}}</tool_call>"#,
+            r#" {"path": "nope.txt"}}</tool_call>"#,
             "list_files",
-            r#"{"name": "list_files", "arguments": {}}</tool_call>"#,
+            r#" {}}</tool_call>"#,
             "read_file",
-            r#"{"name": "read_file", "arguments": {"path": "notes.txt"}}</tool_call>"#,
+            r#" {"path": "notes.txt"}}</tool_call>"#,
             "You ",
             "deploy with ./deploy.sh.",
         ],
@@ -248,7 +248,7 @@ fn after_a_failed_chosen_call_the_router_chooses_a_second_step() {
 fn an_identical_second_call_is_not_run_again_and_the_turn_answers() {
     let dir = workspace();
     let registry = workspace_tools(dir.path());
-    let call = r#"{"name": "read_file", "arguments": {"path": "nope.txt"}}</tool_call>"#;
+    let call = r#" {"path": "nope.txt"}}</tool_call>"#;
     let (turn, engine, _) = routed_turn(
         &registry,
         &[
@@ -276,11 +276,11 @@ fn a_follow_ups_router_sees_the_previous_exchange() {
         8192,
         [
             "read_file",
-            r#"{"name": "read_file", "arguments": {"path": "notes.txt"}}</tool_call>"#,
+            r#" {"path": "notes.txt"}}</tool_call>"#,
             "You ",
             "deploy with ./deploy.sh.",
             "read_file",
-            r#"{"name": "read_file", "arguments": {"path": "notes.txt", "start_line": 1}}</tool_call>"#,
+            r#" {"path": "notes.txt", "start_line": 1}}</tool_call>"#,
             "Here ",
             "it is.",
         ],

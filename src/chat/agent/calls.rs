@@ -47,8 +47,8 @@ fn yes(allowed: bool) -> Approval {
     }
 }
 
-/// Decodes the call that `opening` began under its grammar, appends it to the
-/// conversation as the assistant's text, then runs it.
+/// Decodes the call that `opening` began under its grammar (after its head, which is
+/// prefilled), appends it to the conversation as the assistant's text, then runs it.
 pub(super) fn one_call(
     engine: &mut dyn Engine,
     conversation: &mut Conversation,
@@ -58,7 +58,7 @@ pub(super) fn one_call(
     seen: &mut Seen,
     on_event: &mut dyn FnMut(TurnEvent),
 ) -> Result<CallRecord, crate::engine::EngineError> {
-    let prefix = format!("{}{}", opening.before, opening.opener);
+    let prefix = format!("{}{}{}", opening.before, opening.opener, opening.head);
     let mut o = opts.clone();
     o.stop = Vec::new();
     o.stop_finder = None;
@@ -73,7 +73,7 @@ pub(super) fn one_call(
     conversation.push_assistant(&format!("{prefix}{}", out.text));
     // Only a call whose grammar completed is parsed; a cut-off one is an error result.
     let parsed = match out.grammar_output() {
-        Ok(text) => parse_call(text),
+        Ok(text) => parse_call(&format!("{}{text}", opening.head)),
         Err(stop) => Err(ToolError::CutOff(stop.as_str())),
     };
     let name = parsed.as_ref().map_or("", |c| c.name.as_str());
