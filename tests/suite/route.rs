@@ -150,7 +150,7 @@ fn the_answer_after_a_result_sees_the_request_again_and_the_note_is_not_kept() {
         &registry,
         &[
             "read_file",
-            r#"{"name": "read_file", "arguments": {"path": "notes.txt"}}</tool_call>"#,
+            r#" {"path": "notes.txt"}}</tool_call>"#,
             "You ",
             "deploy with ./deploy.sh.",
         ],
