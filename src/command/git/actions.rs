@@ -242,6 +242,10 @@ pub fn describe_status(text: &str) -> String {
             continue;
         }
         let (code, path) = line.split_at(3);
+        // harvey's own folder, never committed, is not the user's uncommitted work.
+        if code.trim() == "??" && path.trim_end_matches('/') == "agents" {
+            continue;
+        }
         let what = match code.trim() {
             "??" => "new file, never committed",
             "M" | "MM" | "AM" => "modified since the last commit",
@@ -425,6 +429,12 @@ mod tests {
             describe_status("## main\n"),
             "Nothing is uncommitted: every file matches the last commit.\n(branch: main)"
         );
+        assert_eq!(
+            describe_status("## main\n?? agents/\n"),
+            "Nothing is uncommitted: every file matches the last commit.\n(branch: main)",
+            "harvey's own folder, never committed, is left out"
+        );
+        assert!(describe_status("## main\n M agents/notes.md\n").contains("agents/notes.md"));
     }
 
     #[test]
