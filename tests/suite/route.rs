@@ -99,21 +99,21 @@ fn routed(
     (turn, engine, conversation)
 }
 
+/// The router picks `read_file`, the model writes its arguments (after the prefilled head),
+/// then the answer's first token (under the answer-start grammar) and the rest.
+const READ_NOTES_THEN_ANSWER: [&str; 4] = [
+    "read_file",
+    r#" {"path": "notes.txt"}}</tool_call>"#,
+    "You ",
+    "deploy with ./deploy.sh.",
+];
+
 #[test]
 fn a_chosen_tool_is_opened_for_the_model_which_writes_only_its_arguments() {
     let dir = workspace();
     let registry = workspace_tools(dir.path());
-    let (turn, engine, conversation) = routed_turn(
-        &registry,
-        &[
-            "read_file",
-            r#" {"path": "notes.txt"}}</tool_call>"#,
-            // The answer's first token (under the answer-start grammar), then the rest.
-            "You ",
-            "deploy with ./deploy.sh.",
-        ],
-        "How do I deploy?",
-    );
+    let (turn, engine, conversation) =
+        routed_turn(&registry, &READ_NOTES_THEN_ANSWER, "How do I deploy?");
     assert_eq!(turn.route, Some(Route::Tool("read_file".into())));
     assert_eq!(engine.aside_calls, 1, "the router runs aside, once");
     let router_prompt = &engine.prompts[0];
@@ -146,16 +146,7 @@ fn the_answer_after_a_result_sees_the_request_again_and_the_note_is_not_kept() {
     let dir = workspace();
     let registry = workspace_tools(dir.path());
     let request = "How do I deploy?";
-    let (turn, engine, conversation) = routed_turn(
-        &registry,
-        &[
-            "read_file",
-            r#" {"path": "notes.txt"}}</tool_call>"#,
-            "You ",
-            "deploy with ./deploy.sh.",
-        ],
-        request,
-    );
+    let (turn, engine, conversation) = routed_turn(&registry, &READ_NOTES_THEN_ANSWER, request);
     assert_eq!(turn.completion.text, "You deploy with ./deploy.sh.");
     // The answer's two generations (its first token, then the rest): the result, then the note.
     for prompt in &engine.prompts[engine.prompts.len() - 2..] {
