@@ -9,6 +9,7 @@
 
 mod answer;
 mod calls;
+mod fit_call;
 mod guard;
 mod one_reply;
 mod routing;
@@ -502,11 +503,7 @@ fn chosen_call(
         .into_iter()
         .filter(|t| t.name == name)
         .collect();
-    if name == "git" {
-        if let Some(action) = crate::command::git::actions::named_by(set.request) {
-            narrow_enum(&mut tool, "action", action);
-        }
-    }
+    fit_call::fit_to_request(&mut tool, set.request);
     // One tool: its name and arguments key are prefilled, not decoded a token at a time.
     let opening = match tool.as_slice() {
         [one] => {
@@ -526,15 +523,6 @@ fn chosen_call(
         },
     };
     one_call(engine, conversation, opts, set, opening, seen, on_event)
-}
-
-/// Leaves only `values` in the enum parameter `param` of `tools`.
-fn narrow_enum(tools: &mut [crate::tools::ToolInfo], param: &str, values: &'static [&'static str]) {
-    for p in tools.iter_mut().flat_map(|t| t.params.iter_mut()) {
-        if p.name == param && matches!(p.kind, crate::tools::ParamKind::Enum { .. }) {
-            p.kind = crate::tools::ParamKind::Enum { values };
-        }
-    }
 }
 
 /// The call that stopped a generation: a JSON head the watcher found, else the family's

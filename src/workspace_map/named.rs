@@ -75,14 +75,44 @@ const NOT_NAMES: &[&str] = &[
     "here",
 ];
 
-/// Files (best first, at most [`MAX_NAMED`]) whose names share a word with `request`;
-/// empty when none does, or when more than [`MAX_NAMED`] fit equally well.
+/// What repositories conventionally call the file about a subject a request names in
+/// other words: (phrases of a request, lowercase; the words of such a file's name). Asked
+/// "Which file holds the default settings?" the 1.5B read `Cargo.toml`, and asked what to
+/// do before opening a pull request it read `docs/README.md`: no word of either request
+/// is in `src/config.rs` or `CONTRIBUTING.md`.
+const CONVENTIONS: &[(&[&str], &[&str])] = &[
+    (
+        &[
+            "setting",
+            "settings",
+            "configuration",
+            "configure",
+            "options",
+        ],
+        &["config", "settings"],
+    ),
+    (
+        &["pull request", "contribute", "contributor", "contributors"],
+        &["contributing"],
+    ),
+    (
+        &["licence", "licensed", "copyright"],
+        &["license", "copying"],
+    ),
+    (&["release notes", "what's new"], &["changelog"]),
+    (&["vulnerability", "vulnerabilities"], &["security"]),
+];
+
+/// Files (best first, at most [`MAX_NAMED`]) whose names share a word with `request`, or
+/// are the conventional file for what it asks about ([`CONVENTIONS`]); empty when none
+/// does, or when more than [`MAX_NAMED`] fit equally well.
 pub fn named_like(files: &[FileEntry], request: &str) -> Vec<String> {
-    let wanted: Vec<String> = words(request)
+    let mut wanted: Vec<String> = words(request)
         .into_iter()
         .filter(|w| !NOT_NAMES.contains(&w.as_str()))
         .map(|w| stem(&w))
         .collect();
+    wanted.extend(conventional(request));
     if wanted.is_empty() {
         return Vec::new();
     }
@@ -130,6 +160,16 @@ pub fn named_like(files: &[FileEntry], request: &str) -> Vec<String> {
         return Vec::new();
     }
     top
+}
+
+/// The name words (stemmed) of the conventional files for what `request` asks about.
+fn conventional(request: &str) -> Vec<String> {
+    let lower = format!(" {} ", crate::text::words::name_words(request).join(" "));
+    CONVENTIONS
+        .iter()
+        .filter(|(phrases, _)| phrases.iter().any(|p| lower.contains(&format!(" {p} "))))
+        .flat_map(|(_, names)| names.iter().map(|n| stem(n)))
+        .collect()
 }
 
 /// The line that goes with a request: `(files named like this: a, b)`, or `None`.
@@ -219,6 +259,30 @@ mod tests {
         assert_eq!(named.last().unwrap(), "tests/feed.rs");
         let named = named_like(&ws, "What do the feed tests check?");
         assert_eq!(named[0], "tests/feed.rs");
+    }
+
+    #[test]
+    fn a_subject_named_in_other_words_names_its_conventional_file() {
+        let ws = files(&[
+            "CONTRIBUTING.md",
+            "Cargo.toml",
+            "LICENSE-MIT",
+            "docs/README.md",
+            "src/config.rs",
+            "src/site.rs",
+        ]);
+        let named = |q: &str| named_like(&ws, q);
+        assert_eq!(
+            named("Which file holds the default settings?"),
+            ["src/config.rs"]
+        );
+        assert_eq!(
+            named("What should I do before opening a pull request?"),
+            ["CONTRIBUTING.md"]
+        );
+        assert_eq!(named("How is it licensed?"), ["LICENSE-MIT"]);
+        // A request that only shares a word with a phrase names nothing by it.
+        assert!(named("Can you pull the latest changes?").is_empty());
     }
 
     #[test]
