@@ -52,7 +52,7 @@ const RUN_PARAMS: &[Param] = &[
     ARGS,
 ];
 
-const GIT_PARAMS: &[Param] = &[
+pub(crate) const GIT_PARAMS: &[Param] = &[
     Param {
         name: "action",
         kind: ParamKind::Enum {

@@ -346,21 +346,24 @@ impl Tool for SearchFiles {
         let regex = compile(pattern)?;
         let requested = arg_str(args, "path").unwrap_or(".");
         let resolved = resolve_forgiving(&self.root, requested, Want::Either)?;
-        let start = resolved.path.clone();
-        let mut matches = Vec::new();
-        let mut total = 0;
-        walk(&self.root, &start, &mut |path, text| {
-            for (i, line) in text.lines().enumerate() {
-                if regex.is_match(line) {
-                    total += 1;
-                    if matches.len() < MAX_MATCHES {
-                        let shown: String = line.trim().chars().take(200).collect();
-                        matches.push(format!("{}:{}: {shown}", display(&self.root, path), i + 1));
-                    }
-                }
+        let (mut matches, mut total) = self.matching(&regex, &resolved.path)?;
+        let mut note = resolved.note("searched", requested);
+        // A search held to a folder that misses there looks in the whole workspace: asked
+        // to search the project for TODO comments, the 1.5B searched `notes/` (a file
+        // there is named todo.md) and answered "No lines match".
+        let root = self
+            .root
+            .canonicalize()
+            .unwrap_or_else(|_| self.root.clone());
+        if matches.is_empty() && resolved.path != root {
+            (matches, total) = self.matching(&regex, &root)?;
+            if !matches.is_empty() {
+                let shown = display(&self.root, &resolved.path);
+                note = Some(format!(
+                    "(no lines match {pattern:?} in {shown}; in the whole workspace:)"
+                ));
             }
-        })?;
-        let note = resolved.note("searched", requested);
+        }
         if matches.is_empty() {
             let mut everywhere = walk_all(&self.root);
             let found = misses::by_words(&self.root, pattern, &mut everywhere)
@@ -374,6 +377,31 @@ impl Tool for SearchFiles {
             ));
         }
         Ok(with_note(note, out))
+    }
+}
+
+impl SearchFiles {
+    /// The lines under `start` that `regex` matches (at most [`MAX_MATCHES`], as
+    /// `path:line: text`) and how many there are.
+    fn matching(
+        &self,
+        regex: &regex::Regex,
+        start: &Path,
+    ) -> Result<(Vec<String>, usize), ToolError> {
+        let mut matches = Vec::new();
+        let mut total = 0;
+        walk(&self.root, start, &mut |path, text| {
+            for (i, line) in text.lines().enumerate() {
+                if regex.is_match(line) {
+                    total += 1;
+                    if matches.len() < MAX_MATCHES {
+                        let shown: String = line.trim().chars().take(200).collect();
+                        matches.push(format!("{}:{}: {shown}", display(&self.root, path), i + 1));
+                    }
+                }
+            }
+        })?;
+        Ok((matches, total))
     }
 }
 
@@ -473,6 +501,36 @@ mod tests {
             None,
             "a big file keeps its range"
         );
+    }
+
+    #[test]
+    fn a_search_that_misses_in_its_folder_shows_the_whole_workspace() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("notes")).unwrap();
+        std::fs::create_dir_all(dir.path().join("src")).unwrap();
+        std::fs::write(dir.path().join("notes/todo.md"), "- check the list\n").unwrap();
+        std::fs::write(dir.path().join("src/lib.rs"), "// TODO: leap years\n").unwrap();
+        let search = SearchFiles {
+            root: dir.path().to_path_buf(),
+        };
+        let args = |json: &str| serde_json::from_str::<Map<String, Value>>(json).unwrap();
+        let out = search
+            .call(&args(r#"{"pattern": "TODO", "path": "notes"}"#))
+            .unwrap();
+        assert_eq!(
+            out,
+            "(no lines match \"TODO\" in notes; in the whole workspace:)\nsrc/lib.rs:1: // TODO: leap years"
+        );
+        // Found where it was asked: no note, nothing from elsewhere.
+        let out = search
+            .call(&args(r#"{"pattern": "check", "path": "notes"}"#))
+            .unwrap();
+        assert_eq!(out, "notes/todo.md:1: - check the list");
+        // Missing everywhere: the usual answer.
+        let out = search
+            .call(&args(r#"{"pattern": "FIXME", "path": "notes"}"#))
+            .unwrap();
+        assert_eq!(out, "no lines match \"FIXME\"");
     }
 
     #[test]

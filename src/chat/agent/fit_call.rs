@@ -1,7 +1,8 @@
 //! A chosen call's arguments fitted to what the user asked: the router has picked the
 //! tool, and its grammar now leaves out the choices the request gives no reason for.
 //!
-//! - `git`: only the actions the request names ([`crate::command::git::actions::named_by`]).
+//! - `git`: only the actions the request names ([`crate::command::git::actions::named_by`]);
+//!   asked about the first commit, `show_commit` of `first`: the 1.5B showed `HEAD`.
 //! - `read_file`: no line range unless the request speaks of lines ("the first 15 lines",
 //!   "line 40"). With its call head prefilled, the 1.5B wrote `"start_line": 1,
 //!   "end_line": 2` in 6 of 8 chosen reads on the project fixture and answered from two
@@ -25,6 +26,13 @@ const COUNTED: &[&str] = &["first", "last", "top", "bottom"];
 pub fn fit_to_request(tools: &mut [ToolInfo], request: &str) {
     for tool in tools.iter_mut() {
         match tool.name {
+            "git" if crate::command::git::actions::names_first_commit(request) => {
+                narrow_enum(tool, "action", &["show_commit"]);
+                for p in tool.params.iter_mut().filter(|p| p.name == "rev") {
+                    p.kind = ParamKind::Enum { values: &["first"] };
+                    p.required = true;
+                }
+            }
             "git" => {
                 if let Some(action) = crate::command::git::actions::named_by(request) {
                     narrow_enum(tool, "action", action);
@@ -117,6 +125,28 @@ mod tests {
         assert!(!asks_for_lines("What was the first commit?"));
         assert!(!asks_for_lines("Who is on top of the list?"));
         assert!(!asks_for_lines("Which license does the project use?"));
+    }
+
+    #[test]
+    fn a_question_about_the_first_commit_can_only_show_the_first() {
+        let mut tools = vec![ToolInfo {
+            name: "git",
+            description: "",
+            writes: false,
+            params: crate::tools::command::GIT_PARAMS.to_vec(),
+        }];
+        fit_to_request(&mut tools, "What did the first git commit change?");
+        let kind = |name: &str| {
+            let p = tools[0].params.iter().find(|p| p.name == name).unwrap();
+            (p.kind, p.required)
+        };
+        assert_eq!(
+            kind("action").0,
+            ParamKind::Enum {
+                values: &["show_commit"]
+            }
+        );
+        assert_eq!(kind("rev"), (ParamKind::Enum { values: &["first"] }, true));
     }
 
     #[test]

@@ -65,6 +65,24 @@ pub fn named_by(request: &str) -> Option<&'static [&'static str]> {
     found.next().is_none().then_some(first)
 }
 
+/// Phrases that ask about the repository's first commit. Asked "What did the first git
+/// commit change?", the 1.5B wrote `show_commit` of `HEAD` (the newest) and described it.
+const FIRST: &[&str] = &[
+    "first commit",
+    "first git commit",
+    "initial commit",
+    "earliest commit",
+    "oldest commit",
+    "very first commit",
+];
+
+/// Whether `request` asks about the first commit: the chosen `git` call is then
+/// `show_commit` of `first` (see [`plan`]).
+pub fn names_first_commit(request: &str) -> bool {
+    let t = request.to_lowercase();
+    FIRST.iter().any(|p| t.contains(p))
+}
+
 /// Commits `log` lists when the call gives no `n`.
 pub const DEFAULT_LOG: i64 = 10;
 
