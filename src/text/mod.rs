@@ -4,6 +4,7 @@
 //! [`front_matter`] reads and writes the YAML header of memory files (and the Go tool's
 //! YAML beside them) for `memory` and `session`.
 
+pub mod asked;
 pub mod duration;
 pub mod front_matter;
 pub mod words;

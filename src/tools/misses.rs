@@ -63,18 +63,56 @@ pub fn definition(root: &Path, requested: &str, walk: &mut Walk<'_>) -> Option<S
         }
     });
     let (shown, at, text) = found?;
-    let lines: Vec<String> = text
-        .lines()
-        .enumerate()
-        .skip(at)
-        .take(DEFINITION_LINES)
-        .map(|(i, l)| format!("{:>5}| {l}", i + 1))
+    let all: Vec<&str> = text.lines().collect();
+    let (first, last) = item_span(&all, at);
+    let lines: Vec<String> = (first..=last)
+        .map(|i| format!("{:>5}| {}", i + 1, all[i]))
         .collect();
     Some(format!(
-        "({name} is not a file: it is defined in {shown} at line {}; the lines from there:)\n{}",
+        "({name} is not a file: it is defined in {shown} at line {}; the definition:)\n{}",
         at + 1,
         lines.join("\n")
     ))
+}
+
+/// Lines shown above a definition at most: its doc comment and attributes.
+const LEAD_LINES: usize = 12;
+
+/// The lines (first, last; 0-based, inclusive) of the item defined at `at`: the comments
+/// and attributes right above it (a test's `/// Issue 212: …` says what it checks), and
+/// down to where its braces close, at most [`DEFINITION_LINES`] from `at`. Asked what the
+/// test `regression_issue_212` checks, the 1.5B was shown 25 lines from the `fn` line on,
+/// without the comment and with the next test in them, and described the next test.
+fn item_span(lines: &[&str], at: usize) -> (usize, usize) {
+    let lead = |l: &str| {
+        let t = l.trim_start();
+        ["///", "//", "#[", "#", "@", "/**", "*", "--"]
+            .iter()
+            .any(|p| t.starts_with(p))
+    };
+    let mut first = at;
+    while first > 0 && at - first < LEAD_LINES && lead(lines[first - 1]) {
+        first -= 1;
+    }
+    let cap = (at + DEFINITION_LINES - 1).min(lines.len().saturating_sub(1));
+    let mut depth = 0i64;
+    let mut opened = false;
+    for (i, line) in lines.iter().enumerate().take(cap + 1).skip(at) {
+        for c in line.chars() {
+            match c {
+                '{' => {
+                    depth += 1;
+                    opened = true;
+                }
+                '}' => depth -= 1,
+                _ => {}
+            }
+        }
+        if opened && depth <= 0 {
+            return (first, i);
+        }
+    }
+    (first, cap)
 }
 
 /// The words of a search pattern that found nothing, as lowercase stems: `None` when the
@@ -190,7 +228,7 @@ mod tests {
         let found = definition(root, "moon_phase_factor", &mut walk_over(&files, root)).unwrap();
         assert!(
             found.starts_with(
-                "(moon_phase_factor is not a file: it is defined in src/lib.rs at line 7;"
+                "(moon_phase_factor is not a file: it is defined in src/lib.rs at line 7; the definition:)"
             ),
             "{found}"
         );
@@ -210,6 +248,38 @@ mod tests {
             definition(root, "no_such_thing", &mut walk_over(&files, root)),
             None
         );
+    }
+
+    #[test]
+    fn a_definition_is_shown_with_its_comment_and_ends_where_it_closes() {
+        let root = Path::new("/ws");
+        let suite = "use x::y;\n\n/// Issue 212: a title holding a colon lost the rest.\n#[test]\nfn regression_issue_212() {\n    let t = parse(\"a: b\");\n    assert_eq!(t, \"a: b\");\n}\n\n#[test]\nfn unknown_keys_are_ignored() {\n}\n";
+        let files = [("tests/front_matter.rs", suite)];
+        let found = definition(
+            root,
+            "tests/common/regression_issue_212.rs",
+            &mut walk_over(&files, root),
+        )
+        .unwrap();
+        let lines: Vec<&str> = found.lines().skip(1).collect();
+        assert_eq!(
+            lines,
+            [
+                "    3| /// Issue 212: a title holding a colon lost the rest.",
+                "    4| #[test]",
+                "    5| fn regression_issue_212() {",
+                "    6|     let t = parse(\"a: b\");",
+                "    7|     assert_eq!(t, \"a: b\");",
+                "    8| }",
+            ]
+        );
+        // A definition without braces shows the capped window.
+        let py: String = std::iter::once("def f(x):\n".to_string())
+            .chain((0..40).map(|i| format!("    y = {i}\n")))
+            .collect();
+        let files = [("m.py", py.as_str())];
+        let found = definition(root, "f", &mut walk_over(&files, root)).unwrap();
+        assert_eq!(found.lines().count(), 1 + DEFINITION_LINES);
     }
 
     #[test]

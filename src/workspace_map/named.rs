@@ -131,17 +131,24 @@ pub fn named_like(files: &[FileEntry], request: &str) -> Vec<String> {
         .collect();
     // Of names that fit as well, the source before its tests (asked how many posts the
     // feed holds, the 1.5B read `tests/feed.rs`, listed before `src/render/feed.rs`, and
-    // answered "1"), unless the request is about tests; then the shorter path.
+    // answered "1"), unless the request is about tests; then the shorter path. A how-to
+    // question puts documents first: asked "How do I deploy the site?", the 1.5B read
+    // `src/site.rs`, listed before `docs/deploying.md`.
     let about_tests = crate::text::words::name_words(request)
         .iter()
         .any(|w| w.starts_with("test"));
+    let how_to = crate::text::asked::asked(request) == crate::text::asked::Asked::HowTo;
     let place = |path: &str| {
         let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
-        if about_tests {
-            0
-        } else {
-            super::fit::rank(dir)
-        }
+        let code_first = usize::from(how_to && !is_document(path));
+        (
+            code_first,
+            if about_tests {
+                0
+            } else {
+                super::fit::rank(dir)
+            },
+        )
     };
     scored.sort_by(|a, b| {
         b.0.cmp(&a.0)
@@ -160,6 +167,15 @@ pub fn named_like(files: &[FileEntry], request: &str) -> Vec<String> {
         return Vec::new();
     }
     top
+}
+
+/// Prose for people: a Markdown or text file, or anything under a `docs`/`doc` folder.
+fn is_document(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    let ext = lower.rsplit_once('.').map_or("", |(_, e)| e);
+    matches!(ext, "md" | "markdown" | "txt" | "rst" | "adoc" | "org")
+        || lower.starts_with("docs/")
+        || lower.starts_with("doc/")
 }
 
 /// The name words (stemmed) of the conventional files for what `request` asks about.
@@ -283,6 +299,15 @@ mod tests {
         assert_eq!(named("How is it licensed?"), ["LICENSE-MIT"]);
         // A request that only shares a word with a phrase names nothing by it.
         assert!(named("Can you pull the latest changes?").is_empty());
+    }
+
+    #[test]
+    fn a_how_to_question_puts_documents_first() {
+        let ws = files(&["docs/deploying.md", "scripts/deploy.sh", "src/site.rs"]);
+        let named = named_like(&ws, "How do I deploy the site?");
+        assert_eq!(named[0], "docs/deploying.md");
+        let named = named_like(&ws, "What does the site deploy?");
+        assert_eq!(named[0], "src/site.rs", "not a how-to question: {named:?}");
     }
 
     #[test]
