@@ -137,7 +137,12 @@ pub fn named_like(files: &[FileEntry], request: &str) -> Vec<String> {
     let about_tests = crate::text::words::name_words(request)
         .iter()
         .any(|w| w.starts_with("test"));
+    // A how-to question that some document fits is answered by documents: the others
+    // (`src/site.rs`, `src/render/sitemap.rs` for "the site") would crowd it out.
     let how_to = crate::text::asked::asked(request) == crate::text::asked::Asked::HowTo;
+    if how_to && scored.iter().any(|(_, path)| is_document(path)) {
+        scored.retain(|(_, path)| is_document(path));
+    }
     let place = |path: &str| {
         let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
         let code_first = usize::from(how_to && !is_document(path));
@@ -303,10 +308,19 @@ mod tests {
 
     #[test]
     fn a_how_to_question_puts_documents_first() {
-        let ws = files(&["docs/deploying.md", "scripts/deploy.sh", "src/site.rs"]);
+        let ws = files(&[
+            "docs/deploying.md",
+            "scripts/deploy.sh",
+            "src/render/sitemap.rs",
+            "src/site.rs",
+        ]);
         let named = named_like(&ws, "How do I deploy the site?");
-        assert_eq!(named[0], "docs/deploying.md");
-        let named = named_like(&ws, "What does the site deploy?");
+        assert_eq!(named, ["docs/deploying.md"]);
+        assert!(
+            named_like(&ws, "What does the site deploy?").is_empty(),
+            "not a how-to question: four files fit"
+        );
+        let named = named_like(&ws[1..], "What does the site deploy?");
         assert_eq!(named[0], "src/site.rs", "not a how-to question: {named:?}");
     }
 
