@@ -174,13 +174,20 @@ pub fn named_like(files: &[FileEntry], request: &str) -> Vec<String> {
     top
 }
 
-/// Prose for people: a Markdown or text file, or anything under a `docs`/`doc` folder.
-fn is_document(path: &str) -> bool {
+/// Prose for people: a Markdown or text file, anything under a `docs`/`doc` folder, or a
+/// capitalised name without an extension (`LICENSE-MIT`, `COPYING`, `AUTHORS`).
+pub fn is_document(path: &str) -> bool {
     let lower = path.to_ascii_lowercase();
+    let name = path.rsplit('/').next().unwrap_or(path);
     let ext = lower.rsplit_once('.').map_or("", |(_, e)| e);
     matches!(ext, "md" | "markdown" | "txt" | "rst" | "adoc" | "org")
         || lower.starts_with("docs/")
         || lower.starts_with("doc/")
+        || (!name.contains('.')
+            && name.starts_with(|c: char| c.is_ascii_uppercase())
+            && name
+                .chars()
+                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '-' || c == '_'))
 }
 
 /// The name words (stemmed) of the conventional files for what `request` asks about.
@@ -195,7 +202,19 @@ fn conventional(request: &str) -> Vec<String> {
 
 /// The line that goes with a request: `(files named like this: a, b)`, or `None`.
 pub fn hint(named: &[String]) -> Option<String> {
-    (!named.is_empty()).then(|| format!("(files named like this: {})", named.join(", ")))
+    (!named.is_empty()).then(|| format!("{HINT_LEAD}{})", named.join(", ")))
+}
+
+/// How the hint line begins.
+const HINT_LEAD: &str = "(files named like this: ";
+
+/// The files a request's hint line names ([`hint`]), in its order; empty without one.
+pub fn named_in(request: &str) -> Vec<String> {
+    request
+        .lines()
+        .find_map(|l| l.trim().strip_prefix(HINT_LEAD)?.strip_suffix(')'))
+        .map(|names| names.split(", ").map(str::to_string).collect())
+        .unwrap_or_default()
 }
 
 /// Lowercase words of four letters or more, not all digits.
@@ -322,6 +341,32 @@ mod tests {
         );
         let named = named_like(&ws[1..], "What does the site deploy?");
         assert_eq!(named[0], "src/site.rs", "not a how-to question: {named:?}");
+    }
+
+    #[test]
+    fn the_hint_line_is_read_back_and_documents_are_told_from_code() {
+        let named = vec!["LICENSE-MIT".to_string(), "LICENSE-APACHE".to_string()];
+        let request = format!("Which license is this?\n{}", hint(&named).unwrap());
+        assert_eq!(named_in(&request), named);
+        assert!(named_in("Which license is this?").is_empty());
+        for doc in [
+            "LICENSE-MIT",
+            "COPYING",
+            "docs/a.rs",
+            "notes/x.md",
+            "README.txt",
+        ] {
+            assert!(is_document(doc), "{doc}");
+        }
+        for code in [
+            "src/feed.rs",
+            "Makefile",
+            "Cargo.toml",
+            "tests/feed.rs",
+            "scripts/deploy.sh",
+        ] {
+            assert!(!is_document(code), "{code}");
+        }
     }
 
     #[test]

@@ -56,10 +56,17 @@ and numbers.";
 /// Said after a tool result where the reply must answer, for that reply only: the
 /// user's request again, nearest the reply. With the request only above the call and its
 /// result, the 1.5B answered "Is there anything I have not committed yet?" with "No"
-/// right after a status that listed three changed files.
-pub(super) fn result_note(request: &str) -> String {
+/// right after a status that listed three changed files. After several results it asks
+/// for all of them: having read `LICENSE-MIT` and then `LICENSE-APACHE`, the 1.5B said
+/// the project was under the Apache licence.
+pub(super) fn result_note(request: &str, results: usize) -> String {
     let request: String = request.trim().chars().take(MAX_NOTED_REQUEST).collect();
-    format!("Answer the user's request from the tool result above, in plain text: {request}")
+    let from = if results > 1 {
+        "all the tool results above"
+    } else {
+        "the tool result above"
+    };
+    format!("Answer the user's request from {from}, in plain text: {request}")
 }
 
 /// The request is cut to this many characters in [`result_note`].

@@ -31,7 +31,7 @@ pub(super) fn reply(
     let note = match tools {
         Some(t) if routed_answer && t.remembered => Some(KNOWN_NOTE.to_string()),
         Some(_) | None if routed_answer => Some(NO_TOOL_NOTE.to_string()),
-        Some(t) if after_result => Some(result_note(t.request)),
+        Some(t) if after_result => Some(result_note(t.request, results_this_turn(conversation))),
         _ => None,
     };
     let noted = note.map(|text| {
@@ -84,4 +84,16 @@ fn reply_options(
         o.stop_finder = Some(call_watch::finder(names, found.clone()));
     }
     Ok((o, lead, found))
+}
+
+/// Tool results since the user's last message.
+fn results_this_turn(conversation: &Conversation) -> usize {
+    use crate::engine::Role;
+    conversation
+        .turns()
+        .iter()
+        .rev()
+        .take_while(|m| m.role != Role::User)
+        .filter(|m| m.role == Role::Tool)
+        .count()
 }

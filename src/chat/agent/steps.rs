@@ -58,8 +58,28 @@ pub(super) fn open_after(request: &str, record: &CallRecord) -> Option<String> {
         Ok(text) if LOCATING.contains(&call.name.as_str()) && !asks_where(request) => {
             Some(format!("{what} showed: {}", gist(text)))
         }
+        Ok(_) if call.name == "read_file" => unread_documents(request, call).map(|rest| {
+            format!(
+                "{what} read the first of the files named like the request; not read yet: {rest}"
+            )
+        }),
         Ok(_) => None,
     }
+}
+
+/// After a read of the first file the request's hint names, the others, when every one
+/// is a document (`LICENSE-MIT, LICENSE-APACHE`): asked which licence the project is
+/// under, the 1.5B read `LICENSE-MIT` and answered "MIT". Code files named alike are not
+/// read on (`src/render/feed.rs` then `tests/feed.rs` had led to a wrong answer), and
+/// only the first file leads on, so a turn reads on at most once this way.
+fn unread_documents(request: &str, call: &crate::tools::ToolCall) -> Option<String> {
+    use crate::workspace_map::named::{is_document, named_in};
+    let named = named_in(request);
+    let path = call.arguments.get("path")?.as_str()?.trim();
+    let path = path.strip_prefix("./").unwrap_or(path);
+    let first = named.first()?;
+    (named.len() > 1 && first == path && named.iter().all(|n| is_document(n)))
+        .then(|| named[1..].join(", "))
 }
 
 /// The router's request for the next step: the user's words, then what happened.
@@ -191,6 +211,32 @@ mod tests {
             Ok("(changes)\n[command: git diff → exit 0]\n(no output)"),
         );
         assert!(open_after("What changed?", &git_empty).is_some());
+    }
+
+    #[test]
+    fn reading_the_first_of_several_named_documents_leads_on_to_the_others() {
+        let request = "Which license is this project under?\n(files named like this: LICENSE-MIT, LICENSE-APACHE)";
+        let read = |path: &str| {
+            record(
+                "read_file",
+                serde_json::json!({ "path": path }),
+                Ok("MIT License"),
+            )
+        };
+        let note = open_after(request, &read("LICENSE-MIT")).unwrap();
+        assert!(note.ends_with("not read yet: LICENSE-APACHE"), "{note}");
+        assert_eq!(
+            open_after(request, &read("LICENSE-APACHE")),
+            None,
+            "only the first leads on"
+        );
+        let code = "How many posts does the feed hold?\n(files named like this: src/render/feed.rs, tests/feed.rs)";
+        assert_eq!(open_after(code, &read("src/render/feed.rs")), None);
+        assert_eq!(
+            open_after("Which license?", &read("LICENSE-MIT")),
+            None,
+            "no hint line"
+        );
     }
 
     #[test]
