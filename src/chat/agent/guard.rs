@@ -14,12 +14,18 @@ use super::{Seen, ToolSet};
 /// Whether this turn has shown the model a tool result (text from files, commands or
 /// notes): the turn's rounds follow its last user message.
 pub(super) fn has_read_data(conversation: &Conversation) -> bool {
+    results_this_turn(conversation) > 0
+}
+
+/// Tool results since the user's last message.
+pub(super) fn results_this_turn(conversation: &Conversation) -> usize {
     conversation
         .turns()
         .iter()
         .rev()
         .take_while(|m| m.role != Role::User)
-        .any(|m| m.role == Role::Tool)
+        .filter(|m| m.role == Role::Tool)
+        .count()
 }
 
 /// Memory writes this turn has made (calls of a tool that remembers that succeeded).

@@ -9,6 +9,7 @@ use crate::engine::{Completion, Engine, GenerateOptions};
 use super::super::call_watch::{self, JsonHead};
 use super::super::Conversation;
 use super::answer::{answer_lead, result_note, KNOWN_NOTE, NO_TOOL_NOTE};
+use super::guard::results_this_turn;
 use super::{generate_sorted, ToolSet, TurnEvent};
 
 /// One reply of the turn with its options (see [`reply_options`]; `must_answer`, and
@@ -84,16 +85,4 @@ fn reply_options(
         o.stop_finder = Some(call_watch::finder(names, found.clone()));
     }
     Ok((o, lead, found))
-}
-
-/// Tool results since the user's last message.
-fn results_this_turn(conversation: &Conversation) -> usize {
-    use crate::engine::Role;
-    conversation
-        .turns()
-        .iter()
-        .rev()
-        .take_while(|m| m.role != Role::User)
-        .filter(|m| m.role == Role::Tool)
-        .count()
 }
