@@ -242,14 +242,15 @@ const EXAMPLES: &[(&str, &str, bool)] = &[
     ),
 ];
 
-/// A grammar that admits exactly one of the router's names, but those of `without`.
+/// A grammar that admits exactly one of the router's names, but those of `without`
+/// (where [`NONE`] stands for answering without a tool).
 pub fn grammar(registry: &Registry, wording: Wording, without: &[&str]) -> String {
     let names: Vec<String> = offered(registry)
         .0
         .iter()
         .filter(|(name, _)| !without.contains(name))
         .map(|(name, _)| format!("\"{}\"", wording.label(name)))
-        .chain(std::iter::once(format!("\"{}\"", wording.none)))
+        .chain((!without.contains(&NONE)).then(|| format!("\"{}\"", wording.none)))
         .collect();
     format!("root ::= {}", names.join(" | "))
 }
@@ -291,7 +292,8 @@ pub struct Saved<'a> {
 /// Asks the model for the request's first step, greedy, in an aside call. `None` when
 /// the registry offers no first step or the reply was no name (cut off, aborted).
 /// `words` are the user's own (no earlier exchange, no hint line): the steps that cannot
-/// answer what they ask are not admitted ([`asked::ruled_out`]).
+/// answer what they ask are not admitted ([`asked::ruled_out`]), nor an answer without a
+/// tool where they ask about files the workspace has ([`asked::names_workspace_files`]).
 ///
 /// The instructions (everything before the request) stay in the chat context's free
 /// cells for the next message; when none are kept (a new process, or the chat took the
@@ -316,11 +318,11 @@ pub fn choose(
         warm(engine, registry, saved);
     }
     let mut opts = GenerateOptions::new(SamplingParams::greedy());
-    opts.grammar = Some(grammar(
-        registry,
-        wording,
-        &asked::ruled_out(registry, words),
-    ));
+    let mut without = asked::ruled_out(registry, words);
+    if asked::names_workspace_files(request, words) {
+        without.push(NONE);
+    }
+    opts.grammar = Some(grammar(registry, wording, &without));
     opts.max_tokens = Some(16);
     // The instructions stay in the chat context's free cells for the next message (with
     // the 1.5B here: ~500 tokens, ~6 s of prefill a message → only the request's tokens);

@@ -7,9 +7,176 @@
 //!
 //! Measured with the 1.5B on `harvey bench --agent --fixture project --route only`: the
 //! two requests above went to `edit_file` ("changed" pulls it there) and `run_command`.
+//!
+//! A question is also held off `git` unless it speaks of the project's history, and off
+//! running a command unless it asks what running shows: the 0.5B sent "Which environment
+//! variable sets the preview server's port?", "How do I deploy the site?" and the
+//! default port to `git` (the last commit), and "What did the last commit change?" to
+//! `cargo build` (`harvey bench --agent --fixture project`). Held off those, it sent
+//! the two port questions to `memory_search`: a question is held off the memory unless it
+//! speaks of the user, of what was said or decided, or of the assistant.
 
 use crate::text::asked::{asked, Asked};
 use crate::tools::Registry;
+
+/// Words of a question about the project's history: where none is said, `git` cannot be
+/// what answers it. Generous on purpose: a word here only leaves `git` on the menu.
+const HISTORY: &[&str] = &[
+    "commit",
+    "commits",
+    "committed",
+    "uncommitted",
+    "change",
+    "changed",
+    "changes",
+    "changing",
+    "history",
+    "author",
+    "authors",
+    "authored",
+    "wrote",
+    "written",
+    "who",
+    "when",
+    "blame",
+    "branch",
+    "branches",
+    "tag",
+    "tags",
+    "diff",
+    "modified",
+    "staged",
+    "stash",
+    "log",
+    "merge",
+    "merged",
+    "git",
+    "contributor",
+    "contributors",
+    "recent",
+    "recently",
+    "latest",
+    "last",
+    "ago",
+    "date",
+    "revert",
+    "reverted",
+    "push",
+    "pushed",
+    "pull",
+    "added",
+    "removed",
+    "deleted",
+    "introduced",
+    "since",
+    "working",
+    "repository",
+    "repo",
+    "status",
+];
+
+/// Words of a question that running something answers ("Do the tests pass?").
+const RUNNING: &[&str] = &[
+    "pass",
+    "passes",
+    "passing",
+    "fail",
+    "fails",
+    "failing",
+    "build",
+    "builds",
+    "building",
+    "compile",
+    "compiles",
+    "compiling",
+    "warning",
+    "warnings",
+    "error",
+    "errors",
+    "lint",
+    "clippy",
+    "run",
+    "runs",
+    "running",
+    "output",
+    "print",
+    "prints",
+    "installed",
+    "work",
+    "works",
+    "broken",
+    "crash",
+    "crashes",
+    "benchmark",
+    "benchmarks",
+];
+
+/// Words of a question about what the user said, decided or prefers, or about the
+/// assistant: where none is said, the memory cannot be what answers it. "I" is not one
+/// ("How do I deploy the site?").
+const SAID: &[&str] = &[
+    "we",
+    "our",
+    "us",
+    "me",
+    "my",
+    "mine",
+    "you",
+    "your",
+    "said",
+    "say",
+    "says",
+    "tell",
+    "told",
+    "decide",
+    "decided",
+    "decision",
+    "agree",
+    "agreed",
+    "remember",
+    "remembered",
+    "note",
+    "noted",
+    "prefer",
+    "preferred",
+    "preference",
+    "preferences",
+    "plan",
+    "plans",
+    "planned",
+    "mentioned",
+    "earlier",
+    "session",
+    "sessions",
+    "like",
+    "likes",
+    "favourite",
+    "favorite",
+    "know",
+    "meeting",
+    "idea",
+    "ideas",
+];
+
+/// Tools that answer from what was said before, held off a question that speaks of none.
+const RECALLS: &[&str] = &["memory_search"];
+
+/// Whether `words` ask for information about files the workspace has: `request` carries
+/// the named-files hint ([`crate::workspace_map::named`]) and the question opens with a
+/// question word. Then the answer is in the workspace, not in the model: the 0.5B
+/// answered "How many posts does the RSS feed hold at most?" with "1", without a tool,
+/// beside the hint naming `src/render/feed.rs`. An instruction ("Write a Rust function
+/// …", which names `rustfmt.toml`) keeps the answer on the menu.
+pub fn names_workspace_files(request: &str, words: &str) -> bool {
+    asked(words) == Asked::Information && !crate::workspace_map::named::named_in(request).is_empty()
+}
+
+/// Whether `words` (lowercase) say one of `list` as a whole word.
+fn says_any(words: &str, list: &[&str]) -> bool {
+    words
+        .split(|c: char| !c.is_alphanumeric())
+        .any(|w| list.contains(&w))
+}
 
 /// The registry's tools that cannot be the first step for `words`: for a question, the
 /// tools that change the workspace or the memory without asking; for a how-to question,
@@ -20,6 +187,7 @@ pub fn ruled_out(registry: &Registry, words: &str) -> Vec<&'static str> {
     if kind == Asked::Other {
         return Vec::new();
     }
+    let lower = words.to_lowercase();
     registry
         .list()
         .into_iter()
@@ -28,7 +196,10 @@ pub fn ruled_out(registry: &Registry, words: &str) -> Vec<&'static str> {
             // Writing files asks first too; running a command is the other tool that asks.
             let changes = tool.writes_files() || (tool.writes() && !tool.asks());
             let runs = tool.asks() && !tool.writes_files();
-            (changes || (runs && kind == Asked::HowTo)).then_some(info.name)
+            let runs_unasked = runs && (kind == Asked::HowTo || !says_any(&lower, RUNNING));
+            let history_unasked = info.name == "git" && !says_any(&lower, HISTORY);
+            let said_unasked = RECALLS.contains(&info.name) && !says_any(&lower, SAID);
+            (changes || runs_unasked || history_unasked || said_unasked).then_some(info.name)
         })
         .collect()
 }
@@ -42,7 +213,7 @@ mod tests {
         let ws = tempfile::tempdir().unwrap();
         let (registry, _) = crate::app::default_tools(ws.path(), &crate::config::Config::default());
         let names = |w: &str| ruled_out(&registry, w);
-        let info = names("Who changed the default port?");
+        let info = names("Who changed the default port? Does it build?");
         for writer in ["write_file", "edit_file", "memory_write"] {
             assert!(info.contains(&writer), "{writer} in {info:?}");
         }
@@ -54,5 +225,60 @@ mod tests {
         assert!(!how.contains(&"read_file"));
         assert!(names("Deploy the site.").is_empty());
         assert!(names("Can you run the tests?").is_empty());
+    }
+
+    #[test]
+    fn a_question_not_about_history_or_running_is_held_off_git_and_commands() {
+        let ws = tempfile::tempdir().unwrap();
+        let (registry, _) = crate::app::default_tools(ws.path(), &crate::config::Config::default());
+        let names = |w: &str| ruled_out(&registry, w);
+        let port = names("Which environment variable sets the preview server's port?");
+        assert!(
+            port.contains(&"git") && port.contains(&"run_command"),
+            "{port:?}"
+        );
+        assert!(port.contains(&"memory_search"), "{port:?}");
+        for said in [
+            "What did we agree?",
+            "Which spelling should your answers use?",
+        ] {
+            assert!(!names(said).contains(&"memory_search"), "{said}");
+        }
+        assert!(!port.contains(&"read_file") && !port.contains(&"search_files"));
+        let last = names("What did the last commit change?");
+        assert!(
+            !last.contains(&"git") && last.contains(&"run_command"),
+            "{last:?}"
+        );
+        for history in [
+            "Who made the latest commit?",
+            "Is there anything I have not committed yet?",
+            "When was the parser added?",
+        ] {
+            assert!(!names(history).contains(&"git"), "{history}");
+        }
+        let tests = names("Do the tests pass?");
+        assert!(
+            !tests.contains(&"run_command") && tests.contains(&"git"),
+            "{tests:?}"
+        );
+        // "commitment" is not "commit": whole words only.
+        assert!(names("What is our commitment to Windows?").contains(&"git"));
+    }
+
+    #[test]
+    fn an_answer_without_a_tool_is_held_off_a_question_about_named_files() {
+        let hinted = |words: &str| {
+            let hint = crate::workspace_map::named::hint(&["src/render/feed.rs".to_string()]);
+            format!("{words}\n{}", hint.unwrap())
+        };
+        let feed = "How many posts does the RSS feed hold at most?";
+        assert!(names_workspace_files(&hinted(feed), feed));
+        assert!(
+            !names_workspace_files(feed, feed),
+            "no hint, no files named"
+        );
+        let write = "Write a Rust function that reverses a string.";
+        assert!(!names_workspace_files(&hinted(write), write));
     }
 }
