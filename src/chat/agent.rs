@@ -12,6 +12,7 @@ mod calls;
 mod fit_call;
 mod guard;
 mod one_reply;
+mod parrot;
 mod routing;
 mod steps;
 mod timing;
@@ -391,7 +392,11 @@ fn rounds(
             on_event(TurnEvent::Notice(no_room_notice(engine.info().n_ctx)));
         }
         if let (Some(set), Some(Route::Tool(name))) = (tools, &first) {
-            let record = chosen_call(engine, conversation, opts, set, name, &mut seen, on_event)?;
+            let chosen = Chosen {
+                name,
+                calls: &calls,
+            };
+            let record = chosen_call(engine, conversation, opts, set, chosen, &mut seen, on_event)?;
             first = None;
             let ok = record.result.is_ok();
             let next = if calls.len() + 1 < set.max_rounds {
@@ -485,14 +490,31 @@ fn after_call(
     Ok(room)
 }
 
-/// Opens the call the router chose (`name`) for the model, which writes its arguments
-/// under that tool's grammar; then runs it.
+/// The call the router chose, and the turn's calls before it.
+struct Chosen<'a> {
+    name: &'a str,
+    calls: &'a [CallRecord],
+}
+
+/// The paths of `calls` that were read.
+fn read_paths(calls: &[CallRecord]) -> Vec<String> {
+    calls
+        .iter()
+        .filter(|c| c.result.is_ok())
+        .filter_map(|c| c.call.as_ref())
+        .filter(|c| c.name == "read_file")
+        .filter_map(|c| c.arguments.get("path")?.as_str().map(str::to_string))
+        .collect()
+}
+
+/// Opens the call the router chose for the model, which writes its arguments under that
+/// tool's grammar, fitted to the request ([`fit_call`]); then runs it.
 fn chosen_call(
     engine: &mut dyn Engine,
     conversation: &mut Conversation,
     opts: &GenerateOptions,
     set: &ToolSet<'_>,
-    name: &str,
+    Chosen { name, calls }: Chosen<'_>,
     seen: &mut Seen,
     on_event: &mut dyn FnMut(TurnEvent),
 ) -> Result<CallRecord, crate::engine::EngineError> {
@@ -503,7 +525,12 @@ fn chosen_call(
         .into_iter()
         .filter(|t| t.name == name)
         .collect();
-    fit_call::fit_to_request(&mut tool, set.request);
+    let asking = fit_call::Asking {
+        words: set.request,
+        hinted: set.route.unwrap_or(set.request),
+        read: &read_paths(calls),
+    };
+    fit_call::fit_to_request(&mut tool, &asking);
     // One tool: its name and arguments key are prefilled, not decoded a token at a time.
     let opening = match tool.as_slice() {
         [one] => {

@@ -6,6 +6,8 @@
 //!
 //! - [`definition`]: a "path" that is a bare identifier is looked up as a definition
 //!   (`fn NAME`, `struct NAME`, `def NAME`, …) and the lines from there are shown.
+//! - [`definition_after_search`]: a search for an identifier that matched also shows
+//!   where it is defined, the definition's lines.
 //! - [`by_words`]: a search that matched nothing is tried again with the pattern's words
 //!   (split at `_`, case changes and spaces, common suffixes dropped), best lines first.
 //!
@@ -45,6 +47,36 @@ pub fn definition(root: &Path, requested: &str, walk: &mut Walk<'_>) -> Option<S
         Some(stem) if name.contains(['/', '.']) && stem.contains('_') => stem,
         _ => name,
     };
+    let found = defined(root, name, walk)?;
+    Some(format!(
+        "({name} is not a file: it is defined in {} at line {}; the definition:)\n{}",
+        found.file, found.line, found.lines
+    ))
+}
+
+/// After a search for an identifier that matched: its definition, where the search found
+/// one, so "What does the test regression_issue_212 check?" is answered by the search
+/// alone. The 0.5B, shown only the matching line, searched again and described the test
+/// from its name. `None` for a pattern that is no identifier, or without a definition.
+pub fn definition_after_search(root: &Path, pattern: &str, walk: &mut Walk<'_>) -> Option<String> {
+    let found = defined(root, pattern.trim(), walk)?;
+    Some(format!(
+        "({pattern} is defined in {} at line {}:)\n{}",
+        found.file, found.line, found.lines
+    ))
+}
+
+/// Where an identifier is defined: the file as shown, the definition's line (1-based)
+/// and its lines numbered.
+struct Defined {
+    file: String,
+    line: usize,
+    lines: String,
+}
+
+/// The first definition of `name` (`fn NAME`, `struct NAME`, `def NAME`, …) the walk
+/// finds; `None` when `name` is no identifier or nothing defines it.
+fn defined(root: &Path, name: &str, walk: &mut Walk<'_>) -> Option<Defined> {
     let identifier = !name.is_empty()
         && name.chars().all(|c| c.is_alphanumeric() || c == '_')
         && !name.starts_with(|c: char| c.is_ascii_digit());
@@ -62,17 +94,17 @@ pub fn definition(root: &Path, requested: &str, walk: &mut Walk<'_>) -> Option<S
             found = Some((display(root, path), i, text.to_string()));
         }
     });
-    let (shown, at, text) = found?;
+    let (file, at, text) = found?;
     let all: Vec<&str> = text.lines().collect();
     let (first, last) = item_span(&all, at);
     let lines: Vec<String> = (first..=last)
         .map(|i| format!("{:>5}| {}", i + 1, all[i]))
         .collect();
-    Some(format!(
-        "({name} is not a file: it is defined in {shown} at line {}; the definition:)\n{}",
-        at + 1,
-        lines.join("\n")
-    ))
+    Some(Defined {
+        file,
+        line: at + 1,
+        lines: lines.join("\n"),
+    })
 }
 
 /// Lines shown above a definition at most: its doc comment and attributes.
@@ -248,6 +280,30 @@ mod tests {
             definition(root, "no_such_thing", &mut walk_over(&files, root)),
             None
         );
+    }
+
+    #[test]
+    fn a_search_for_an_identifier_shows_its_definition_and_a_phrase_none() {
+        let root = Path::new("/ws");
+        let files = [
+            ("src/main.rs", "fn main() { moon_phase_factor(3); }\n"),
+            ("src/lib.rs", LIB),
+        ];
+        let found =
+            definition_after_search(root, "moon_phase_factor", &mut walk_over(&files, root))
+                .unwrap();
+        assert!(
+            found.starts_with("(moon_phase_factor is defined in src/lib.rs at line 7:)\n"),
+            "{found}"
+        );
+        assert!(found.contains("    7| pub fn moon_phase_factor(day: u32) -> f64 {"));
+        for pattern in ["default port", "moon.*factor", "main_calls"] {
+            assert_eq!(
+                definition_after_search(root, pattern, &mut walk_over(&files, root)),
+                None,
+                "{pattern}"
+            );
+        }
     }
 
     #[test]

@@ -20,6 +20,7 @@ pub mod diff;
 pub mod files;
 pub mod formats;
 pub mod grammar;
+pub mod interned;
 pub mod memory;
 pub mod misses;
 pub mod narrow;

@@ -376,6 +376,10 @@ impl Tool for SearchFiles {
                 "\n[cut: showed {MAX_MATCHES} of {total} matching lines]"
             ));
         }
+        let mut everywhere = walk_all(&self.root);
+        if let Some(found) = misses::definition_after_search(&self.root, pattern, &mut everywhere) {
+            out.push_str(&format!("\n{found}"));
+        }
         Ok(with_note(note, out))
     }
 }

@@ -233,7 +233,7 @@ pub(super) fn limit_rounds(conversation: &mut Conversation, set: &ToolSet<'_>, c
 /// The reply where the model wrote none past the cap: what the last successful tool
 /// result showed (its start), so the user gets what the turn found; [`NO_ANSWER`] when
 /// no call succeeded.
-fn from_results(conversation: &Conversation) -> String {
+pub(super) fn from_results(conversation: &Conversation) -> String {
     // This turn's results only (after its user message), a repeated one by its text.
     let last = conversation
         .turns()

@@ -2,18 +2,27 @@
 //! tool, and its grammar now leaves out the choices the request gives no reason for.
 //!
 //! - `git`: only the actions the request names ([`crate::command::git::actions::named_by`]);
-//!   asked about the first commit, `show_commit` of `first`: the 1.5B showed `HEAD`.
+//!   asked about the first commit, `show_commit` of `first`: the 1.5B showed `HEAD`. Asked
+//!   who or when someone changed a thing the named-files hint puts in one code file, that
+//!   file's history: the 0.5B answered "Who last changed the markdown renderer?" from the
+//!   last commit.
 //! - `read_file`: no line range unless the request speaks of lines ("the first 15 lines",
 //!   "line 40"). With its call head prefilled, the 1.5B wrote `"start_line": 1,
 //!   "end_line": 2` in 6 of 8 chosen reads on the project fixture and answered from two
 //!   lines (`harvey bench --agent --fixture project`): "How do I deploy the site?" read
 //!   `src/site.rs` lines 1–2. A read without a range shows the whole file, or its start
-//!   with the cut marked.
+//!   with the cut marked. After the first of several named documents, only the others:
+//!   told "not read yet: LICENSE-APACHE", the 0.5B read `LICENSE-MIT` again.
+//! - `search_files`: a request that names one identifier (`slugify_heading`,
+//!   `regression_issue_212`) searches for it, in the whole workspace: the 0.5B searched
+//!   "brindle" in `src/main.rs` for what a test checks.
 //!
 //! The model's own later calls are not narrowed: after a search, reading around a match
 //! is what a range is for.
 
+use crate::tools::interned::interned;
 use crate::tools::{ParamKind, ToolInfo};
+use crate::workspace_map::named::{is_document, named_in};
 
 /// `read_file`'s parameters that only a request about lines calls for.
 const RANGE_PARAMS: &[&str] = &["start_line", "end_line", "start_char"];
@@ -21,25 +30,61 @@ const RANGE_PARAMS: &[&str] = &["start_line", "end_line", "start_char"];
 /// Words that, followed by a number, ask for some lines: "the first 15", "last 20".
 const COUNTED: &[&str] = &["first", "last", "top", "bottom"];
 
-/// Narrows `tools` (the chosen tool's entries) to what `request` (the user's own words)
-/// asks.
-pub fn fit_to_request(tools: &mut [ToolInfo], request: &str) {
+/// What a chosen call is fitted to.
+#[derive(Debug, Clone, Copy)]
+pub struct Asking<'a> {
+    /// The user's own words.
+    pub words: &'a str,
+    /// The request as the router saw it: the words with the named-files hint line.
+    pub hinted: &'a str,
+    /// The paths this turn's reads returned so far.
+    pub read: &'a [String],
+}
+
+#[cfg(test)]
+impl<'a> Asking<'a> {
+    /// Words alone: no hint line, nothing read yet.
+    pub fn words(words: &'a str) -> Self {
+        Asking {
+            words,
+            hinted: words,
+            read: &[],
+        }
+    }
+}
+
+/// Narrows `tools` (the chosen tool's entries) to what `asking` asks.
+pub fn fit_to_request(tools: &mut [ToolInfo], asking: &Asking<'_>) {
+    let request = asking.words;
     for tool in tools.iter_mut() {
         match tool.name {
             "git" if crate::command::git::actions::names_first_commit(request) => {
                 narrow_enum(tool, "action", &["show_commit"]);
-                for p in tool.params.iter_mut().filter(|p| p.name == "rev") {
-                    p.kind = ParamKind::Enum { values: &["first"] };
-                    p.required = true;
-                }
+                force(tool, "rev", &["first"]);
             }
             "git" => {
                 if let Some(action) = crate::command::git::actions::named_by(request) {
                     narrow_enum(tool, "action", action);
+                } else if let Some(file) = changed_in_file(asking) {
+                    narrow_enum(tool, "action", &["file_history"]);
+                    force(tool, "path", file);
                 }
             }
-            "read_file" if !asks_for_lines(request) => {
-                tool.params.retain(|p| !RANGE_PARAMS.contains(&p.name));
+            "read_file" => {
+                if !asks_for_lines(request) {
+                    tool.params.retain(|p| !RANGE_PARAMS.contains(&p.name));
+                }
+                if let Some(unread) = unread_documents(asking) {
+                    force(tool, "path", unread);
+                }
+            }
+            "search_files" => {
+                if let [one] = code_names(request).as_slice() {
+                    if let Some(values) = interned(std::slice::from_ref(one)) {
+                        force(tool, "pattern", values);
+                        tool.params.retain(|p| p.name != "path");
+                    }
+                }
             }
             _ => {}
         }
@@ -49,15 +94,19 @@ pub fn fit_to_request(tools: &mut [ToolInfo], request: &str) {
 /// Whether `request` asks for particular lines of a file: it names a line ("line 40",
 /// "lines 10 to 20") or counts from an end ("the first 15", "last ten").
 pub fn asks_for_lines(request: &str) -> bool {
-    let lower = request.to_lowercase();
-    let words: Vec<&str> = lower
+    let words = lower_words(request);
+    words.iter().enumerate().any(|(i, w)| {
+        matches!(w.as_str(), "line" | "lines" | "head" | "tail")
+            || (COUNTED.contains(&w.as_str()) && words.get(i + 1).is_some_and(|n| is_count(n)))
+    })
+}
+
+fn lower_words(text: &str) -> Vec<String> {
+    text.to_lowercase()
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
-        .collect();
-    words.iter().enumerate().any(|(i, w)| {
-        matches!(*w, "line" | "lines" | "head" | "tail")
-            || (COUNTED.contains(w) && words.get(i + 1).is_some_and(|n| is_count(n)))
-    })
+        .map(str::to_string)
+        .collect()
 }
 
 /// A number written as digits or as a word up to twenty.
@@ -69,12 +118,83 @@ fn is_count(word: &str) -> bool {
     word.chars().all(|c| c.is_ascii_digit()) || WORDS.contains(&word)
 }
 
+/// The identifiers `words` name as code writes them: a word with an inner underscore
+/// (`slugify_heading`), an inner capital after a small letter (`renderPage`) or a
+/// path separator (`feed::limit`). Plain words, `TODO` and `README` are none.
+pub fn code_names(words: &str) -> Vec<String> {
+    let mut found: Vec<String> = Vec::new();
+    for raw in words.split(|c: char| c.is_whitespace() || ",;()'\"`?!".contains(c)) {
+        let word = raw.trim_end_matches(['.', ':']);
+        let inner_underscore = word.trim_matches('_').contains('_');
+        let camel = word
+            .chars()
+            .zip(word.chars().skip(1))
+            .any(|(a, b)| a.is_lowercase() && b.is_uppercase());
+        let code = word
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == ':')
+            && word
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_alphabetic() || c == '_')
+            && (inner_underscore || camel || word.contains("::"));
+        if code && !found.iter().any(|f| f == word) {
+            found.push(word.to_string());
+        }
+    }
+    found
+}
+
+/// After a read of one of several named documents, the ones not read yet (see
+/// [`super::steps`]): `None` before any was read, or when a name is no document.
+fn unread_documents(asking: &Asking<'_>) -> Option<&'static [&'static str]> {
+    let named = named_in(asking.hinted);
+    let was_read = |n: &String| asking.read.iter().any(|r| r.trim_start_matches("./") == n);
+    if named.len() < 2 || !named.iter().all(|n| is_document(n)) || !named.iter().any(was_read) {
+        return None;
+    }
+    let unread: Vec<String> = named.iter().filter(|n| !was_read(n)).cloned().collect();
+    interned(&unread)
+}
+
+/// Words that ask who or when.
+const WHO_WHEN: &[&str] = &["who", "whom", "when"];
+
+/// Words that ask about a change.
+const CHANGED: &[&str] = &[
+    "changed", "change", "wrote", "written", "added", "modified", "touched", "edited", "rewrote",
+    "updated",
+];
+
+/// The one code file the hint names, where the words ask who or when something there
+/// changed, without naming a commit or a line (those have actions of their own).
+fn changed_in_file(asking: &Asking<'_>) -> Option<&'static [&'static str]> {
+    let words = lower_words(asking.words);
+    let says = |list: &[&str]| words.iter().any(|w| list.contains(&w.as_str()));
+    let other = ["commit", "commits", "line", "lines"];
+    if !says(WHO_WHEN) || !says(CHANGED) || says(&other) {
+        return None;
+    }
+    match named_in(asking.hinted).as_slice() {
+        [one] if !is_document(one) => interned(std::slice::from_ref(one)),
+        _ => None,
+    }
+}
+
 /// Leaves only `values` in the enum parameter `param` of `tool`.
 fn narrow_enum(tool: &mut ToolInfo, param: &str, values: &'static [&'static str]) {
     for p in tool.params.iter_mut() {
         if p.name == param && matches!(p.kind, ParamKind::Enum { .. }) {
             p.kind = ParamKind::Enum { values };
         }
+    }
+}
+
+/// Makes `param` of `tool` required and one of `values`, whatever its kind was.
+fn force(tool: &mut ToolInfo, param: &str, values: &'static [&'static str]) {
+    for p in tool.params.iter_mut().filter(|p| p.name == param) {
+        p.kind = ParamKind::Enum { values };
+        p.required = true;
     }
 }
 
@@ -98,7 +218,7 @@ mod tests {
     fn a_read_the_request_gives_no_lines_for_has_no_range() {
         let mut tools = chosen("read_file");
         assert!(param_names(&tools).contains(&"start_line"));
-        fit_to_request(&mut tools, "How do I deploy the site?");
+        fit_to_request(&mut tools, &Asking::words("How do I deploy the site?"));
         assert_eq!(param_names(&tools), vec!["path"]);
     }
 
@@ -111,7 +231,7 @@ mod tests {
             "print the head of README.md",
         ] {
             let mut tools = chosen("read_file");
-            fit_to_request(&mut tools, request);
+            fit_to_request(&mut tools, &Asking::words(request));
             assert!(
                 param_names(&tools).contains(&"start_line")
                     && param_names(&tools).contains(&"end_line"),
@@ -135,7 +255,10 @@ mod tests {
             writes: false,
             params: crate::tools::command::GIT_PARAMS.to_vec(),
         }];
-        fit_to_request(&mut tools, "What did the first git commit change?");
+        fit_to_request(
+            &mut tools,
+            &Asking::words("What did the first git commit change?"),
+        );
         let kind = |name: &str| {
             let p = tools[0].params.iter().find(|p| p.name == name).unwrap();
             (p.kind, p.required)
@@ -153,7 +276,170 @@ mod tests {
     fn other_tools_keep_their_parameters() {
         let mut tools = chosen("list_files");
         let before = param_names(&tools);
-        fit_to_request(&mut tools, "What is in src?");
+        fit_to_request(&mut tools, &Asking::words("What is in src?"));
         assert_eq!(param_names(&tools), before);
+    }
+
+    fn kind_of(tools: &[ToolInfo], name: &str) -> Option<(ParamKind, bool)> {
+        let p = tools[0].params.iter().find(|p| p.name == name)?;
+        Some((p.kind, p.required))
+    }
+
+    fn hinted(words: &str, named: &[&str]) -> String {
+        let named: Vec<String> = named.iter().map(|n| n.to_string()).collect();
+        format!(
+            "{words}\n{}",
+            crate::workspace_map::named::hint(&named).unwrap()
+        )
+    }
+
+    #[test]
+    fn after_the_first_of_several_named_documents_only_the_others_are_read() {
+        let words = "Which license is this project under?";
+        let request = hinted(words, &["LICENSE-MIT", "LICENSE-APACHE"]);
+        let read = vec!["LICENSE-MIT".to_string()];
+        let mut tools = chosen("read_file");
+        let asking = Asking {
+            words,
+            hinted: &request,
+            read: &read,
+        };
+        fit_to_request(&mut tools, &asking);
+        assert_eq!(
+            kind_of(&tools, "path"),
+            Some((
+                ParamKind::Enum {
+                    values: &["LICENSE-APACHE"]
+                },
+                true
+            ))
+        );
+        // Before any read, or with code files named, the path is the model's.
+        for (read, named) in [
+            (&[][..], &["LICENSE-MIT", "LICENSE-APACHE"][..]),
+            (&read[..], &["LICENSE-MIT", "src/lib.rs"][..]),
+        ] {
+            let request = hinted(words, named);
+            let mut tools = chosen("read_file");
+            fit_to_request(
+                &mut tools,
+                &Asking {
+                    words,
+                    hinted: &request,
+                    read,
+                },
+            );
+            assert!(matches!(
+                kind_of(&tools, "path"),
+                Some((ParamKind::Str { .. }, true))
+            ));
+        }
+    }
+
+    #[test]
+    fn a_search_for_the_one_identifier_named_looks_everywhere() {
+        let mut tools = chosen("search_files");
+        fit_to_request(
+            &mut tools,
+            &Asking::words("What does the test regression_issue_212 check?"),
+        );
+        assert_eq!(
+            kind_of(&tools, "pattern"),
+            Some((
+                ParamKind::Enum {
+                    values: &["regression_issue_212"]
+                },
+                true
+            ))
+        );
+        assert_eq!(kind_of(&tools, "path"), None);
+        for free in [
+            "Search the notes for TODO comments.",
+            "Where is parse_a or parse_b?",
+        ] {
+            let mut tools = chosen("search_files");
+            fit_to_request(&mut tools, &Asking::words(free));
+            assert!(
+                matches!(kind_of(&tools, "pattern"), Some((ParamKind::Str { .. }, _))),
+                "{free}"
+            );
+        }
+    }
+
+    #[test]
+    fn identifiers_are_told_from_words() {
+        assert_eq!(
+            code_names("Which file defines slugify_heading? And renderPage, feed::limit."),
+            vec!["slugify_heading", "renderPage", "feed::limit"]
+        );
+        assert!(code_names("Search for TODO in the README, my_ _x_ and 2_000?").is_empty());
+    }
+
+    #[test]
+    fn who_changed_a_thing_in_one_named_code_file_reads_its_history() {
+        let git = || {
+            vec![ToolInfo {
+                name: "git",
+                description: "",
+                writes: false,
+                params: crate::tools::command::GIT_PARAMS.to_vec(),
+            }]
+        };
+        let words = "Who last changed the markdown renderer?";
+        let request = hinted(words, &["src/render/markdown.rs"]);
+        let mut tools = git();
+        fit_to_request(
+            &mut tools,
+            &Asking {
+                words,
+                hinted: &request,
+                read: &[],
+            },
+        );
+        assert_eq!(
+            kind_of(&tools, "action").unwrap().0,
+            ParamKind::Enum {
+                values: &["file_history"]
+            }
+        );
+        assert_eq!(
+            kind_of(&tools, "path"),
+            Some((
+                ParamKind::Enum {
+                    values: &["src/render/markdown.rs"]
+                },
+                true
+            ))
+        );
+        for (words, named) in [
+            (
+                "Who changed the line that sets the port?",
+                &["src/cli/serve.rs"][..],
+            ),
+            (
+                "Who made the latest commit?",
+                &["src/render/markdown.rs"][..],
+            ),
+            ("Who last changed the docs?", &["docs/deploying.md"][..]),
+            ("Who changed the renderers?", &["src/a.rs", "src/b.rs"][..]),
+        ] {
+            let request = hinted(words, named);
+            let mut tools = git();
+            fit_to_request(
+                &mut tools,
+                &Asking {
+                    words,
+                    hinted: &request,
+                    read: &[],
+                },
+            );
+            assert!(
+                matches!(
+                    kind_of(&tools, "path"),
+                    Some((ParamKind::Str { .. }, false))
+                ),
+                "{words}"
+            );
+        }
     }
 }

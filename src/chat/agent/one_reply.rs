@@ -10,7 +10,7 @@ use super::super::call_watch::{self, JsonHead};
 use super::super::Conversation;
 use super::answer::{answer_lead, result_note, KNOWN_NOTE, NO_TOOL_NOTE};
 use super::guard::results_this_turn;
-use super::{generate_sorted, ToolSet, TurnEvent};
+use super::{generate_sorted, parrot, ToolSet, TurnEvent};
 
 /// One reply of the turn with its options (see [`reply_options`]; `must_answer`, and
 /// whether the router chose no tool). Where the router said no tool the model is told
@@ -35,8 +35,8 @@ pub(super) fn reply(
         Some(t) if after_result => Some(result_note(t.request, results_this_turn(conversation))),
         _ => None,
     };
-    let noted = note.map(|text| {
-        conversation.push_note(&text);
+    let noted = note.as_ref().map(|text| {
+        conversation.push_note(text);
         conversation.turns().len() - 1
     });
     let reply = reply_options(engine, conversation, opts, tools, must_answer, on_event).and_then(
@@ -47,8 +47,25 @@ pub(super) fn reply(
     if let Some(at) = noted {
         conversation.remove(at..at + 1);
     }
-    reply
+    let (o, lead, found, mut c) = reply?;
+    // A reply that only repeated the note: what the note pointed at stands for it.
+    let instead = note
+        .filter(|n| parrot::parrots(n, &format!("{lead}{}", c.text)))
+        .and_then(|n| parrot::instead(&n, conversation));
+    match instead {
+        Some(text) => {
+            on_event(TurnEvent::Notice(PARROTED.into()));
+            on_event(TurnEvent::Text(text.clone()));
+            c.text = text;
+            Ok((o, String::new(), found, c))
+        }
+        None => Ok((o, lead, found, c)),
+    }
 }
+
+/// Said where a reply repeated harvey's note and is replaced ([`parrot`]).
+const PARROTED: &str =
+    "(the model repeated harvey's instructions instead of answering; what they pointed at:)";
 
 /// What the watcher found: the JSON head of a call that stopped the stream.
 pub(super) type Found = Arc<Mutex<Option<JsonHead>>>;

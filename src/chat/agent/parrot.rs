@@ -1,0 +1,98 @@
+//! A reply that repeats the note harvey gave the model for it, instead of answering: the
+//! 0.5B answered "Are we going to keep supporting Windows?", with the decision to drop it
+//! in view, by "Yes, the line after the request answers this: answer from it in plain
+//! text, …" (`harvey bench --agent --fixture project`). Such a reply is replaced by what
+//! the note pointed at: the memory shown with the request, or the last tool result.
+//!
+//! Pure: reads text and the conversation.
+
+use crate::engine::Role;
+
+use super::super::Conversation;
+use super::answer::{from_results, KNOWN_NOTE};
+
+/// Words in a row of the note that make a reply a copy of it.
+const RUN: usize = 6;
+
+/// How the memory line shown with a request begins ([`crate::memory::about`]).
+const KNOWN_LEAD: &str = "(already known: ";
+
+/// How the answer from a memory line begins where the model only repeated the note.
+pub const KNOWN_INSTEAD: &str = "From what is already known: ";
+
+/// Whether `reply` repeats [`RUN`] words in a row of `note`.
+pub(super) fn parrots(note: &str, reply: &str) -> bool {
+    let words = |t: &str| -> Vec<String> {
+        t.to_lowercase()
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_string)
+            .collect()
+    };
+    let (note, reply) = (words(note), words(reply));
+    note.windows(RUN)
+        .any(|run| reply.windows(RUN).any(|r| r == run))
+}
+
+/// What stands for a reply that repeated `note`: the memory line of the turn's request
+/// where the note was [`KNOWN_NOTE`], else the last tool result ([`from_results`]) where
+/// the turn has one; `None` where there is nothing to show instead.
+pub(super) fn instead(note: &str, conversation: &Conversation) -> Option<String> {
+    if note == KNOWN_NOTE {
+        let request = conversation
+            .turns()
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::User)?;
+        let known = request
+            .content
+            .lines()
+            .find_map(|l| l.trim().strip_prefix(KNOWN_LEAD)?.strip_suffix(')'))?;
+        return Some(format!("{KNOWN_INSTEAD}{known}"));
+    }
+    let has_result = conversation
+        .turns()
+        .iter()
+        .rev()
+        .take_while(|m| m.role != Role::User)
+        .any(|m| m.role == Role::Tool);
+    has_result.then(|| from_results(conversation))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reply_that_copies_six_words_of_the_note_parrots_it() {
+        let copied = "Yes, the line after the request answers this: answer from it in plain text.";
+        assert!(parrots(KNOWN_NOTE, copied));
+        assert!(!parrots(
+            KNOWN_NOTE,
+            "No: Windows support is dropped in 2.0."
+        ));
+        assert!(
+            !parrots(KNOWN_NOTE, "the line after the request"),
+            "five words"
+        );
+    }
+
+    #[test]
+    fn instead_of_the_note_the_memory_or_the_last_result() {
+        let mut c = Conversation::new("s");
+        c.push_user(
+            "Are we going to keep supporting Windows?\n(already known: windows: dropped in 2.0.)",
+        );
+        assert_eq!(
+            instead(KNOWN_NOTE, &c).as_deref(),
+            Some("From what is already known: windows: dropped in 2.0.")
+        );
+        let note = "Answer the user's request from the tool result above, in plain text: q";
+        assert_eq!(instead(note, &c), None, "no result this turn");
+        c.push_tool("25 posts");
+        assert!(instead(note, &c).unwrap().ends_with("25 posts"));
+        let mut plain = Conversation::new("s");
+        plain.push_user("What is 2 + 2?");
+        assert_eq!(instead(KNOWN_NOTE, &plain), None);
+    }
+}
