@@ -279,6 +279,9 @@ impl App {
         if hinted.remembered && route::asks_a_question(request) {
             return Ok(Some(Route::Answer));
         }
+        if let Some(search) = route::about_identifier(&self.tools, request) {
+            return Ok(Some(search));
+        }
         route::choose(
             self.engine.as_mut(),
             &self.tools,

@@ -380,6 +380,29 @@ pub fn warm(
     Some(outcome)
 }
 
+/// The tool a question about one identifier goes to.
+const SEARCH: &str = "search_files";
+
+/// A question about the one identifier its words name as code writes it
+/// (`slugify_heading`, `renderPage`), that says nothing of history, goes to the search,
+/// which finds it and shows its definition: the 0.5B's router sent "Which file defines
+/// slugify_heading?" to `read_file` and the model read `docs/brindle.md`. "Who changed
+/// slugify_heading?" is left to the router.
+pub fn about_identifier(registry: &Registry, words: &str) -> Option<Route> {
+    use crate::text::asked::{asked, code_names, Asked};
+    if asked(words) != Asked::Information || asked::speaks_of_history(words) {
+        return None;
+    }
+    let [_one] = code_names(words).as_slice() else {
+        return None;
+    };
+    offered(registry)
+        .0
+        .iter()
+        .any(|(name, _)| *name == SEARCH)
+        .then(|| Route::Tool(SEARCH.to_string()))
+}
+
 /// A request that tells harvey to keep something ("Remember that I prefer tabs") goes to
 /// the tool that remembers without asking the model: the 0.5B chose `write_file` for it
 /// and wrote a file until the round cap. A question ("Do you remember what I said?") is

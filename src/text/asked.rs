@@ -55,6 +55,33 @@ pub fn asked(words: &str) -> Asked {
     }
 }
 
+/// The identifiers `words` name as code writes them: a word with an inner underscore
+/// (`slugify_heading`), an inner capital after a small letter (`renderPage`) or a
+/// path separator (`feed::limit`). Plain words, `TODO` and `README` are none.
+pub fn code_names(words: &str) -> Vec<String> {
+    let mut found: Vec<String> = Vec::new();
+    for raw in words.split(|c: char| c.is_whitespace() || ",;()'\"`?!".contains(c)) {
+        let word = raw.trim_end_matches(['.', ':']);
+        let inner_underscore = word.trim_matches('_').contains('_');
+        let camel = word
+            .chars()
+            .zip(word.chars().skip(1))
+            .any(|(a, b)| a.is_lowercase() && b.is_uppercase());
+        let code = word
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == ':')
+            && word
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_alphabetic() || c == '_')
+            && (inner_underscore || camel || word.contains("::"));
+        if code && !found.iter().any(|f| f == word) {
+            found.push(word.to_string());
+        }
+    }
+    found
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -77,5 +104,14 @@ mod tests {
             "no question mark"
         );
         assert_eq!(asked("Whoever wrote this, fix it?"), Asked::Other);
+    }
+
+    #[test]
+    fn identifiers_are_told_from_words() {
+        assert_eq!(
+            code_names("Which file defines slugify_heading? And renderPage, feed::limit."),
+            vec!["slugify_heading", "renderPage", "feed::limit"]
+        );
+        assert!(code_names("Search for TODO in the README, my_ _x_ and 2_000?").is_empty());
     }
 }

@@ -57,14 +57,15 @@ and numbers.";
 /// user's request again, nearest the reply. With the request only above the call and its
 /// result, the 1.5B answered "Is there anything I have not committed yet?" with "No"
 /// right after a status that listed three changed files. After several results it asks
-/// for all of them: having read `LICENSE-MIT` and then `LICENSE-APACHE`, the 1.5B said
-/// the project was under the Apache licence.
-pub(super) fn result_note(request: &str, results: usize) -> String {
+/// for all of them, and names the files read (`read`) when there were several: having
+/// read `LICENSE-MIT` and then `LICENSE-APACHE`, the 1.5B said the project was under the
+/// Apache licence.
+pub(super) fn result_note(request: &str, results: usize, read: &[String]) -> String {
     let request: String = request.trim().chars().take(MAX_NOTED_REQUEST).collect();
-    let from = if results > 1 {
-        "all the tool results above"
-    } else {
-        "the tool result above"
+    let from = match (results, read) {
+        (0 | 1, _) => "the tool result above".to_string(),
+        (_, [_, _, ..]) => format!("all the tool results above ({})", read.join(" and ")),
+        _ => "all the tool results above".to_string(),
     };
     format!("Answer the user's request from {from}, in plain text: {request}")
 }
@@ -294,6 +295,17 @@ pub(super) fn without_template(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_note_after_several_reads_names_the_files() {
+        let read = ["LICENSE-MIT".to_string(), "LICENSE-APACHE".to_string()];
+        assert_eq!(
+            result_note("Which license?", 2, &read),
+            "Answer the user's request from all the tool results above (LICENSE-MIT and LICENSE-APACHE), in plain text: Which license?"
+        );
+        assert!(result_note("q", 2, &read[..1]).contains("all the tool results above, in"));
+        assert!(result_note("q", 1, &read).contains("the tool result above, in"));
+    }
 
     #[test]
     fn template_text_at_the_start_of_a_reply_is_taken_off() {

@@ -79,7 +79,7 @@ pub fn fit_to_request(tools: &mut [ToolInfo], asking: &Asking<'_>) {
                 }
             }
             "search_files" => {
-                if let [one] = code_names(request).as_slice() {
+                if let [one] = crate::text::asked::code_names(request).as_slice() {
                     if let Some(values) = interned(std::slice::from_ref(one)) {
                         force(tool, "pattern", values);
                         tool.params.retain(|p| p.name != "path");
@@ -116,33 +116,6 @@ fn is_count(word: &str) -> bool {
         "twelve", "fifteen", "twenty", "few",
     ];
     word.chars().all(|c| c.is_ascii_digit()) || WORDS.contains(&word)
-}
-
-/// The identifiers `words` name as code writes them: a word with an inner underscore
-/// (`slugify_heading`), an inner capital after a small letter (`renderPage`) or a
-/// path separator (`feed::limit`). Plain words, `TODO` and `README` are none.
-pub fn code_names(words: &str) -> Vec<String> {
-    let mut found: Vec<String> = Vec::new();
-    for raw in words.split(|c: char| c.is_whitespace() || ",;()'\"`?!".contains(c)) {
-        let word = raw.trim_end_matches(['.', ':']);
-        let inner_underscore = word.trim_matches('_').contains('_');
-        let camel = word
-            .chars()
-            .zip(word.chars().skip(1))
-            .any(|(a, b)| a.is_lowercase() && b.is_uppercase());
-        let code = word
-            .chars()
-            .all(|c| c.is_alphanumeric() || c == '_' || c == ':')
-            && word
-                .chars()
-                .next()
-                .is_some_and(|c| c.is_alphabetic() || c == '_')
-            && (inner_underscore || camel || word.contains("::"));
-        if code && !found.iter().any(|f| f == word) {
-            found.push(word.to_string());
-        }
-    }
-    found
 }
 
 /// After a read of one of several named documents, the ones not read yet (see
@@ -364,15 +337,6 @@ mod tests {
                 "{free}"
             );
         }
-    }
-
-    #[test]
-    fn identifiers_are_told_from_words() {
-        assert_eq!(
-            code_names("Which file defines slugify_heading? And renderPage, feed::limit."),
-            vec!["slugify_heading", "renderPage", "feed::limit"]
-        );
-        assert!(code_names("Search for TODO in the README, my_ _x_ and 2_000?").is_empty());
     }
 
     #[test]

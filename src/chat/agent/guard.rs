@@ -28,6 +28,36 @@ pub(super) fn results_this_turn(conversation: &Conversation) -> usize {
         .count()
 }
 
+/// The files this turn's calls read (`read_file` paths, in order, each once), found in
+/// the assistant's call texts since the user's last message.
+pub(super) fn files_read_this_turn(
+    conversation: &Conversation,
+    tools: &[crate::tools::ToolInfo],
+) -> Vec<String> {
+    let mut read: Vec<String> = Vec::new();
+    let turn: Vec<_> = conversation
+        .turns()
+        .iter()
+        .rev()
+        .take_while(|m| m.role != Role::User)
+        .collect();
+    for m in turn.into_iter().rev().filter(|m| m.role == Role::Assistant) {
+        let Some(found) = crate::tools::formats::find_call(&m.content, tools) else {
+            continue;
+        };
+        let path = found
+            .call
+            .arguments
+            .get("path")
+            .and_then(|p| p.as_str())
+            .filter(|_| found.call.name == "read_file");
+        if let Some(path) = path.filter(|p| !read.iter().any(|r| r == p)) {
+            read.push(path.to_string());
+        }
+    }
+    read
+}
+
 /// Memory writes this turn has made (calls of a tool that remembers that succeeded).
 fn written(set: &ToolSet<'_>, seen: &Seen) -> usize {
     seen.iter()
@@ -161,6 +191,28 @@ pub(super) fn unattended_write_after_data(conversation: &Conversation) -> Option
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_files_read_this_turn_are_found_in_its_calls() {
+        let ws = tempfile::tempdir().unwrap();
+        let tools = crate::app::workspace_tools(ws.path()).list();
+        let call = |path: &str| {
+            format!("<tool_call>\n{{\"name\": \"read_file\", \"arguments\": {{\"path\": \"{path}\"}}}}\n</tool_call>")
+        };
+        let mut c = Conversation::new("system");
+        c.push_user("earlier");
+        c.push_assistant(&call("OLD.md"));
+        c.push_tool("old");
+        c.push_user("Which license?");
+        for path in ["LICENSE-MIT", "LICENSE-APACHE", "LICENSE-MIT"] {
+            c.push_assistant(&call(path));
+            c.push_tool("text");
+        }
+        assert_eq!(
+            files_read_this_turn(&c, &tools),
+            ["LICENSE-MIT", "LICENSE-APACHE"]
+        );
+    }
 
     #[test]
     fn data_read_this_turn_is_seen_and_earlier_turns_do_not_count() {

@@ -9,7 +9,7 @@ use crate::engine::{Completion, Engine, GenerateOptions};
 use super::super::call_watch::{self, JsonHead};
 use super::super::Conversation;
 use super::answer::{answer_lead, result_note, KNOWN_NOTE, NO_TOOL_NOTE};
-use super::guard::results_this_turn;
+use super::guard::{files_read_this_turn, results_this_turn};
 use super::{generate_sorted, parrot, ToolSet, TurnEvent};
 
 /// One reply of the turn with its options (see [`reply_options`]; `must_answer`, and
@@ -32,7 +32,14 @@ pub(super) fn reply(
     let note = match tools {
         Some(t) if routed_answer && t.remembered => Some(KNOWN_NOTE.to_string()),
         Some(_) | None if routed_answer => Some(NO_TOOL_NOTE.to_string()),
-        Some(t) if after_result => Some(result_note(t.request, results_this_turn(conversation))),
+        Some(t) if after_result => {
+            let read = files_read_this_turn(conversation, &t.registry.list());
+            Some(result_note(
+                t.request,
+                results_this_turn(conversation),
+                &read,
+            ))
+        }
         _ => None,
     };
     let noted = note.as_ref().map(|text| {

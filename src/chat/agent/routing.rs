@@ -49,6 +49,11 @@ pub(super) fn first_step(
                     .send(on_event);
                 return Ok(Some(Route::Answer));
             }
+            if let Some(search) = route::about_identifier(set.registry, set.request) {
+                Step::timed(StepKind::Router, "identifier", std::time::Instant::now())
+                    .send(on_event);
+                return Ok(Some(search));
+            }
             let request = steps::with_previous(request, previous);
             routed(engine, set, &request, opts, on_event)
         }

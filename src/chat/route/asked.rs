@@ -171,6 +171,11 @@ pub fn names_workspace_files(request: &str, words: &str) -> bool {
     asked(words) == Asked::Information && !crate::workspace_map::named::named_in(request).is_empty()
 }
 
+/// Whether `words` speak of the project's history (a commit, a change, who or when).
+pub fn speaks_of_history(words: &str) -> bool {
+    says_any(&words.to_lowercase(), HISTORY)
+}
+
 /// Whether `words` (lowercase) say one of `list` as a whole word.
 fn says_any(words: &str, list: &[&str]) -> bool {
     words

@@ -285,3 +285,33 @@ fn a_request_is_asked_about_the_skills_it_shares_words_with() {
     assert_eq!(route, Some(Route::Tool("list_files".into())));
     assert_eq!(calls.len(), 1, "no skill question");
 }
+
+#[test]
+fn a_question_about_one_identifier_goes_to_the_search_without_the_model() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("lib.rs"), "fn slugify_heading() {}\n").unwrap();
+    let (r, _) = crate::app::default_tools(ws.path(), &crate::config::Config::default());
+    let search = Some(Route::Tool("search_files".into()));
+    for words in [
+        "Which file defines slugify_heading?",
+        "What does the test regression_issue_212 check?",
+        "What does renderPage return?",
+    ] {
+        assert_eq!(about_identifier(&r, words), search, "{words}");
+    }
+    for left in [
+        "Who changed slugify_heading?",
+        "Does slugify_heading or render_page run first?",
+        "Rename slugify_heading to slug.",
+        "Which file defines the heading slugs?",
+    ] {
+        assert_eq!(about_identifier(&r, left), None, "{left}");
+    }
+    let empty = tempfile::tempdir().unwrap();
+    let (none, _) = crate::app::default_tools(empty.path(), &crate::config::Config::default());
+    assert_eq!(
+        about_identifier(&none, "What does slugify_heading do?"),
+        None,
+        "nothing to search"
+    );
+}
