@@ -101,6 +101,12 @@ const CONVENTIONS: &[(&[&str], &[&str])] = &[
     ),
     (&["release notes", "what's new"], &["changelog"]),
     (&["vulnerability", "vulnerabilities"], &["security"]),
+    // The manifest says the version and what the package depends on: the 0.5B answered
+    // "What version is this package?" with "1.0.0", no file in view.
+    (
+        &["version", "dependencies", "dependency", "package", "crate"],
+        &["cargo", "package", "pyproject"],
+    ),
 ];
 
 /// Files (best first, at most [`MAX_NAMED`]) whose names share a word with `request`, or
@@ -321,6 +327,7 @@ mod tests {
             ["CONTRIBUTING.md"]
         );
         assert_eq!(named("How is it licensed?"), ["LICENSE-MIT"]);
+        assert_eq!(named("What version is this package?"), ["Cargo.toml"]);
         // A request that only shares a word with a phrase names nothing by it.
         assert!(named("Can you pull the latest changes?").is_empty());
     }

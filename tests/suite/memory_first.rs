@@ -152,3 +152,34 @@ fn no_hint_when_memory_is_off() {
         assert!(!shown.contains("already known"), "{shown}");
     }
 }
+
+#[test]
+fn a_reply_that_repeats_the_note_is_replaced_by_the_memory_it_pointed_at() {
+    let ws = tempfile::tempdir().unwrap();
+    let (mut app, _log) = app_with_fact(
+        ws.path(),
+        &[
+            "Yes",
+            ", the line after the request answers this: answer from it in plain text.",
+        ],
+        true,
+    );
+    let mut notices = Vec::new();
+    let turn = app
+        .agent_turn("How are releases done?", &mut |e| {
+            if let TurnEvent::Notice(n) = e {
+                notices.push(n);
+            }
+        })
+        .unwrap();
+    let reply = &turn.completion.text;
+    assert!(reply.starts_with("From what is already known: "), "{reply}");
+    assert!(reply.contains("cargo publish"), "{reply}");
+    assert!(!reply.contains("line after the request"), "{reply}");
+    assert!(
+        notices
+            .iter()
+            .any(|n| n.contains("repeated harvey's instructions")),
+        "{notices:?}"
+    );
+}

@@ -55,18 +55,24 @@ pub(super) fn reply(
         conversation.remove(at..at + 1);
     }
     let (o, lead, found, mut c) = reply?;
-    // A reply that only repeated the note: what the note pointed at stands for it.
-    let instead = note
-        .filter(|n| parrot::parrots(n, &format!("{lead}{}", c.text)))
-        .and_then(|n| parrot::instead(&n, conversation));
-    match instead {
+    let Some(note) = note.filter(|n| parrot::parrots(n, &format!("{lead}{}", c.text))) else {
+        return Ok((o, lead, found, c));
+    };
+    // A reply that only repeated the note: what the note pointed at stands for it, else
+    // the reply is asked for once more without the note.
+    on_event(TurnEvent::Notice(PARROTED.into()));
+    match parrot::instead(&note, conversation) {
         Some(text) => {
-            on_event(TurnEvent::Notice(PARROTED.into()));
             on_event(TurnEvent::Text(text.clone()));
             c.text = text;
             Ok((o, String::new(), found, c))
         }
-        None => Ok((o, lead, found, c)),
+        None => {
+            let (o, lead, found) =
+                reply_options(engine, conversation, opts, tools, must_answer, on_event)?;
+            let c = generate_sorted(engine, conversation, &o, on_event)?;
+            Ok((o, lead, found, c))
+        }
     }
 }
 

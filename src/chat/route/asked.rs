@@ -171,6 +171,32 @@ pub fn names_workspace_files(request: &str, words: &str) -> bool {
     asked(words) == Asked::Information && !crate::workspace_map::named::named_in(request).is_empty()
 }
 
+/// Words of a question a listing answers: which files or folders there are.
+const LISTING: &[&str] = &[
+    "file",
+    "files",
+    "folder",
+    "folders",
+    "directory",
+    "directories",
+    "dir",
+    "list",
+    "tree",
+    "layout",
+    "structure",
+    "contain",
+    "contains",
+    "inside",
+    "exist",
+    "exists",
+    "there",
+];
+
+/// The tool that lists a folder, held off a question that asks for no listing: the
+/// 0.5B listed `docs/` twice for "What is the capital of France? Answer in one word.",
+/// and listed `notes/ideas.md` for "What ideas have I written down?".
+const LIST: &str = "list_files";
+
 /// Whether `words` speak of the project's history (a commit, a change, who or when).
 pub fn speaks_of_history(words: &str) -> bool {
     says_any(&words.to_lowercase(), HISTORY)
@@ -204,7 +230,9 @@ pub fn ruled_out(registry: &Registry, words: &str) -> Vec<&'static str> {
             let runs_unasked = runs && (kind == Asked::HowTo || !says_any(&lower, RUNNING));
             let history_unasked = info.name == "git" && !says_any(&lower, HISTORY);
             let said_unasked = RECALLS.contains(&info.name) && !says_any(&lower, SAID);
-            (changes || runs_unasked || history_unasked || said_unasked).then_some(info.name)
+            let listing_unasked = info.name == LIST && !says_any(&lower, LISTING);
+            (changes || runs_unasked || history_unasked || said_unasked || listing_unasked)
+                .then_some(info.name)
         })
         .collect()
 }
@@ -285,5 +313,25 @@ mod tests {
         );
         let write = "Write a Rust function that reverses a string.";
         assert!(!names_workspace_files(&hinted(write), write));
+    }
+
+    #[test]
+    fn a_listing_is_held_off_a_question_that_asks_for_none() {
+        let ws = tempfile::tempdir().unwrap();
+        let (registry, _) = crate::app::default_tools(ws.path(), &crate::config::Config::default());
+        let names = |w: &str| ruled_out(&registry, w);
+        for listing in [
+            "What files are in the src folder?",
+            "Is there a config file?",
+        ] {
+            assert!(!names(listing).contains(&"list_files"), "{listing}");
+        }
+        for other in [
+            "What port does the preview server use?",
+            "What is the capital of France? Answer in one word.",
+        ] {
+            assert!(names(other).contains(&"list_files"), "{other}");
+        }
+        assert!(names("List the notes.").is_empty(), "an instruction");
     }
 }
