@@ -54,12 +54,18 @@ pub fn definition(root: &Path, requested: &str, walk: &mut Walk<'_>) -> Option<S
     ))
 }
 
-/// After a search for an identifier that matched: its definition, where the search found
+/// After a search for an identifier written as code that matched: its definition, where the search found
 /// one, so "What does the test regression_issue_212 check?" is answered by the search
 /// alone. The 0.5B, shown only the matching line, searched again and described the test
 /// from its name. `None` for a pattern that is no identifier, or without a definition.
 pub fn definition_after_search(root: &Path, pattern: &str, walk: &mut Walk<'_>) -> Option<String> {
-    let found = defined(root, pattern.trim(), walk)?;
+    // Only a name written as code (`regression_issue_212`, `renderPage`): a plain word
+    // ("port") would show whatever `let port` comes first.
+    let pattern = pattern.trim();
+    if crate::text::asked::code_names(pattern) != [pattern] {
+        return None;
+    }
+    let found = defined(root, pattern, walk)?;
     Some(format!(
         "({pattern} is defined in {} at line {}:)\n{}",
         found.file, found.line, found.lines
@@ -297,7 +303,7 @@ mod tests {
             "{found}"
         );
         assert!(found.contains("    7| pub fn moon_phase_factor(day: u32) -> f64 {"));
-        for pattern in ["default port", "moon.*factor", "main_calls"] {
+        for pattern in ["default port", "moon.*factor", "main_calls", "main"] {
             assert_eq!(
                 definition_after_search(root, pattern, &mut walk_over(&files, root)),
                 None,
