@@ -222,12 +222,7 @@ mod tests {
 
     #[test]
     fn a_question_about_the_first_commit_can_only_show_the_first() {
-        let mut tools = vec![ToolInfo {
-            name: "git",
-            description: "",
-            writes: false,
-            params: crate::tools::command::GIT_PARAMS.to_vec(),
-        }];
+        let mut tools = git_tool();
         fit_to_request(
             &mut tools,
             &Asking::words("What did the first git commit change?"),
@@ -251,6 +246,24 @@ mod tests {
         let before = param_names(&tools);
         fit_to_request(&mut tools, &Asking::words("What is in src?"));
         assert_eq!(param_names(&tools), before);
+    }
+
+    fn git_tool() -> Vec<ToolInfo> {
+        vec![ToolInfo {
+            name: "git",
+            description: "",
+            writes: false,
+            params: crate::tools::command::GIT_PARAMS.to_vec(),
+        }]
+    }
+
+    /// `param` of the one fitted tool is required and can only be `value`.
+    fn assert_forced(tools: &[ToolInfo], param: &str, value: &str) {
+        let values: &[&str] = &[value];
+        match kind_of(tools, param) {
+            Some((ParamKind::Enum { values: got }, true)) => assert_eq!(got, values, "{param}"),
+            other => panic!("{param}: {other:?}"),
+        }
     }
 
     fn kind_of(tools: &[ToolInfo], name: &str) -> Option<(ParamKind, bool)> {
@@ -278,15 +291,7 @@ mod tests {
             read: &read,
         };
         fit_to_request(&mut tools, &asking);
-        assert_eq!(
-            kind_of(&tools, "path"),
-            Some((
-                ParamKind::Enum {
-                    values: &["LICENSE-APACHE"]
-                },
-                true
-            ))
-        );
+        assert_forced(&tools, "path", "LICENSE-APACHE");
         // Before any read, or with code files named, the path is the model's.
         for (read, named) in [
             (&[][..], &["LICENSE-MIT", "LICENSE-APACHE"][..]),
@@ -316,15 +321,7 @@ mod tests {
             &mut tools,
             &Asking::words("What does the test regression_issue_212 check?"),
         );
-        assert_eq!(
-            kind_of(&tools, "pattern"),
-            Some((
-                ParamKind::Enum {
-                    values: &["regression_issue_212"]
-                },
-                true
-            ))
-        );
+        assert_forced(&tools, "pattern", "regression_issue_212");
         assert_eq!(kind_of(&tools, "path"), None);
         for free in [
             "Search the notes for TODO comments.",
@@ -341,17 +338,9 @@ mod tests {
 
     #[test]
     fn who_changed_a_thing_in_one_named_code_file_reads_its_history() {
-        let git = || {
-            vec![ToolInfo {
-                name: "git",
-                description: "",
-                writes: false,
-                params: crate::tools::command::GIT_PARAMS.to_vec(),
-            }]
-        };
         let words = "Who last changed the markdown renderer?";
         let request = hinted(words, &["src/render/markdown.rs"]);
-        let mut tools = git();
+        let mut tools = git_tool();
         fit_to_request(
             &mut tools,
             &Asking {
@@ -366,15 +355,7 @@ mod tests {
                 values: &["file_history"]
             }
         );
-        assert_eq!(
-            kind_of(&tools, "path"),
-            Some((
-                ParamKind::Enum {
-                    values: &["src/render/markdown.rs"]
-                },
-                true
-            ))
-        );
+        assert_forced(&tools, "path", "src/render/markdown.rs");
         for (words, named) in [
             (
                 "Who changed the line that sets the port?",
@@ -388,7 +369,7 @@ mod tests {
             ("Who changed the renderers?", &["src/a.rs", "src/b.rs"][..]),
         ] {
             let request = hinted(words, named);
-            let mut tools = git();
+            let mut tools = git_tool();
             fit_to_request(
                 &mut tools,
                 &Asking {
