@@ -10,6 +10,7 @@
 mod answer;
 mod calls;
 mod fit_call;
+mod focus;
 mod guard;
 mod one_reply;
 mod parrot;

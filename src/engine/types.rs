@@ -290,6 +290,35 @@ pub struct TurnStats {
     pub accepted_tokens: usize,
 }
 
+impl TurnStats {
+    /// These counters with an earlier generation's prefill folded in (`first` prefilled
+    /// the prompt this one continued): a reply begun by a one-token lead spends its
+    /// prefill there, and the step that waited for both should say so.
+    pub fn after(&self, first: &TurnStats) -> TurnStats {
+        let seconds = |tokens: usize, tps: f64| {
+            if tokens == 0 || tps <= 0.0 {
+                0.0
+            } else {
+                tokens as f64 / tps
+            }
+        };
+        let evaluated = first.evaluated_tokens + self.evaluated_tokens;
+        let prefill_s = seconds(first.evaluated_tokens, first.prefill_tps)
+            + seconds(self.evaluated_tokens, self.prefill_tps);
+        TurnStats {
+            evaluated_tokens: evaluated,
+            prefill_chunks: first.prefill_chunks + self.prefill_chunks,
+            prefill_tps: if prefill_s > 0.0 {
+                evaluated as f64 / prefill_s
+            } else {
+                0.0
+            },
+            ttft_ms: first.ttft_ms,
+            ..self.clone()
+        }
+    }
+}
+
 /// A finished generation.
 #[derive(Debug, Clone)]
 pub struct Completion {
@@ -318,5 +347,36 @@ pub fn rate(tokens: usize, elapsed: Duration) -> f64 {
         0.0
     } else {
         tokens as f64 / secs
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TurnStats;
+
+    #[test]
+    fn a_lead_s_prefill_is_counted_with_the_reply_it_began() {
+        let lead = TurnStats {
+            evaluated_tokens: 900,
+            prefill_tps: 45.0,
+            completion_tokens: 1,
+            ttft_ms: 20_000.0,
+            ..TurnStats::default()
+        };
+        let rest = TurnStats {
+            evaluated_tokens: 1,
+            prefill_tps: 10.0,
+            completion_tokens: 4,
+            decode_tps: 8.0,
+            ..TurnStats::default()
+        };
+        let both = rest.after(&lead);
+        assert_eq!(both.evaluated_tokens, 901);
+        // 20 s + 0.1 s of prefill for 901 tokens.
+        assert!((both.prefill_tps - 901.0 / 20.1).abs() < 1e-9);
+        assert_eq!(both.completion_tokens, 4);
+        assert_eq!(both.decode_tps, 8.0);
+        assert_eq!(both.ttft_ms, 20_000.0);
+        assert_eq!(rest.after(&TurnStats::default()), rest);
     }
 }

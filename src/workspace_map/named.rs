@@ -10,6 +10,7 @@
 //! ("file", "commit", "test") are left out: they name no file.
 
 use super::FileEntry;
+use std::cmp::Reverse;
 
 /// Most names given; a request that fits more files names none in particular.
 const MAX_NAMED: usize = 3;
@@ -113,26 +114,37 @@ const CONVENTIONS: &[(&[&str], &[&str])] = &[
 /// are the conventional file for what it asks about ([`CONVENTIONS`]); empty when none
 /// does, or when more than [`MAX_NAMED`] fit equally well.
 pub fn named_like(files: &[FileEntry], request: &str) -> Vec<String> {
-    let mut wanted: Vec<String> = words(request)
-        .into_iter()
-        .filter(|w| !NOT_NAMES.contains(&w.as_str()))
-        .map(|w| stem(&w))
-        .collect();
-    wanted.extend(conventional(request));
-    if wanted.is_empty() {
+    let asked = asked_stems(request);
+    let convention = conventional(request);
+    if asked.is_empty() && convention.is_empty() {
         return Vec::new();
     }
-    let mut scored: Vec<(usize, &str)> = files
+    // A score is (how many distinct wanted stems the name fits, whether it is the
+    // conventional file); of equal scores, the name with fewer words left unmatched comes
+    // first ("Cargo" before "package_manager"). A conventional name must be the name's word itself: in
+    // harvey's own repository "What version is this package?" read `src/memory/pack.rs`,
+    // "pack" fitting "package" once as the asked word and again as the convention.
+    let mut scored: Vec<((usize, bool), Reverse<usize>, &str)> = files
         .iter()
         .filter_map(|f| {
             let name = f.path.rsplit('/').next().unwrap_or(&f.path);
             let stem_part = name.split('.').next().unwrap_or(name);
             let have: Vec<String> = words(stem_part).iter().map(|w| stem(w)).collect();
-            let n = wanted
+            let by_convention = |w: &String| have.contains(w);
+            let mut fitted: Vec<&String> = asked
                 .iter()
                 .filter(|w| have.iter().any(|h| fits(w, h)))
+                .chain(convention.iter().filter(|w| by_convention(w)))
+                .collect();
+            fitted.sort();
+            fitted.dedup();
+            let conventional = convention.iter().any(by_convention);
+            let unmatched = have
+                .iter()
+                .filter(|h| !fitted.iter().any(|w| fits(w, h)))
                 .count();
-            (n > 0).then_some((n, f.path.as_str()))
+            let score = (fitted.len(), conventional);
+            (!fitted.is_empty()).then_some((score, Reverse(unmatched), f.path.as_str()))
         })
         .collect();
     // Of names that fit as well, the source before its tests (asked how many posts the
@@ -146,8 +158,8 @@ pub fn named_like(files: &[FileEntry], request: &str) -> Vec<String> {
     // A how-to question that some document fits is answered by documents: the others
     // (`src/site.rs`, `src/render/sitemap.rs` for "the site") would crowd it out.
     let how_to = crate::text::asked::asked(request) == crate::text::asked::Asked::HowTo;
-    if how_to && scored.iter().any(|(_, path)| is_document(path)) {
-        scored.retain(|(_, path)| is_document(path));
+    if how_to && scored.iter().any(|(_, _, path)| is_document(path)) {
+        scored.retain(|(_, _, path)| is_document(path));
     }
     let place = |path: &str| {
         let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
@@ -163,8 +175,9 @@ pub fn named_like(files: &[FileEntry], request: &str) -> Vec<String> {
     };
     scored.sort_by(|a, b| {
         b.0.cmp(&a.0)
-            .then(place(a.1).cmp(&place(b.1)))
-            .then(a.1.len().cmp(&b.1.len()))
+            .then(b.1.cmp(&a.1))
+            .then(place(a.2).cmp(&place(b.2)))
+            .then(a.2.len().cmp(&b.2.len()))
     });
     let Some(best) = scored.first().map(|s| s.0) else {
         return Vec::new();
@@ -172,12 +185,31 @@ pub fn named_like(files: &[FileEntry], request: &str) -> Vec<String> {
     let top: Vec<String> = scored
         .iter()
         .filter(|s| s.0 == best)
-        .map(|s| s.1.to_string())
+        .map(|s| s.2.to_string())
         .collect();
     if top.len() > MAX_NAMED {
         return Vec::new();
     }
     top
+}
+
+/// The stems of `request`'s words that could name something (four letters or more,
+/// not a question word nor the tools' vocabulary), sorted, each once.
+pub fn asked_stems(request: &str) -> Vec<String> {
+    let mut asked: Vec<String> = words(request)
+        .into_iter()
+        .filter(|w| !NOT_NAMES.contains(&w.as_str()))
+        .map(|w| stem(&w))
+        .collect();
+    asked.sort();
+    asked.dedup();
+    asked
+}
+
+/// Whether `word` (any case) fits one of `stems` ([`asked_stems`]) as a name's word does.
+pub fn word_fits(stems: &[String], word: &str) -> bool {
+    let word = stem(&word.to_lowercase());
+    word.chars().count() >= 4 && stems.iter().any(|s| fits(s, &word))
 }
 
 /// Prose for people: a Markdown or text file, anything under a `docs`/`doc` folder, or a
@@ -328,6 +360,24 @@ mod tests {
         );
         assert_eq!(named("How is it licensed?"), ["LICENSE-MIT"]);
         assert_eq!(named("What version is this package?"), ["Cargo.toml"]);
+        let mut with_pack = ws.clone();
+        with_pack.extend(files(&["src/memory/pack.rs", "src/package_manager.rs"]));
+        let version = named_like(&with_pack, "What version is this package?");
+        assert_eq!(version[0], "Cargo.toml");
+        assert!(
+            !version.contains(&"src/memory/pack.rs".to_string()),
+            "a short name that fits a long word is no conventional file: {version:?}"
+        );
+        assert_eq!(
+            named_like(&with_pack, "What does the package manager do?"),
+            ["src/package_manager.rs"],
+            "two asked words outweigh the convention"
+        );
+        assert_eq!(
+            named_like(&with_pack, "Which version of the package is it?")[0],
+            "Cargo.toml",
+            "of two conventional names, the one with no other word"
+        );
         // A request that only shares a word with a phrase names nothing by it.
         assert!(named("Can you pull the latest changes?").is_empty());
     }

@@ -2,7 +2,7 @@
 //! call, a tool result cut to leave room for the reply, the round cap's note, and the
 //! answer begun for a model that keeps calling past it.
 
-use crate::engine::{Completion, Engine, GenerateOptions, Role, SamplingParams};
+use crate::engine::{Completion, Engine, GenerateOptions, Role, SamplingParams, TurnStats};
 use crate::tools::formats;
 
 use super::super::Conversation;
@@ -22,7 +22,7 @@ pub(super) fn answer_lead(
     conversation: &Conversation,
     opts: &GenerateOptions,
     on_event: &mut dyn FnMut(TurnEvent),
-) -> Result<String, crate::engine::EngineError> {
+) -> Result<(String, TurnStats), crate::engine::EngineError> {
     let mut o = opts.clone();
     o.grammar = Some(ANSWER_START.to_string());
     o.max_tokens = Some(1);
@@ -34,7 +34,7 @@ pub(super) fn answer_lead(
     if !c.text.is_empty() {
         on_event(TurnEvent::Text(c.text.clone()));
     }
-    Ok(c.text)
+    Ok((c.text, c.stats))
 }
 
 /// Said to the model (after the user's message, for that reply only) where the router

@@ -5,6 +5,7 @@
 use crate::engine::{Engine, GenerateOptions};
 use crate::tools::{parse_call, Approval, ToolCall, ToolContext, ToolError};
 
+use super::focus;
 use super::timing::{Step, StepKind};
 use super::{guard, CallRecord, Conversation, Opening, Seen, ToolSet, TurnEvent, MAX_RESULT_CHARS};
 
@@ -132,9 +133,13 @@ pub(super) fn run_call(
         }
         Err(e) => (None, Err(e), false),
     };
-    let text = match &result {
-        Ok(t) => crate::tools::call::clip(t, MAX_RESULT_CHARS),
-        Err(e) => format!("error: {e}"),
+    let text = match (&result, &call) {
+        (Ok(t), Some(c)) if c.name == "read_file" => {
+            focus::focused(set.request, &c.arguments, t, counter)
+                .unwrap_or_else(|| crate::tools::call::clip(t, MAX_RESULT_CHARS))
+        }
+        (Ok(t), _) => crate::tools::call::clip(t, MAX_RESULT_CHARS),
+        (Err(e), _) => format!("error: {e}"),
     };
     let shown = if reused {
         format!("{}{text}", super::answer::REUSED_PREFIX)

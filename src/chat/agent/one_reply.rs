@@ -4,7 +4,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use crate::engine::{Completion, Engine, GenerateOptions};
+use crate::engine::{Completion, Engine, GenerateOptions, TurnStats};
 
 use super::super::call_watch::{self, JsonHead};
 use super::super::Conversation;
@@ -47,8 +47,11 @@ pub(super) fn reply(
         conversation.turns().len() - 1
     });
     let reply = reply_options(engine, conversation, opts, tools, must_answer, on_event).and_then(
-        |(o, lead, found)| {
-            generate_sorted(engine, conversation, &o, on_event).map(|c| (o, lead, found, c))
+        |(o, lead, found, first)| {
+            generate_sorted(engine, conversation, &o, on_event).map(|mut c| {
+                c.stats = c.stats.after(&first);
+                (o, lead, found, c)
+            })
         },
     );
     if let Some(at) = noted {
@@ -68,9 +71,10 @@ pub(super) fn reply(
             Ok((o, String::new(), found, c))
         }
         None => {
-            let (o, lead, found) =
+            let (o, lead, found, first) =
                 reply_options(engine, conversation, opts, tools, must_answer, on_event)?;
-            let c = generate_sorted(engine, conversation, &o, on_event)?;
+            let mut c = generate_sorted(engine, conversation, &o, on_event)?;
+            c.stats = c.stats.after(&first);
             Ok((o, lead, found, c))
         }
     }
@@ -85,7 +89,8 @@ pub(super) type Found = Arc<Mutex<Option<JsonHead>>>;
 
 /// One reply's options: the family's openers as stops and the JSON call watcher; where
 /// the reply must be an answer (the router said so, or its chosen call has returned),
-/// the opener banned and the first token already decoded as `lead` (the reply's start).
+/// the opener banned and the first token already decoded as `lead` (the reply's start),
+/// with that token's generation counters (default where there is no lead).
 fn reply_options(
     engine: &mut dyn Engine,
     conversation: &Conversation,
@@ -93,14 +98,15 @@ fn reply_options(
     tools: Option<&ToolSet<'_>>,
     must_answer: bool,
     on_event: &mut dyn FnMut(TurnEvent),
-) -> Result<(GenerateOptions, String, Found), crate::engine::EngineError> {
+) -> Result<(GenerateOptions, String, Found, TurnStats), crate::engine::EngineError> {
     let mut o = opts.clone();
     let mut lead = String::new();
+    let mut first = TurnStats::default();
     if let Some(set) = tools.filter(|_| must_answer) {
         // The family's own opener is held back and the reply may not open with JSON, so
         // the model answers (a call it still writes after some text is read as usual).
         o.banned = set.forms.openers.clone();
-        lead = answer_lead(engine, conversation, &o, on_event)?;
+        (lead, first) = answer_lead(engine, conversation, &o, on_event)?;
         o.assistant_prefix = (!lead.is_empty()).then(|| lead.clone());
     }
     let found: Found = Arc::new(Mutex::new(None));
@@ -114,5 +120,5 @@ fn reply_options(
             .collect();
         o.stop_finder = Some(call_watch::finder(names, found.clone()));
     }
-    Ok((o, lead, found))
+    Ok((o, lead, found, first))
 }

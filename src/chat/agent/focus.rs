@@ -1,0 +1,250 @@
+//! A long file read for a question, shown where the question's words are. Asked "What
+//! version is this package?" in harvey's own repository, the 1.5B read the whole
+//! 90-line `Cargo.toml`: 1,429 tokens prefilled in 25 s of a 31 s turn (a Pi takes
+//! twice that), for an answer on line 3. A question about a file needs the lines that
+//! hold its words; the model is told what was left out and how to read it.
+//!
+//! Only a whole-file read (no line range asked for) of more than [`FOCUS_FROM_TOKENS`]
+//! tokens, for a question asking for information (not a how-to, whose steps run on past
+//! the lines naming them), and only when some line past the head holds a word of the
+//! question; otherwise the result stands as it was.
+
+use crate::text::asked::{asked, code_names, Asked};
+use crate::tokens::TokenCounter;
+use crate::workspace_map::named::{asked_stems, word_fits};
+
+/// Results up to this many tokens are shown whole.
+pub(super) const FOCUS_FROM_TOKENS: usize = 450;
+
+/// The file's first lines, always shown (a manifest's package, a module's doc comment).
+const HEAD_LINES: usize = 8;
+
+/// Lines shown before and after a line that holds a question's word.
+const AROUND: usize = 2;
+
+/// A word on more lines than this is common in the file ([`focused`]).
+const COMMON: usize = 6;
+
+/// Most lines shown in all: matches past it are left out, in file order.
+const MAX_SHOWN: usize = 36;
+
+/// A read's result cut to its head and the lines holding `request`'s words, with a line
+/// saying so; `None` where the result stands whole (see the module's note).
+pub(super) fn focused(
+    request: &str,
+    arguments: &serde_json::Map<String, serde_json::Value>,
+    result: &str,
+    counter: &dyn TokenCounter,
+) -> Option<String> {
+    let ranged = ["start_line", "end_line", "start_char"]
+        .iter()
+        .any(|k| arguments.contains_key(*k));
+    if ranged || asked(request) != Asked::Information {
+        return None;
+    }
+    if counter.count_tokens(result) <= FOCUS_FROM_TOKENS {
+        return None;
+    }
+    let (notes, lines) = split_numbered(result);
+    // A word on many lines says little about where the answer is ("version" on every
+    // dependency of a manifest): where some word of the question is rarer, only the rare
+    // words count, and a file whose rare words are all in its head is shown to there.
+    let mut words: Vec<Vec<usize>> = asked_stems(request)
+        .into_iter()
+        .map(|stem| {
+            let one = [stem];
+            (0..lines.len())
+                .filter(|&i| {
+                    crate::text::words::name_words(lines[i].1)
+                        .iter()
+                        .any(|w| word_fits(&one, w))
+                })
+                .collect()
+        })
+        .chain(code_names(request).into_iter().map(|code| {
+            let code = code.to_lowercase();
+            (0..lines.len())
+                .filter(|&i| lines[i].1.to_lowercase().contains(&code))
+                .collect()
+        }))
+        .filter(|hits: &Vec<usize>| !hits.is_empty())
+        .collect();
+    if words.iter().any(|h| h.len() <= COMMON) {
+        words.retain(|h| h.len() <= COMMON);
+    }
+    let mut hits: Vec<usize> = words.into_iter().flatten().collect();
+    hits.sort_unstable();
+    hits.dedup();
+    if hits.is_empty() {
+        return None;
+    }
+    let mut keep = vec![false; lines.len()];
+    keep.iter_mut().take(HEAD_LINES).for_each(|k| *k = true);
+    let mut shown_hits = 0;
+    for &hit in &hits {
+        let span = hit.saturating_sub(AROUND)..(hit + AROUND + 1).min(lines.len());
+        let adds = span.clone().filter(|&i| !keep[i]).count();
+        if keep.iter().filter(|k| **k).count() + adds > MAX_SHOWN {
+            break;
+        }
+        span.for_each(|i| keep[i] = true);
+        shown_hits += 1;
+    }
+    if shown_hits == 0 || keep.iter().all(|k| *k) {
+        return None;
+    }
+    let total = lines.last().map_or(0, |l| l.0);
+    let mut out: String = notes.iter().map(|n| format!("{n}\n")).collect();
+    out.push_str(&format!(
+        "(the file has {total} lines; shown: the first {HEAD_LINES} and the lines with the \
+question's words{}, each with {AROUND} around it; read_file with start_line and end_line shows \
+the others)\n",
+        if shown_hits < hits.len() {
+            format!(" ({shown_hits} of {} such lines)", hits.len())
+        } else {
+            String::new()
+        }
+    ));
+    let mut gap = false;
+    for (i, (n, text)) in lines.iter().enumerate() {
+        if keep[i] {
+            out.push_str(&format!("{n:>5}| {text}\n"));
+            gap = false;
+        } else if !gap {
+            out.push_str("     …\n");
+            gap = true;
+        }
+    }
+    Some(out)
+}
+
+/// The result's lines that are not file lines (the read's notes, kept; a cut note, left
+/// out: the focus says what is shown), and its numbered file lines.
+fn split_numbered(result: &str) -> (Vec<&str>, Vec<(usize, &str)>) {
+    let mut notes = Vec::new();
+    let mut lines = Vec::new();
+    for line in result.lines() {
+        match numbered(line) {
+            Some(l) => lines.push(l),
+            None if lines.is_empty() => notes.push(line),
+            None => {}
+        }
+    }
+    (notes, lines)
+}
+
+/// `"   12| text"` as `(12, "text")`.
+fn numbered(line: &str) -> Option<(usize, &str)> {
+    let (n, text) = line.split_once("| ").or_else(|| {
+        line.strip_suffix('|')
+            .map(|n| (n, ""))
+            .filter(|(n, _)| !n.trim().is_empty())
+    })?;
+    let n = n.trim_start().parse().ok()?;
+    Some((n, text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One token per word, near enough for the threshold.
+    struct Words;
+    impl TokenCounter for Words {
+        fn count_tokens(&self, text: &str) -> usize {
+            text.split_whitespace().count()
+        }
+    }
+
+    fn manifest() -> String {
+        let mut lines = vec![
+            "[package]".to_string(),
+            "name = \"demo\"".into(),
+            "version = \"0.3.1\"".into(),
+            "edition = \"2021\"".into(),
+        ];
+        for i in 0..120 {
+            lines.push(format!(
+                "dep{i} = {{ version = \"{i}\", features = [\"a\", \"b\"] }}"
+            ));
+        }
+        lines.push("license = \"MIT OR Apache-2.0\"".into());
+        lines.push("[profile.release]".into());
+        lines
+            .iter()
+            .enumerate()
+            .map(|(i, l)| format!("{:>5}| {l}\n", i + 1))
+            .collect()
+    }
+
+    fn args(json: serde_json::Value) -> serde_json::Map<String, serde_json::Value> {
+        json.as_object().cloned().unwrap()
+    }
+
+    #[test]
+    fn a_long_read_for_a_question_shows_the_head_and_the_lines_with_its_words() {
+        let result = manifest();
+        let read = args(serde_json::json!({"path": "Cargo.toml"}));
+        let shown = focused("What license is this crate under?", &read, &result, &Words)
+            .expect("a long read for a question is focused");
+        assert!(shown.contains("    3| version = \"0.3.1\""), "{shown}");
+        assert!(
+            shown.contains("  125| license = \"MIT OR Apache-2.0\""),
+            "{shown}"
+        );
+        assert!(shown.contains("  124| dep119"), "{shown}");
+        assert!(!shown.contains("   60| dep55"), "{shown}");
+        assert!(shown.contains("the file has 126 lines"), "{shown}");
+        assert!(shown.contains("     …\n"), "{shown}");
+        assert!(Words.count_tokens(&shown) < Words.count_tokens(&result) / 4);
+    }
+
+    #[test]
+    fn a_word_on_many_lines_gives_way_to_a_rarer_one() {
+        let result = manifest();
+        let read = args(serde_json::json!({"path": "Cargo.toml"}));
+        let shown = focused("What version is this package?", &read, &result, &Words).unwrap();
+        assert!(shown.contains("    3| version = \"0.3.1\""), "{shown}");
+        let file_lines = shown.lines().filter(|l| numbered(l).is_some()).count();
+        assert_eq!(file_lines, HEAD_LINES, "{shown}");
+    }
+
+    #[test]
+    fn a_short_read_a_range_a_how_to_or_no_matching_line_stands_whole() {
+        let result = manifest();
+        let read = args(serde_json::json!({"path": "Cargo.toml"}));
+        let ranged = args(serde_json::json!({"path": "Cargo.toml", "start_line": 1}));
+        let q = "What license is this crate under?";
+        assert_eq!(focused(q, &ranged, &result, &Words), None);
+        assert_eq!(
+            focused("How do I license it?", &read, &result, &Words),
+            None
+        );
+        assert_eq!(
+            focused("Show me the license.", &read, &result, &Words),
+            None
+        );
+        assert_eq!(
+            focused("What is the weather like?", &read, &result, &Words),
+            None
+        );
+        let short: String = result.lines().take(20).map(|l| format!("{l}\n")).collect();
+        assert_eq!(focused(q, &read, &short, &Words), None);
+    }
+
+    #[test]
+    fn many_matching_lines_are_shown_up_to_the_cap_and_the_read_s_note_is_kept() {
+        let mut result = "(read src/x.rs for x.rs)\n".to_string();
+        for i in 1..=300 {
+            result.push_str(&format!("{i:>5}| let port_{i} = tide(port);\n"));
+        }
+        result.push_str("[cut: showed lines 1–200 of 300]\n");
+        let read = args(serde_json::json!({"path": "x.rs"}));
+        let shown = focused("Which port is used?", &read, &result, &Words).unwrap();
+        assert!(shown.starts_with("(read src/x.rs for x.rs)\n"), "{shown}");
+        let file_lines = shown.lines().filter(|l| numbered(l).is_some()).count();
+        assert!(file_lines <= MAX_SHOWN, "{file_lines}");
+        assert!(shown.contains("such lines"), "{shown}");
+        assert!(!shown.contains("[cut:"), "{shown}");
+    }
+}
