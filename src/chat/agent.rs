@@ -362,9 +362,20 @@ fn last_reply(
     if let Some(set) = capped.filter(|_| c.text.trim().is_empty()) {
         c = answer_begun(engine, conversation, opts, set, on_event)?;
     }
+    // A reply that only says the request again: the last result stands for it.
+    if parrot::echoes_request(conversation, &c.text) {
+        if let Some(text) = parrot::instead("", conversation) {
+            on_event(TurnEvent::Notice(ECHOED.into()));
+            on_event(TurnEvent::Text(text.clone()));
+            c.text = text;
+        }
+    }
     conversation.push_assistant(&c.text);
     Ok(c)
 }
+
+/// Said where a reply only repeated the request and the last result stands for it.
+const ECHOED: &str = "(the model repeated the question instead of answering; the last result:)";
 
 /// Results of the calls made so far in a turn, by their exact call text.
 type Seen = HashMap<String, Result<String, ToolError>>;
@@ -530,6 +541,7 @@ fn chosen_call(
         words: set.request,
         hinted: set.route.unwrap_or(set.request),
         read: &read_paths(calls),
+        found: &steps::found_lines(calls),
     };
     fit_call::fit_to_request(&mut tool, &asking);
     // One tool: its name and arguments key are prefilled, not decoded a token at a time.

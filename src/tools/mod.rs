@@ -24,6 +24,7 @@ pub mod interned;
 pub mod memory;
 pub mod misses;
 pub mod narrow;
+pub mod search;
 pub mod sessions;
 pub mod workspace;
 

@@ -1,20 +1,21 @@
-//! Read-only workspace tools: `read_file`, `list_files`, `search_files`. Every path goes
-//! through the sandbox; outputs are capped with a note saying what was cut.
+//! Read-only workspace tools: `read_file`, `list_files` (and `search_files`, in
+//! [`super::search`]). Every path goes through the sandbox; outputs are capped with a
+//! note saying what was cut.
 
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
 use super::{arg_int, arg_str, misses, Param, ParamKind, Tool, ToolError};
-use crate::sandbox::{check_relative, display, is_secret_name};
+use crate::sandbox::{check_relative, display};
 use crate::workspace_map::nearest::{resolve_forgiving, Want};
+
+use super::search::walk_all;
+pub use super::search::SearchFiles;
 
 const MAX_READ_LINES: usize = 200;
 const MAX_READ_BYTES: usize = 16 * 1024;
 const MAX_LIST: usize = 200;
-const MAX_MATCHES: usize = 50;
-const MAX_SEARCH_FILE_BYTES: u64 = 1024 * 1024;
-const SKIP_DIRS: &[&str] = &["target", "node_modules", ".venv", "__pycache__"];
 
 const PATH: Param = Param {
     name: "path",
@@ -273,7 +274,7 @@ impl Tool for ListFiles {
 }
 
 /// `text` after the note saying which path was used instead of the one asked for.
-fn with_note(note: Option<String>, text: String) -> String {
+pub(super) fn with_note(note: Option<String>, text: String) -> String {
     match note {
         Some(note) => format!("{note}\n{text}"),
         None => text,
@@ -281,7 +282,7 @@ fn with_note(note: Option<String>, text: String) -> String {
 }
 
 /// Entries of `dir` the tools may show: no symlinks, no private dirs, no secrets.
-fn visible_entries(root: &Path, dir: &Path) -> Result<Vec<(PathBuf, bool)>, ToolError> {
+pub(super) fn visible_entries(root: &Path, dir: &Path) -> Result<Vec<(PathBuf, bool)>, ToolError> {
     let root = root
         .canonicalize()
         .map_err(|e| ToolError::Failed(e.to_string()))?;
@@ -305,179 +306,6 @@ fn visible_entries(root: &Path, dir: &Path) -> Result<Vec<(PathBuf, bool)>, Tool
         out.push((path, kind.is_dir()));
     }
     Ok(out)
-}
-
-pub struct SearchFiles {
-    pub root: PathBuf,
-}
-
-impl Tool for SearchFiles {
-    fn name(&self) -> &'static str {
-        "search_files"
-    }
-    fn route(&self) -> Option<&'static str> {
-        Some("find where a function or name is defined or used, which files mention a word, TODO comments")
-    }
-    fn description(&self) -> &'static str {
-        "Find lines matching a regular expression (case-insensitive) in workspace files."
-    }
-    fn params(&self) -> &'static [Param] {
-        const P: &[Param] = &[
-            Param {
-                name: "pattern",
-                kind: ParamKind::Str { max_len: 100 },
-                required: true,
-                help: "regular expression (Rust regex syntax; plain words match themselves)",
-            },
-            Param {
-                name: "path",
-                kind: ParamKind::Str { max_len: 200 },
-                required: false,
-                help: "directory or file to search (default: the root)",
-            },
-        ];
-        P
-    }
-    fn writes(&self) -> bool {
-        false
-    }
-    fn call(&self, args: &Map<String, Value>) -> Result<String, ToolError> {
-        let pattern = arg_str(args, "pattern").unwrap_or_default();
-        let regex = compile(pattern)?;
-        let requested = arg_str(args, "path").unwrap_or(".");
-        let resolved = resolve_forgiving(&self.root, requested, Want::Either)?;
-        let (mut matches, mut total) = self.matching(&regex, &resolved.path)?;
-        let mut note = resolved.note("searched", requested);
-        // A search held to a folder that misses there looks in the whole workspace: asked
-        // to search the project for TODO comments, the 1.5B searched `notes/` (a file
-        // there is named todo.md) and answered "No lines match".
-        let root = self
-            .root
-            .canonicalize()
-            .unwrap_or_else(|_| self.root.clone());
-        if matches.is_empty() && resolved.path != root {
-            (matches, total) = self.matching(&regex, &root)?;
-            if !matches.is_empty() {
-                let shown = display(&self.root, &resolved.path);
-                note = Some(format!(
-                    "(no lines match {pattern:?} in {shown}; in the whole workspace:)"
-                ));
-            }
-        }
-        if matches.is_empty() {
-            let mut everywhere = walk_all(&self.root);
-            let found = misses::by_words(&self.root, pattern, &mut everywhere)
-                .unwrap_or_else(|| format!("no lines match {pattern:?}"));
-            return Ok(with_note(note, found));
-        }
-        let mut out = matches.join("\n");
-        if total > MAX_MATCHES {
-            out.push_str(&format!(
-                "\n[cut: showed {MAX_MATCHES} of {total} matching lines]"
-            ));
-        }
-        let mut everywhere = walk_all(&self.root);
-        if let Some(found) = misses::definition_after_search(&self.root, pattern, &mut everywhere) {
-            out.push_str(&format!("\n{found}"));
-        }
-        Ok(with_note(note, out))
-    }
-}
-
-impl SearchFiles {
-    /// The lines under `start` that `regex` matches (at most [`MAX_MATCHES`], as
-    /// `path:line: text`) and how many there are.
-    fn matching(
-        &self,
-        regex: &regex::Regex,
-        start: &Path,
-    ) -> Result<(Vec<String>, usize), ToolError> {
-        let mut matches = Vec::new();
-        let mut total = 0;
-        walk(&self.root, start, &mut |path, text| {
-            for (i, line) in text.lines().enumerate() {
-                if regex.is_match(line) {
-                    total += 1;
-                    if matches.len() < MAX_MATCHES {
-                        let shown: String = line.trim().chars().take(200).collect();
-                        matches.push(format!("{}:{}: {shown}", display(&self.root, path), i + 1));
-                    }
-                }
-            }
-        })?;
-        Ok((matches, total))
-    }
-}
-
-/// Visits readable text files under `start` (no symlinks, private dirs or secrets).
-fn walk(root: &Path, start: &Path, visit: &mut dyn FnMut(&Path, &str)) -> Result<(), ToolError> {
-    if start.is_file() {
-        if let Some(text) = small_text(start) {
-            visit(start, &text);
-        }
-        return Ok(());
-    }
-    let mut stack = vec![start.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let mut entries = visible_entries(root, &dir)?;
-        entries.sort();
-        for (path, is_dir) in entries {
-            let name = path
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            if is_dir {
-                if !SKIP_DIRS.contains(&name.as_str()) {
-                    stack.push(path);
-                }
-            } else if !is_secret_name(&name) {
-                if let Some(text) = small_text(&path) {
-                    visit(&path, &text);
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
-/// [`walk`] over the whole workspace, for [`misses`] (a failure reads as no file).
-fn walk_all(root: &Path) -> impl FnMut(&mut misses::Visit<'_>) + '_ {
-    move |visit| {
-        let _ = walk(root, root, visit);
-    }
-}
-
-/// Bounds for a model-written pattern: the regex crate matches in linear time, and
-/// these cap the memory its compiled program and lazy DFA may take.
-const REGEX_SIZE_LIMIT: usize = 1 << 20;
-const REGEX_DFA_SIZE_LIMIT: usize = 2 << 20;
-
-/// The search pattern as a case-insensitive regular expression, or an error naming it.
-pub fn compile(pattern: &str) -> Result<regex::Regex, ToolError> {
-    if pattern.trim().is_empty() {
-        return Err(ToolError::BadArguments("pattern is empty".into()));
-    }
-    regex::RegexBuilder::new(pattern)
-        .case_insensitive(true)
-        .size_limit(REGEX_SIZE_LIMIT)
-        .dfa_size_limit(REGEX_DFA_SIZE_LIMIT)
-        .build()
-        .map_err(|e| {
-            let why = e.to_string();
-            let last = why.lines().last().unwrap_or("").trim().to_string();
-            ToolError::BadArguments(format!(
-                "pattern {pattern:?} is not a valid regular expression ({last}); escape special characters such as ( [ . * with a backslash to match them literally"
-            ))
-        })
-}
-
-/// The file's text if it is small and UTF-8.
-/// A regular text file up to the search limit; anything else (too big, binary, a pipe,
-/// socket or device) is skipped without blocking.
-fn small_text(path: &Path) -> Option<String> {
-    crate::regular_file::read_text(path, Some(MAX_SEARCH_FILE_BYTES))
-        .ok()
-        .flatten()
 }
 
 #[cfg(test)]
@@ -505,36 +333,6 @@ mod tests {
             None,
             "a big file keeps its range"
         );
-    }
-
-    #[test]
-    fn a_search_that_misses_in_its_folder_shows_the_whole_workspace() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("notes")).unwrap();
-        std::fs::create_dir_all(dir.path().join("src")).unwrap();
-        std::fs::write(dir.path().join("notes/todo.md"), "- check the list\n").unwrap();
-        std::fs::write(dir.path().join("src/lib.rs"), "// TODO: leap years\n").unwrap();
-        let search = SearchFiles {
-            root: dir.path().to_path_buf(),
-        };
-        let args = |json: &str| serde_json::from_str::<Map<String, Value>>(json).unwrap();
-        let out = search
-            .call(&args(r#"{"pattern": "TODO", "path": "notes"}"#))
-            .unwrap();
-        assert_eq!(
-            out,
-            "(no lines match \"TODO\" in notes; in the whole workspace:)\nsrc/lib.rs:1: // TODO: leap years"
-        );
-        // Found where it was asked: no note, nothing from elsewhere.
-        let out = search
-            .call(&args(r#"{"pattern": "check", "path": "notes"}"#))
-            .unwrap();
-        assert_eq!(out, "notes/todo.md:1: - check the list");
-        // Missing everywhere: the usual answer.
-        let out = search
-            .call(&args(r#"{"pattern": "FIXME", "path": "notes"}"#))
-            .unwrap();
-        assert_eq!(out, "no lines match \"FIXME\"");
     }
 
     #[test]
@@ -570,23 +368,5 @@ mod tests {
             &w[w.len() - 100..]
         );
         assert!(long_line_window(&long, 1, MAX_READ_BYTES + 5).contains("past its end"));
-    }
-
-    #[test]
-    fn patterns_are_bounded_regexes_with_clear_errors() {
-        assert!(compile(r"fn\s+\w+\(")
-            .unwrap()
-            .is_match("pub FN answer() {"));
-        assert!(compile("deploy").unwrap().is_match("Deploy with it"));
-        let e = compile("foo(bar").unwrap_err().to_string();
-        assert!(
-            e.contains("pattern \"foo(bar\" is not a valid regular expression"),
-            "{e}"
-        );
-        assert!(e.contains("unclosed group"), "{e}");
-        // Too big to compile within the size limit: an error, not a hang or an OOM.
-        let e = compile(r"\w{1000}{1000}").unwrap_err().to_string();
-        assert!(e.contains("not a valid regular expression"), "{e}");
-        assert!(compile("  ").is_err());
     }
 }

@@ -39,6 +39,8 @@ pub struct Asking<'a> {
     pub hinted: &'a str,
     /// The paths this turn's reads returned so far.
     pub read: &'a [String],
+    /// The code lines this turn's searches found, as (path, line), in their order.
+    pub found: &'a [(String, i64)],
 }
 
 #[cfg(test)]
@@ -49,6 +51,7 @@ impl<'a> Asking<'a> {
             words,
             hinted: words,
             read: &[],
+            found: &[],
         }
     }
 }
@@ -63,7 +66,13 @@ pub fn fit_to_request(tools: &mut [ToolInfo], asking: &Asking<'_>) {
                 force(tool, "rev", &["first"]);
             }
             "git" => {
-                if let Some(action) = crate::command::git::actions::named_by(request) {
+                if let Some((path, line)) = line_found(asking) {
+                    narrow_enum(tool, "action", &["who_changed"]);
+                    tool.params
+                        .retain(|p| matches!(p.name, "action" | "path" | "line"));
+                    force(tool, "path", path);
+                    force_int(tool, "line", line);
+                } else if let Some(action) = crate::command::git::actions::named_by(request) {
                     narrow_enum(tool, "action", action);
                 } else if let Some(file) = changed_in_file(asking) {
                     narrow_enum(tool, "action", &["file_history"]);
@@ -151,6 +160,37 @@ fn changed_in_file(asking: &Asking<'_>) -> Option<&'static [&'static str]> {
     match named_in(asking.hinted).as_slice() {
         [one] if !is_document(one) => interned(std::slice::from_ref(one)),
         _ => None,
+    }
+}
+
+/// Whether `words` ask who changed or wrote a line ("Who changed the line that sets the
+/// default port?"): a question for a search, then a blame of the line it finds.
+pub fn asks_line_author(words: &str) -> bool {
+    let words = lower_words(words);
+    let says = |list: &[&str]| words.iter().any(|w| list.contains(&w.as_str()));
+    says(&["who", "whom"]) && says(&["line", "lines"]) && says(CHANGED)
+}
+
+/// The first code line this turn's searches found, where the words ask who changed a
+/// line: asked "Who changed the line that sets the default port?", the 1.5B searched
+/// "default port", then read the changelog line it found and never asked git. A
+/// document's line (a changelog entry) is no line a question like that is about.
+fn line_found(asking: &Asking<'_>) -> Option<(&'static [&'static str], i64)> {
+    if !asks_line_author(asking.words) {
+        return None;
+    }
+    let (path, line) = asking.found.iter().find(|(p, _)| !is_document(p))?;
+    Some((interned(std::slice::from_ref(path))?, *line))
+}
+
+/// Makes the integer `param` of `tool` required and exactly `value`.
+fn force_int(tool: &mut ToolInfo, param: &str, value: i64) {
+    for p in tool.params.iter_mut().filter(|p| p.name == param) {
+        p.kind = ParamKind::Int {
+            min: value,
+            max: value,
+        };
+        p.required = true;
     }
 }
 
@@ -280,6 +320,39 @@ mod tests {
     }
 
     #[test]
+    fn who_changed_a_line_a_search_found_is_a_blame_of_that_code_line() {
+        let words = "Who changed the line that sets the default port?";
+        assert!(asks_line_author(words));
+        assert!(!asks_line_author("Who changed src/config.rs?"));
+        assert!(!asks_line_author("Show me line 4 of src/config.rs"));
+        let found = vec![
+            ("CHANGELOG.md".to_string(), 7),
+            ("src/config.rs".to_string(), 12),
+        ];
+        let mut tools = git_tool();
+        let asking = Asking {
+            found: &found,
+            ..Asking::words(words)
+        };
+        fit_to_request(&mut tools, &asking);
+        assert_forced(&tools, "action", "who_changed");
+        assert_forced(&tools, "path", "src/config.rs");
+        assert_eq!(
+            kind_of(&tools, "line"),
+            Some((ParamKind::Int { min: 12, max: 12 }, true))
+        );
+        assert_eq!(param_names(&tools), vec!["action", "path", "line"]);
+        // Only a document's line found: the words alone decide.
+        let mut tools = git_tool();
+        let asking = Asking {
+            found: &found[..1],
+            ..Asking::words(words)
+        };
+        fit_to_request(&mut tools, &asking);
+        assert_eq!(kind_of(&tools, "line").map(|k| k.1), Some(false));
+    }
+
+    #[test]
     fn after_the_first_of_several_named_documents_only_the_others_are_read() {
         let words = "Which license is this project under?";
         let request = hinted(words, &["LICENSE-MIT", "LICENSE-APACHE"]);
@@ -289,6 +362,7 @@ mod tests {
             words,
             hinted: &request,
             read: &read,
+            found: &[],
         };
         fit_to_request(&mut tools, &asking);
         assert_forced(&tools, "path", "LICENSE-APACHE");
@@ -305,6 +379,7 @@ mod tests {
                     words,
                     hinted: &request,
                     read,
+                    found: &[],
                 },
             );
             assert!(matches!(
@@ -347,6 +422,7 @@ mod tests {
                 words,
                 hinted: &request,
                 read: &[],
+                found: &[],
             },
         );
         assert_eq!(
@@ -376,6 +452,7 @@ mod tests {
                     words,
                     hinted: &request,
                     read: &[],
+                    found: &[],
                 },
             );
             assert!(

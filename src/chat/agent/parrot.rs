@@ -20,18 +20,40 @@ const KNOWN_LEAD: &str = "(already known: ";
 /// How the answer from a memory line begins where the model only repeated the note.
 pub const KNOWN_INSTEAD: &str = "From what is already known: ";
 
+/// Fewest words of a reply that can be an echo of the request ([`echoes_request`]).
+const ECHO_WORDS: usize = 3;
+
+fn words(t: &str) -> Vec<String> {
+    t.to_lowercase()
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
 /// Whether `reply` repeats [`RUN`] words in a row of `note`.
 pub(super) fn parrots(note: &str, reply: &str) -> bool {
-    let words = |t: &str| -> Vec<String> {
-        t.to_lowercase()
-            .split(|c: char| !c.is_alphanumeric())
-            .filter(|w| !w.is_empty())
-            .map(str::to_string)
-            .collect()
-    };
     let (note, reply) = (words(note), words(reply));
     note.windows(RUN)
         .any(|run| reply.windows(RUN).any(|r| r == run))
+}
+
+/// Whether `reply` only says the user's request again (its first line): every word of
+/// it is the request's, and there are at least [`ECHO_WORDS`]. After a status that
+/// listed an uncommitted file and two listings, the 1.5B answered "Is there anything I
+/// have not committed yet?" with those very words.
+pub(super) fn echoes_request(conversation: &Conversation, reply: &str) -> bool {
+    let Some(request) = conversation
+        .turns()
+        .iter()
+        .rev()
+        .find(|m| m.role == Role::User)
+        .and_then(|m| m.content.lines().next())
+    else {
+        return false;
+    };
+    let (request, reply) = (words(request), words(reply));
+    reply.len() >= ECHO_WORDS && reply.iter().all(|w| request.contains(w))
 }
 
 /// What stands for a reply that repeated `note`: the memory line of the turn's request
@@ -75,6 +97,26 @@ mod tests {
             !parrots(KNOWN_NOTE, "the line after the request"),
             "five words"
         );
+    }
+
+    #[test]
+    fn a_reply_made_of_the_request_s_words_echoes_it() {
+        let mut c = Conversation::new("s");
+        c.push_user("Is there anything I have not committed yet?\n(files named like this: x)");
+        assert!(echoes_request(
+            &c,
+            "Is there anything I have not committed yet?"
+        ));
+        assert!(echoes_request(&c, "anything not committed yet"));
+        assert!(!echoes_request(&c, "Yes."), "too short to tell");
+        assert!(!echoes_request(
+            &c,
+            "Yes: notes/todo.md is not committed yet."
+        ));
+        assert!(!echoes_request(
+            &Conversation::new("s"),
+            "anything not committed yet"
+        ));
     }
 
     #[test]

@@ -100,6 +100,12 @@ pub(super) fn next_step(
     let Some(request) = set.route else {
         return Ok(None);
     };
+    if steps::blame_next(set.request, record) {
+        on_event(TurnEvent::Notice(
+            "next step: git (who changed the line found)".into(),
+        ));
+        return Ok(Some(Route::Tool("git".into())));
+    }
     let Some(note) = steps::open_after(request, record) else {
         return Ok(None);
     };

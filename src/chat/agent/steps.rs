@@ -82,6 +82,33 @@ fn unread_documents(request: &str, call: &crate::tools::ToolCall) -> Option<Stri
         .then(|| named[1..].join(", "))
 }
 
+/// The lines this turn's searches found (`path:line: text` in their results), in order.
+pub(super) fn found_lines(calls: &[CallRecord]) -> Vec<(String, i64)> {
+    calls
+        .iter()
+        .filter(|c| c.call.as_ref().is_some_and(|c| c.name == "search_files"))
+        .filter_map(|c| c.result.as_ref().ok())
+        .flat_map(|text| text.lines().filter_map(match_line))
+        .collect()
+}
+
+/// `"src/config.rs:12: pub const PORT…"` as `("src/config.rs", 12)`.
+fn match_line(line: &str) -> Option<(String, i64)> {
+    let (path, rest) = line.split_once(':')?;
+    let (number, _) = rest.split_once(": ")?;
+    let number = number.parse().ok()?;
+    (!path.is_empty() && !path.contains(' ')).then(|| (path.to_string(), number))
+}
+
+/// Whether the turn goes from `record` (a search that found a code line) straight to
+/// `git`'s blame of it: the words ask who changed a line ([`super::fit_call`]).
+pub(super) fn blame_next(words: &str, record: &CallRecord) -> bool {
+    super::fit_call::asks_line_author(words)
+        && found_lines(std::slice::from_ref(record))
+            .iter()
+            .any(|(p, _)| !crate::workspace_map::named::is_document(p))
+}
+
 /// The router's request for the next step: the user's words, then what happened.
 pub(super) fn next_request(request: &str, note: &str) -> String {
     format!("{request}\n(Done so far: {note}. Choose the next step.)")
@@ -173,6 +200,37 @@ mod tests {
             result: result.map(str::to_string),
             reused: false,
         }
+    }
+
+    #[test]
+    fn a_search_s_code_line_leads_a_line_author_question_to_git() {
+        let search = record(
+            "search_files",
+            serde_json::json!({"pattern": "default port"}),
+            Ok("CHANGELOG.md:7: - default port is now 4717\nsrc/config.rs:12: pub const DEFAULT_PORT: u16 = 4717;\n(2 matches)"),
+        );
+        assert_eq!(
+            found_lines(std::slice::from_ref(&search)),
+            [
+                ("CHANGELOG.md".to_string(), 7),
+                ("src/config.rs".to_string(), 12)
+            ]
+        );
+        let words = "Who changed the line that sets the default port?";
+        assert!(blame_next(words, &search));
+        assert!(!blame_next("What is the default port?", &search));
+        let docs_only = record(
+            "search_files",
+            serde_json::json!({"pattern": "default port"}),
+            Ok("CHANGELOG.md:7: - default port is now 4717"),
+        );
+        assert!(!blame_next(words, &docs_only));
+        let read = record(
+            "read_file",
+            serde_json::json!({"path": "x"}),
+            Ok("x.rs:1: y"),
+        );
+        assert!(!blame_next(words, &read));
     }
 
     #[test]
