@@ -9,6 +9,7 @@
 
 mod answer;
 mod calls;
+mod chosen;
 mod fit_call;
 mod focus;
 mod guard;
@@ -28,6 +29,7 @@ use super::route::{self, Route};
 pub use answer::FOUND_LEAD;
 use answer::{answer_begun, fit_turn, limit_rounds, no_room_notice, Room};
 use calls::{one_call, run_call, Counting};
+use chosen::{chosen_call, Chosen};
 use one_reply::reply;
 use routing::{first_step, next_step};
 pub use timing::{Step, StepKind};
@@ -132,6 +134,9 @@ struct Opening {
     head: String,
     /// What the model decodes after the head.
     grammar: String,
+    /// The rest of a call whose arguments the request fixed entirely
+    /// ([`crate::tools::grammar::fixed_rest`]): written, not decoded.
+    fixed: Option<String>,
 }
 
 /// One call made during a turn.
@@ -502,69 +507,6 @@ fn after_call(
     Ok(room)
 }
 
-/// The call the router chose, and the turn's calls before it.
-struct Chosen<'a> {
-    name: &'a str,
-    calls: &'a [CallRecord],
-}
-
-/// The paths of `calls` that were read.
-fn read_paths(calls: &[CallRecord]) -> Vec<String> {
-    calls
-        .iter()
-        .filter(|c| c.result.is_ok())
-        .filter_map(|c| c.call.as_ref())
-        .filter(|c| c.name == "read_file")
-        .filter_map(|c| c.arguments.get("path")?.as_str().map(str::to_string))
-        .collect()
-}
-
-/// Opens the call the router chose for the model, which writes its arguments under that
-/// tool's grammar, fitted to the request ([`fit_call`]); then runs it.
-fn chosen_call(
-    engine: &mut dyn Engine,
-    conversation: &mut Conversation,
-    opts: &GenerateOptions,
-    set: &ToolSet<'_>,
-    Chosen { name, calls }: Chosen<'_>,
-    seen: &mut Seen,
-    on_event: &mut dyn FnMut(TurnEvent),
-) -> Result<CallRecord, crate::engine::EngineError> {
-    let (opener, form) = &set.forms.chosen;
-    let mut tool: Vec<_> = set
-        .registry
-        .list()
-        .into_iter()
-        .filter(|t| t.name == name)
-        .collect();
-    let asking = fit_call::Asking {
-        words: set.request,
-        hinted: set.route.unwrap_or(set.request),
-        read: &read_paths(calls),
-        found: &steps::found_lines(calls),
-    };
-    fit_call::fit_to_request(&mut tool, &asking);
-    // One tool: its name and arguments key are prefilled, not decoded a token at a time.
-    let opening = match tool.as_slice() {
-        [one] => {
-            let split = crate::tools::grammar::chosen_split(one, *form);
-            Opening {
-                before: String::new(),
-                opener: opener.clone(),
-                head: split.head,
-                grammar: split.rest,
-            }
-        }
-        _ => Opening {
-            before: String::new(),
-            opener: opener.clone(),
-            head: String::new(),
-            grammar: crate::tools::grammar::call_grammar_for(&tool, *form),
-        },
-    };
-    one_call(engine, conversation, opts, set, opening, seen, on_event)
-}
-
 /// The call that stopped a generation: a JSON head the watcher found, else the family's
 /// own opener.
 fn opening(forms: &CallForms, before: String, head: Option<JsonHead>) -> Opening {
@@ -574,18 +516,21 @@ fn opening(forms: &CallForms, before: String, head: Option<JsonHead>) -> Opening
             opener: String::new(),
             head: String::new(),
             grammar: forms.bare.clone(),
+            fixed: None,
         },
         Some(h) => Opening {
             before,
             opener: h.opener,
             head: String::new(),
             grammar: forms.fenced.clone(),
+            fixed: None,
         },
         None => Opening {
             before,
             opener: forms.openers.first().cloned().unwrap_or_default(),
             head: String::new(),
             grammar: forms.native.clone(),
+            fixed: None,
         },
     }
 }

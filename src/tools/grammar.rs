@@ -10,7 +10,7 @@
 
 mod head;
 
-pub use head::{chosen_split, CallSplit};
+pub use head::{chosen_split, fixed_rest, CallSplit};
 
 use super::formats::CallForm;
 use super::{Param, ParamKind, ToolInfo, CALL_CLOSER};

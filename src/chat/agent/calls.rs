@@ -2,7 +2,7 @@
 //! asks or writes puts to the user (with the turn's guard on writes), and its result
 //! appended in the tool role.
 
-use crate::engine::{Engine, GenerateOptions};
+use crate::engine::{Engine, GenerateOptions, TurnStats};
 use crate::tools::{parse_call, Approval, ToolCall, ToolContext, ToolError};
 
 use super::focus;
@@ -70,15 +70,26 @@ pub(super) fn one_call(
     o.assistant_prefix = Some(prefix.clone());
     o.max_tokens = Some(cap);
     let started = std::time::Instant::now();
-    let out = engine.generate(&conversation.messages(), &o, &mut |_| {})?;
-    conversation.push_assistant(&format!("{prefix}{}", out.text));
+    // A call the request fixed whole is written, not decoded: its text is prefilled with
+    // the answer's prompt.
+    let (text, stats) = match opening.fixed {
+        Some(rest) => {
+            conversation.push_assistant(&format!("{prefix}{rest}"));
+            (Ok(rest), TurnStats::default())
+        }
+        None => {
+            let out = engine.generate(&conversation.messages(), &o, &mut |_| {})?;
+            conversation.push_assistant(&format!("{prefix}{}", out.text));
+            (out.grammar_output().map(str::to_string), out.stats)
+        }
+    };
     // Only a call whose grammar completed is parsed; a cut-off one is an error result.
-    let parsed = match out.grammar_output() {
+    let parsed = match &text {
         Ok(text) => parse_call(&format!("{}{text}", opening.head)),
         Err(stop) => Err(ToolError::CutOff(stop.as_str())),
     };
     let name = parsed.as_ref().map_or("", |c| c.name.as_str());
-    Step::generation(StepKind::Call, name, &out.stats, started).send(on_event);
+    Step::generation(StepKind::Call, name, &stats, started).send(on_event);
     let counter = Counting(&*engine);
     Ok(run_call(
         conversation,

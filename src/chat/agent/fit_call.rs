@@ -13,6 +13,7 @@
 //!   `src/site.rs` lines 1–2. A read without a range shows the whole file, or its start
 //!   with the cut marked. After the first of several named documents, only the others:
 //!   told "not read yet: LICENSE-APACHE", the 0.5B read `LICENSE-MIT` again.
+//!   A question's first read, where the hint names one file, is of that file.
 //! - `search_files`: a request that names one identifier (`slugify_heading`,
 //!   `regression_issue_212`) searches for it, in the whole workspace: the 0.5B searched
 //!   "brindle" in `src/main.rs` for what a test checks.
@@ -85,6 +86,8 @@ pub fn fit_to_request(tools: &mut [ToolInfo], asking: &Asking<'_>) {
                 }
                 if let Some(unread) = unread_documents(asking) {
                     force(tool, "path", unread);
+                } else if let Some(one) = the_one_named(asking) {
+                    force(tool, "path", one);
                 }
             }
             "search_files" => {
@@ -137,6 +140,21 @@ fn unread_documents(asking: &Asking<'_>) -> Option<&'static [&'static str]> {
     }
     let unread: Vec<String> = named.iter().filter(|n| !was_read(n)).cloned().collect();
     interned(&unread)
+}
+
+/// The one file the hint names, for a question's first read: the router chose to read,
+/// and the hint says which file (the call is then written whole, not decoded:
+/// [`crate::tools::grammar::fixed_rest`]). An instruction ("Show me …", "Fix …") is
+/// left to the model, which may mean another file.
+fn the_one_named(asking: &Asking<'_>) -> Option<&'static [&'static str]> {
+    use crate::text::asked::{asked, Asked};
+    if !asking.read.is_empty() || asked(asking.words) == Asked::Other {
+        return None;
+    }
+    match named_in(asking.hinted).as_slice() {
+        [one] => interned(std::slice::from_ref(one)),
+        _ => None,
+    }
 }
 
 /// Words that ask who or when.
@@ -317,6 +335,49 @@ mod tests {
             "{words}\n{}",
             crate::workspace_map::named::hint(&named).unwrap()
         )
+    }
+
+    #[test]
+    fn a_question_s_first_read_is_of_the_one_file_named() {
+        let words = "What version is this package?";
+        let request = hinted(words, &["Cargo.toml"]);
+        let mut tools = chosen("read_file");
+        let asking = Asking {
+            hinted: &request,
+            ..Asking::words(words)
+        };
+        fit_to_request(&mut tools, &asking);
+        assert_forced(&tools, "path", "Cargo.toml");
+        assert_eq!(
+            crate::tools::grammar::fixed_rest(&tools[0], crate::tools::formats::CallForm::Tagged)
+                .as_deref(),
+            Some(" {\"path\": \"Cargo.toml\"}}\n</tool_call>")
+        );
+        // An instruction, or a second read, is the model's to choose.
+        for (words, read) in [
+            ("Show me the manifest", &[][..]),
+            (words, &["Cargo.toml".to_string()][..]),
+        ] {
+            let request = hinted(words, &["Cargo.toml"]);
+            let mut tools = chosen("read_file");
+            let asking = Asking {
+                hinted: &request,
+                read,
+                ..Asking::words(words)
+            };
+            fit_to_request(&mut tools, &asking);
+            assert!(matches!(
+                kind_of(&tools, "path"),
+                Some((ParamKind::Str { .. }, true))
+            ));
+            assert_eq!(
+                crate::tools::grammar::fixed_rest(
+                    &tools[0],
+                    crate::tools::formats::CallForm::Tagged
+                ),
+                None
+            );
+        }
     }
 
     #[test]
