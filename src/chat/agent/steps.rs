@@ -82,22 +82,42 @@ fn unread_documents(request: &str, call: &crate::tools::ToolCall) -> Option<Stri
         .then(|| named[1..].join(", "))
 }
 
-/// The lines this turn's searches found (`path:line: text` in their results), in order.
+/// The lines this turn's searches found (`path:line: text` in their results): lines
+/// that set or define something first, lines under a tests folder last, else in order.
+/// Asked who changed the line that sets the default port, the blame went to line 1 of
+/// `tests/config.rs`, an import that names `DEFAULT_PORT`, found before
+/// `src/config.rs:48: pub const DEFAULT_PORT: u16 = 4717;`.
 pub(super) fn found_lines(calls: &[CallRecord]) -> Vec<(String, i64)> {
-    calls
+    let mut found: Vec<(String, i64, bool)> = calls
         .iter()
         .filter(|c| c.call.as_ref().is_some_and(|c| c.name == "search_files"))
         .filter_map(|c| c.result.as_ref().ok())
         .flat_map(|text| text.lines().filter_map(match_line))
-        .collect()
+        .collect();
+    found.sort_by_key(|(path, _, sets)| (in_tests(path), !sets));
+    found.into_iter().map(|(p, n, _)| (p, n)).collect()
 }
 
-/// `"src/config.rs:12: pub const PORT…"` as `("src/config.rs", 12)`.
-fn match_line(line: &str) -> Option<(String, i64)> {
+/// Words that open or fill a line that sets or defines something.
+const SETS: &[&str] = &[
+    "const ", "static ", "let ", "fn ", "def ", "class ", "struct ", "enum ", " = ", ": ",
+];
+
+fn in_tests(path: &str) -> bool {
+    path.split('/')
+        .rev()
+        .skip(1)
+        .any(|dir| matches!(dir, "tests" | "test" | "spec" | "__tests__"))
+}
+
+/// `"src/config.rs:12: pub const PORT = 1;"` as `("src/config.rs", 12, true)`, the
+/// last saying whether the line sets or defines something ([`SETS`]).
+fn match_line(line: &str) -> Option<(String, i64, bool)> {
     let (path, rest) = line.split_once(':')?;
-    let (number, _) = rest.split_once(": ")?;
+    let (number, text) = rest.split_once(": ")?;
     let number = number.parse().ok()?;
-    (!path.is_empty() && !path.contains(' ')).then(|| (path.to_string(), number))
+    let sets = SETS.iter().any(|s| text.contains(s));
+    (!path.is_empty() && !path.contains(' ')).then(|| (path.to_string(), number, sets))
 }
 
 /// Whether the turn goes from `record` (a search that found a code line) straight to
@@ -207,13 +227,15 @@ mod tests {
         let search = record(
             "search_files",
             serde_json::json!({"pattern": "default port"}),
-            Ok("CHANGELOG.md:7: - default port is now 4717\nsrc/config.rs:12: pub const DEFAULT_PORT: u16 = 4717;\n(2 matches)"),
+            Ok("CHANGELOG.md:7: - default port is now 4717\ntests/config.rs:1: use demo::config::DEFAULT_PORT;\nsrc/config.rs:12: pub const DEFAULT_PORT: u16 = 4717;\nsrc/config.rs:30:     port(DEFAULT_PORT)\n(4 matches)"),
         );
         assert_eq!(
             found_lines(std::slice::from_ref(&search)),
             [
+                ("src/config.rs".to_string(), 12),
                 ("CHANGELOG.md".to_string(), 7),
-                ("src/config.rs".to_string(), 12)
+                ("src/config.rs".to_string(), 30),
+                ("tests/config.rs".to_string(), 1),
             ]
         );
         let words = "Who changed the line that sets the default port?";
