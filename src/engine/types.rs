@@ -295,6 +295,9 @@ impl TurnStats {
     /// the prompt this one continued): a reply begun by a one-token lead spends its
     /// prefill there, and the step that waited for both should say so.
     pub fn after(&self, first: &TurnStats) -> TurnStats {
+        if *first == TurnStats::default() {
+            return self.clone();
+        }
         let seconds = |tokens: usize, tps: f64| {
             if tokens == 0 || tps <= 0.0 {
                 0.0
@@ -368,6 +371,7 @@ mod tests {
             prefill_tps: 10.0,
             completion_tokens: 4,
             decode_tps: 8.0,
+            ttft_ms: 120.0,
             ..TurnStats::default()
         };
         let both = rest.after(&lead);
@@ -377,6 +381,10 @@ mod tests {
         assert_eq!(both.completion_tokens, 4);
         assert_eq!(both.decode_tps, 8.0);
         assert_eq!(both.ttft_ms, 20_000.0);
-        assert_eq!(rest.after(&TurnStats::default()), rest);
+        assert_eq!(
+            rest.after(&TurnStats::default()),
+            rest,
+            "no lead: the reply's own counters, its time to first token too"
+        );
     }
 }
