@@ -38,10 +38,12 @@ pub(super) fn parrots(note: &str, reply: &str) -> bool {
         .any(|run| reply.windows(RUN).any(|r| r == run))
 }
 
-/// Whether `reply` only says the user's request again (its first line): every word of
-/// it is the request's, and there are at least [`ECHO_WORDS`]. After a status that
-/// listed an uncommitted file and two listings, the 1.5B answered "Is there anything I
-/// have not committed yet?" with those very words.
+/// Whether `reply` only says the user's request again (its first line): at least
+/// [`ECHO_WORDS`] words, every one the request's, and either the request's words in its
+/// order or a question again. After a status that listed an uncommitted file and two
+/// listings, the 1.5B answered "Is there anything I have not committed yet?" with those
+/// very words. "The README does mention tides" for "Does the README mention tides?" is an
+/// answer, not an echo.
 pub(super) fn echoes_request(conversation: &Conversation, reply: &str) -> bool {
     let Some(request) = conversation
         .turns()
@@ -52,8 +54,11 @@ pub(super) fn echoes_request(conversation: &Conversation, reply: &str) -> bool {
     else {
         return false;
     };
+    let asks_again = reply.trim_end().ends_with('?');
     let (request, reply) = (words(request), words(reply));
-    reply.len() >= ECHO_WORDS && reply.iter().all(|w| request.contains(w))
+    reply.len() >= ECHO_WORDS
+        && reply.iter().all(|w| request.contains(w))
+        && (asks_again || reply == request)
 }
 
 /// What stands for a reply that repeated `note`: the memory line of the turn's request
@@ -107,7 +112,11 @@ mod tests {
             &c,
             "Is there anything I have not committed yet?"
         ));
-        assert!(echoes_request(&c, "anything not committed yet"));
+        assert!(echoes_request(&c, "anything not committed yet?"));
+        assert!(!echoes_request(&c, "anything not committed yet"), "not a question");
+        let mut d = Conversation::new("s");
+        d.push_user("Does the README mention tides?");
+        assert!(!echoes_request(&d, "The README does mention tides."));
         assert!(!echoes_request(&c, "Yes."), "too short to tell");
         assert!(!echoes_request(
             &c,
