@@ -113,7 +113,10 @@ mod tests {
             "Is there anything I have not committed yet?"
         ));
         assert!(echoes_request(&c, "anything not committed yet?"));
-        assert!(!echoes_request(&c, "anything not committed yet"), "not a question");
+        assert!(
+            !echoes_request(&c, "anything not committed yet"),
+            "not a question"
+        );
         let mut d = Conversation::new("s");
         d.push_user("Does the README mention tides?");
         assert!(!echoes_request(&d, "The README does mention tides."));
