@@ -58,35 +58,7 @@ pub(super) fn focused(
     if lines.len() <= FOCUS_FROM_LINES {
         return None;
     }
-    // A word on many lines says little about where the answer is ("version" on every
-    // dependency of a manifest): where some word of the question is rarer, only the rare
-    // words count, and a file whose rare words are all in its head is shown to there.
-    let mut words: Vec<Vec<usize>> = asked_stems(request)
-        .into_iter()
-        .map(|stem| {
-            let one = [stem];
-            (0..lines.len())
-                .filter(|&i| {
-                    crate::text::words::name_words(lines[i].1)
-                        .iter()
-                        .any(|w| word_fits(&one, w))
-                })
-                .collect()
-        })
-        .chain(code_names(request).into_iter().map(|code| {
-            let code = code.to_lowercase();
-            (0..lines.len())
-                .filter(|&i| lines[i].1.to_lowercase().contains(&code))
-                .collect()
-        }))
-        .filter(|hits: &Vec<usize>| !hits.is_empty())
-        .collect();
-    if words.iter().any(|h| h.len() <= COMMON) {
-        words.retain(|h| h.len() <= COMMON);
-    }
-    let mut hits: Vec<usize> = words.into_iter().flatten().collect();
-    hits.sort_unstable();
-    hits.dedup();
+    let hits = question_hits(request, &lines);
     if hits.is_empty() {
         return None;
     }
@@ -121,6 +93,40 @@ pub(super) fn focused(
         }
     }
     Some(out)
+}
+
+/// The lines (indices into `lines`) holding a word or an identifier of `request`.
+fn question_hits(request: &str, lines: &[(usize, &str)]) -> Vec<usize> {
+    // A word on many lines says little about where the answer is ("version" on every
+    // dependency of a manifest): where some word of the question is rarer, only the rare
+    // words count, and a file whose rare words are all in its head is shown to there.
+    let mut words: Vec<Vec<usize>> = asked_stems(request)
+        .into_iter()
+        .map(|stem| {
+            let one = [stem];
+            (0..lines.len())
+                .filter(|&i| {
+                    crate::text::words::name_words(lines[i].1)
+                        .iter()
+                        .any(|w| word_fits(&one, w))
+                })
+                .collect()
+        })
+        .chain(code_names(request).into_iter().map(|code| {
+            let code = code.to_lowercase();
+            (0..lines.len())
+                .filter(|&i| lines[i].1.to_lowercase().contains(&code))
+                .collect()
+        }))
+        .filter(|hits: &Vec<usize>| !hits.is_empty())
+        .collect();
+    if words.iter().any(|h| h.len() <= COMMON) {
+        words.retain(|h| h.len() <= COMMON);
+    }
+    let mut hits: Vec<usize> = words.into_iter().flatten().collect();
+    hits.sort_unstable();
+    hits.dedup();
+    hits
 }
 
 /// The result's lines that are not file lines (the read's notes, kept; a cut note, left
