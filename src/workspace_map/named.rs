@@ -100,6 +100,14 @@ const CONVENTIONS: &[(&[&str], &[&str])] = &[
         &["licence", "licensed", "copyright"],
         &["license", "copying"],
     ),
+    // The manifest's `license` field says the whole of it in one line: asked "Which license
+    // is this project under?", both models read `LICENSE-MIT`, then `LICENSE-APACHE`, and
+    // answered "Apache" alone for a project under either. A manifest without the field
+    // leaves the license files one step away.
+    (
+        &["license", "licence", "licensed", "licenses", "licensing"],
+        &["cargo", "package", "pyproject"],
+    ),
     (&["release notes", "what's new"], &["changelog"]),
     (&["vulnerability", "vulnerabilities"], &["security"]),
     // The manifest says the version and what the package depends on: the 0.5B answered
@@ -119,7 +127,7 @@ pub fn named_like(files: &[FileEntry], request: &str) -> Vec<String> {
     if asked.is_empty() && convention.is_empty() {
         return Vec::new();
     }
-    // A score is (how many distinct wanted stems the name fits, whether it is the
+    // A score is (how many of the name's words are wanted, whether it is the
     // conventional file); of equal scores, the name with fewer words left unmatched comes
     // first ("Cargo" before "package_manager"). A conventional name must be the name's word itself: in
     // harvey's own repository "What version is this package?" read `src/memory/pack.rs`,
@@ -129,22 +137,18 @@ pub fn named_like(files: &[FileEntry], request: &str) -> Vec<String> {
         .filter_map(|f| {
             let name = f.path.rsplit('/').next().unwrap_or(&f.path);
             let stem_part = name.split('.').next().unwrap_or(name);
-            let have: Vec<String> = words(stem_part).iter().map(|w| stem(w)).collect();
-            let by_convention = |w: &String| have.contains(w);
-            let mut fitted: Vec<&String> = asked
-                .iter()
-                .filter(|w| have.iter().any(|h| fits(w, h)))
-                .chain(convention.iter().filter(|w| by_convention(w)))
-                .collect();
-            fitted.sort();
-            fitted.dedup();
-            let conventional = convention.iter().any(by_convention);
-            let unmatched = have
-                .iter()
-                .filter(|h| !fitted.iter().any(|w| fits(w, h)))
-                .count();
-            let score = (fitted.len(), conventional);
-            (!fitted.is_empty()).then_some((score, Reverse(unmatched), f.path.as_str()))
+            let mut have: Vec<String> = words(stem_part).iter().map(|w| stem(w)).collect();
+            have.sort();
+            have.dedup();
+            // A word of the name counts once, whether an asked word fits it, the
+            // convention names it, or both ("How is it licensed?": "licens" and the
+            // convention's "license" are one word of `LICENSE-MIT`).
+            let fitted = |h: &String| asked.iter().any(|w| fits(w, h)) || convention.contains(h);
+            let matched = have.iter().filter(|h| fitted(h)).count();
+            let conventional = have.iter().any(|h| convention.contains(h));
+            let unmatched = have.len() - matched;
+            let score = (matched, conventional);
+            (matched > 0).then_some((score, Reverse(unmatched), f.path.as_str()))
         })
         .collect();
     // Of names that fit as well, the source before its tests (asked how many posts the
@@ -310,9 +314,11 @@ mod tests {
         assert_eq!(named("What ideas have I written down?"), ["notes/ideas.md"]);
         assert_eq!(named("How do I deploy this?"), ["docs/deploy.md"]);
         assert_eq!(named("What have we decided?"), ["notes/decisions.md"]);
+        assert_eq!(named("Which license is this under?"), ["Cargo.toml"]);
         assert_eq!(
-            named("Which license is this under?"),
-            ["LICENSE-MIT", "LICENSE-APACHE"]
+            named_like(&ws[1..], "Which license is this under?"),
+            ["LICENSE-MIT", "LICENSE-APACHE"],
+            "no manifest: the license files"
         );
         assert_eq!(
             named("Run the tests and tell me what failed."),
@@ -358,7 +364,21 @@ mod tests {
             named("What should I do before opening a pull request?"),
             ["CONTRIBUTING.md"]
         );
-        assert_eq!(named("How is it licensed?"), ["LICENSE-MIT"]);
+        assert_eq!(named("How is it licensed?")[0], "Cargo.toml");
+        assert_eq!(
+            named("Which license is this project under?"),
+            ["Cargo.toml"],
+            "the manifest's field names every license at once"
+        );
+        let no_manifest: Vec<FileEntry> = ws
+            .iter()
+            .filter(|f| f.path != "Cargo.toml")
+            .cloned()
+            .collect();
+        assert_eq!(
+            named_like(&no_manifest, "How is it licensed?"),
+            ["LICENSE-MIT"]
+        );
         assert_eq!(named("What version is this package?"), ["Cargo.toml"]);
         let mut with_pack = ws.clone();
         with_pack.extend(files(&["src/memory/pack.rs", "src/package_manager.rs"]));
