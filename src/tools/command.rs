@@ -321,7 +321,7 @@ mod tests {
         let open = ok(serde_json::json!({"action": "uncommitted"}));
         assert!(
             open.contains(
-                "Yes: 1 file is not committed:\n- notes/todo.md: new file, never committed"
+                "Yes: 1 file is not committed (notes/todo.md):\n- notes/todo.md: new file, never committed"
             ),
             "{open}"
         );

@@ -238,6 +238,9 @@ fn names_the_first(rev: &str) -> bool {
     ["first", "root", "initial", "first commit", "initial commit"].contains(&r.as_str())
 }
 
+/// Uncommitted files named in the status headline at most.
+const NAMED_IN_HEADLINE: usize = 6;
+
 /// `git status --short --branch` in words, the count first: a small model read `??
 /// notes/todo.md` (and then "new file, never committed: notes/todo.md" under a label
 /// that began "changes not committed yet") and answered that nothing was uncommitted.
@@ -271,18 +274,28 @@ pub fn describe_status(text: &str) -> String {
             "D" => "deleted, not committed",
             "R" => "renamed, not committed",
             _ => {
-                files.push(format!("- {line}"));
+                files.push((line.trim().to_string(), format!("- {line}")));
                 continue;
             }
         };
-        files.push(format!("- {path}: {what}"));
+        files.push((path.to_string(), format!("- {path}: {what}")));
     }
+    // The headline names the files when they are few: the 0.5B answered "Is there
+    // anything I have not committed yet?" with the count line alone, "Yes: 2 files are
+    // not committed."
+    let names = files
+        .iter()
+        .map(|(name, _)| name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
     let mut out = header;
     out.push(match files.len() {
         0 => "Nothing is uncommitted: every file matches the last commit.".to_string(),
-        1 => "Yes: 1 file is not committed:".to_string(),
+        1 => format!("Yes: 1 file is not committed ({names}):"),
+        n if n <= NAMED_IN_HEADLINE => format!("Yes: {n} files are not committed ({names}):"),
         n => format!("Yes: {n} files are not committed:"),
     });
+    let files: Vec<String> = files.into_iter().map(|(_, line)| line).collect();
     out.extend(files);
     if let Some(b) = branch {
         out.push(format!("(branch: {b})"));
@@ -440,7 +453,7 @@ mod tests {
         );
         assert_eq!(
             said,
-            "[command: git status --short --branch → exit 0]\nYes: 3 files are not committed:\n- notes/todo.md: new file, never committed\n\
+            "[command: git status --short --branch → exit 0]\nYes: 3 files are not committed (notes/todo.md, src/lib.rs, old.rs):\n- notes/todo.md: new file, never committed\n\
 - src/lib.rs: modified since the last commit\n- old.rs: deleted, not committed\n(branch: main)"
         );
         assert_eq!(
