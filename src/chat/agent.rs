@@ -10,6 +10,7 @@
 mod answer;
 mod calls;
 mod chosen;
+mod definition;
 mod fit_call;
 mod focus;
 mod guard;

@@ -41,6 +41,7 @@ mod sessions_summary;
 mod skills;
 mod skills_use;
 mod special_files;
+mod steps;
 mod think;
 mod tools;
 mod transfer;

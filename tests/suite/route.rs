@@ -172,7 +172,7 @@ fn the_answer_after_a_result_sees_the_request_again_and_the_note_is_not_kept() {
 }
 
 /// The router's prompts of a turn (its system turn lists the options).
-fn router_requests(engine: &ScriptedEngine) -> Vec<String> {
+pub(super) fn router_requests(engine: &ScriptedEngine) -> Vec<String> {
     engine
         .prompts
         .iter()

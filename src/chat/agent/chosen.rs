@@ -41,11 +41,13 @@ pub(super) fn chosen_call(
         .into_iter()
         .filter(|t| t.name == name)
         .collect();
+    let defined = super::definition::definition_found(set.request, calls);
     let asking = fit_call::Asking {
         words: set.request,
         hinted: set.route.unwrap_or(set.request),
         read: &read_paths(calls),
         found: &steps::found_lines(calls),
+        defined: defined.as_ref().map(|(path, line)| (path.as_str(), *line)),
     };
     fit_call::fit_to_request(&mut tool, &asking);
     // One tool: its name and arguments key are prefilled, not decoded a token at a time;

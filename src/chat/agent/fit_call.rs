@@ -42,6 +42,9 @@ pub struct Asking<'a> {
     pub read: &'a [String],
     /// The code lines this turn's searches found, as (path, line), in their order.
     pub found: &'a [(String, i64)],
+    /// Where this turn's searches found the definition of the one code name the words
+    /// ask about ([`super::definition`]).
+    pub defined: Option<(&'a str, i64)>,
 }
 
 #[cfg(test)]
@@ -53,6 +56,7 @@ impl<'a> Asking<'a> {
             hinted: words,
             read: &[],
             found: &[],
+            defined: None,
         }
     }
 }
@@ -78,6 +82,18 @@ pub fn fit_to_request(tools: &mut [ToolInfo], asking: &Asking<'_>) {
                 } else if let Some(file) = changed_in_file(asking) {
                     narrow_enum(tool, "action", &["file_history"]);
                     force(tool, "path", file);
+                }
+            }
+            "read_file" if asking.defined.is_some() => {
+                let Some((path, line)) = asking.defined else {
+                    continue;
+                };
+                if let Some(path) = interned(&[path.to_string()]) {
+                    tool.params
+                        .retain(|p| matches!(p.name, "path" | "start_line" | "end_line"));
+                    force(tool, "path", path);
+                    force_int(tool, "start_line", (line - 1).max(1));
+                    force_int(tool, "end_line", line + super::definition::DEFINITION_LINES);
                 }
             }
             "read_file" => {
@@ -381,6 +397,34 @@ mod tests {
     }
 
     #[test]
+    fn a_definition_found_is_read_whole_from_the_line_before_it() {
+        let mut tools = chosen("read_file");
+        let asking = Asking {
+            defined: Some(("tests/front_matter.rs", 121)),
+            ..Asking::words("What does the test regression_issue_212 check?")
+        };
+        fit_to_request(&mut tools, &asking);
+        assert_forced(&tools, "path", "tests/front_matter.rs");
+        let lines = (kind_of(&tools, "start_line"), kind_of(&tools, "end_line"));
+        assert!(
+            matches!(
+                lines,
+                (
+                    Some((ParamKind::Int { min: 120, max: 120 }, true)),
+                    Some((ParamKind::Int { min: 151, max: 151 }, true))
+                )
+            ),
+            "{lines:?}"
+        );
+        assert_eq!(param_names(&tools), ["path", "start_line", "end_line"]);
+        assert!(
+            crate::tools::grammar::fixed_rest(&tools[0], crate::tools::formats::CallForm::Tagged)
+                .is_some(),
+            "written, not decoded"
+        );
+    }
+
+    #[test]
     fn who_changed_a_line_a_search_found_is_a_blame_of_that_code_line() {
         let words = "Who changed the line that sets the default port?";
         assert!(asks_line_author(words));
@@ -393,6 +437,7 @@ mod tests {
         let mut tools = git_tool();
         let asking = Asking {
             found: &found,
+            defined: None,
             ..Asking::words(words)
         };
         fit_to_request(&mut tools, &asking);
@@ -407,6 +452,7 @@ mod tests {
         let mut tools = git_tool();
         let asking = Asking {
             found: &found[..1],
+            defined: None,
             ..Asking::words(words)
         };
         fit_to_request(&mut tools, &asking);
@@ -424,6 +470,7 @@ mod tests {
             hinted: &request,
             read: &read,
             found: &[],
+            defined: None,
         };
         fit_to_request(&mut tools, &asking);
         assert_forced(&tools, "path", "LICENSE-APACHE");
@@ -441,6 +488,7 @@ mod tests {
                     hinted: &request,
                     read,
                     found: &[],
+                    defined: None,
                 },
             );
             assert!(matches!(
@@ -484,6 +532,7 @@ mod tests {
                 hinted: &request,
                 read: &[],
                 found: &[],
+                defined: None,
             },
         );
         assert_eq!(
@@ -514,6 +563,7 @@ mod tests {
                     hinted: &request,
                     read: &[],
                     found: &[],
+                    defined: None,
                 },
             );
             assert!(

@@ -106,6 +106,12 @@ pub(super) fn next_step(
         ));
         return Ok(Some(Route::Tool("git".into())));
     }
+    if super::definition::definition_found(set.request, std::slice::from_ref(record)).is_some() {
+        on_event(TurnEvent::Notice(
+            "next step: read_file (the definition found)".into(),
+        ));
+        return Ok(Some(Route::Tool("read_file".into())));
+    }
     let Some(note) = steps::open_after(request, record) else {
         return Ok(None);
     };

@@ -113,11 +113,17 @@ fn in_tests(path: &str) -> bool {
 /// `"src/config.rs:12: pub const PORT = 1;"` as `("src/config.rs", 12, true)`, the
 /// last saying whether the line sets or defines something ([`SETS`]).
 fn match_line(line: &str) -> Option<(String, i64, bool)> {
+    let (path, number, text) = match_parts(line)?;
+    let sets = SETS.iter().any(|s| text.contains(s));
+    Some((path.to_string(), number, sets))
+}
+
+/// A search result's `path:line: text` line as its three parts.
+pub(super) fn match_parts(line: &str) -> Option<(&str, i64, &str)> {
     let (path, rest) = line.split_once(':')?;
     let (number, text) = rest.split_once(": ")?;
     let number = number.parse().ok()?;
-    let sets = SETS.iter().any(|s| text.contains(s));
-    (!path.is_empty() && !path.contains(' ')).then(|| (path.to_string(), number, sets))
+    (!path.is_empty() && !path.contains(' ')).then_some((path, number, text))
 }
 
 /// Whether the turn goes from `record` (a search that found a code line) straight to
@@ -147,7 +153,7 @@ fn is_empty(text: &str) -> bool {
         || lower.contains("\n(no output)")
 }
 
-fn asks_where(request: &str) -> bool {
+pub(super) fn asks_where(request: &str) -> bool {
     let lower = format!("{} ", request.to_lowercase());
     ASKS_WHERE.iter().any(|w| lower.contains(w))
 }

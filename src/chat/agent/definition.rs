@@ -1,0 +1,132 @@
+//! A question about one thing in the code, after a search found where it is defined:
+//! the next step reads the definition. Asked "What does the test regression_issue_212
+//! check?", the 1.5B searched for the name, saw only its line (`fn
+//! regression_issue_212() {`), searched again and answered from the name; the 0.5B
+//! did the same. The read is fixed whole (path and lines), so it costs no decoding.
+
+use crate::text::asked::{asked, code_names, Asked};
+use crate::workspace_map::named::is_document;
+
+use super::{fit_call, steps, CallRecord};
+
+/// Lines read from the definition on: a function of a screen or so.
+pub(super) const DEFINITION_LINES: i64 = 30;
+
+/// Where `calls` (this turn's) found the definition of the one code name `words` ask
+/// about, outside documents: `None` unless the words ask about exactly one such name
+/// (`slugify_heading`, `Config::load`), for information rather than where it is or who
+/// changed it.
+pub(super) fn definition_found(words: &str, calls: &[CallRecord]) -> Option<(String, i64)> {
+    if asked(words) == Asked::Other || steps::asks_where(words) || fit_call::asks_line_author(words)
+    {
+        return None;
+    }
+    let [name] = code_names(words).try_into().ok()?;
+    let name = name.rsplit("::").next().unwrap_or(&name).to_string();
+    calls
+        .iter()
+        .filter(|c| c.call.as_ref().is_some_and(|c| c.name == "search_files"))
+        .filter_map(|c| c.result.as_ref().ok())
+        .flat_map(|text| text.lines().filter_map(steps::match_parts))
+        .find(|(path, _, text)| !is_document(path) && defines(text, &name))
+        .map(|(path, line, _)| (path.to_string(), line))
+}
+
+/// Whether the line `text` defines `name`: a keyword, then the name as a whole word.
+fn defines(text: &str, name: &str) -> bool {
+    const KEYWORDS: &[&str] = &[
+        "fn ",
+        "struct ",
+        "enum ",
+        "trait ",
+        "type ",
+        "const ",
+        "static ",
+        "mod ",
+        "def ",
+        "class ",
+        "func ",
+        "function ",
+        "interface ",
+    ];
+    KEYWORDS.iter().any(|k| {
+        text.match_indices(&format!("{k}{name}")).any(|(at, m)| {
+            let before = text[..at].chars().next_back();
+            let after = text[at + m.len()..].chars().next();
+            !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+                && !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::ToolCall;
+
+    fn search(result: &str) -> CallRecord {
+        CallRecord {
+            call: Some(ToolCall {
+                name: "search_files".into(),
+                arguments: serde_json::json!({"pattern": "x"})
+                    .as_object()
+                    .unwrap()
+                    .clone(),
+            }),
+            result: Ok(result.to_string()),
+            reused: false,
+        }
+    }
+
+    const FOUND: &str = "CHANGELOG.md:3: - fn regression_issue_212 added\n\
+tests/front_matter.rs:121: fn regression_issue_212() {\n\
+tests/other.rs:9: regression_issue_212();";
+
+    #[test]
+    fn a_question_about_one_name_reads_where_a_search_found_it_defined() {
+        let calls = [search(FOUND)];
+        assert_eq!(
+            definition_found("What does the test regression_issue_212 check?", &calls),
+            Some(("tests/front_matter.rs".to_string(), 121))
+        );
+        assert_eq!(
+            definition_found(
+                "What does render::slugify_heading do?",
+                &[search(
+                    "src/render/anchors.rs:4: pub fn slugify_heading(text: &str) -> String {"
+                )]
+            ),
+            Some(("src/render/anchors.rs".to_string(), 4))
+        );
+    }
+
+    #[test]
+    fn where_who_and_other_names_are_left_to_the_router() {
+        let calls = [search(FOUND)];
+        for words in [
+            "Which file defines regression_issue_212?",
+            "Who changed the line of regression_issue_212?",
+            "What does regression_issue_21 check?",
+            "What do regression_issue_212 and other_test check?",
+            "What does the feed hold?",
+        ] {
+            assert_eq!(definition_found(words, &calls), None, "{words}");
+        }
+        // A call of the name, a longer name, or a document's line is no definition.
+        assert!(!defines("regression_issue_212();", "regression_issue_212"));
+        assert!(!defines(
+            "fn regression_issue_2120() {",
+            "regression_issue_212"
+        ));
+        assert!(defines("pub(crate) struct Config {", "Config"));
+        assert_eq!(
+            definition_found(
+                "What does regression_issue_212 check?",
+                &[search(
+                    "docs/notes.md:1: fn regression_issue_212 checks titles"
+                )]
+            ),
+            None
+        );
+    }
+}
