@@ -58,7 +58,9 @@ pub(super) fn reply(
         conversation.remove(at..at + 1);
     }
     let (o, lead, found, mut c) = reply?;
-    let Some(note) = note.filter(|n| parrot::parrots(n, &format!("{lead}{}", c.text))) else {
+    let request = tools.map_or("", |t| t.request);
+    let Some(note) = note.filter(|n| parrot::parrots(n, request, &format!("{lead}{}", c.text)))
+    else {
         return Ok((o, lead, found, c));
     };
     // A reply that only repeated the note: what the note pointed at stands for it, else

@@ -31,10 +31,14 @@ fn words(t: &str) -> Vec<String> {
         .collect()
 }
 
-/// Whether `reply` repeats [`RUN`] words in a row of `note`.
-pub(super) fn parrots(note: &str, reply: &str) -> bool {
-    let (note, reply) = (words(note), words(reply));
+/// Whether `reply` repeats [`RUN`] words in a row of `note`, other than a run of the
+/// user's `request` (the result note ends with it): asked "Remember that we plan to drop
+/// the Gemma test fixture next month.", the 1.5B saved it and confirmed "We plan to drop
+/// the Gemma test fixture next month.", which is an answer.
+pub(super) fn parrots(note: &str, request: &str, reply: &str) -> bool {
+    let (note, request, reply) = (words(note), words(request), words(reply));
     note.windows(RUN)
+        .filter(|run| !request.windows(RUN).any(|r| r == *run))
         .any(|run| reply.windows(RUN).any(|r| r == run))
 }
 
@@ -93,15 +97,31 @@ mod tests {
     #[test]
     fn a_reply_that_copies_six_words_of_the_note_parrots_it() {
         let copied = "Yes, the line after the request answers this: answer from it in plain text.";
-        assert!(parrots(KNOWN_NOTE, copied));
+        assert!(parrots(KNOWN_NOTE, "", copied));
         assert!(!parrots(
             KNOWN_NOTE,
+            "",
             "No: Windows support is dropped in 2.0."
         ));
         assert!(
-            !parrots(KNOWN_NOTE, "the line after the request"),
+            !parrots(KNOWN_NOTE, "", "the line after the request"),
             "five words"
         );
+        let request = "Remember that we plan to drop the Gemma test fixture next month.";
+        let note = super::super::answer::result_note(request, 1, &[]);
+        assert!(
+            !parrots(
+                &note,
+                request,
+                "We plan to drop the Gemma test fixture next month."
+            ),
+            "the request's own words confirmed"
+        );
+        assert!(parrots(
+            &note,
+            request,
+            "Answer the user's request from the tool result above."
+        ));
     }
 
     #[test]
