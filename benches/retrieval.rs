@@ -12,7 +12,8 @@
 //!    file); the first query pays for building it and is reported separately.
 //!
 //! Needs models/all-MiniLM-L6-v2.gguf (scripts/fetch-embedder.sh).
-//! HARVEY_BENCH_CHUNKS=100000 and HARVEY_BENCH_MEMORIES=10000 choose the sizes.
+//! HARVEY_BENCH_CHUNKS=100000 and HARVEY_BENCH_MEMORIES=10000 choose the sizes (0 skips
+//! that part); HARVEY_BENCH_EMBEDDER=path/to.gguf times another embedding file.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -45,7 +46,11 @@ fn env_size(name: &str, default: usize) -> usize {
 }
 
 fn main() {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models/all-MiniLM-L6-v2.gguf");
+    let path = std::env::var_os("HARVEY_BENCH_EMBEDDER")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models/all-MiniLM-L6-v2.gguf")
+        });
     let threads = harvey::app::physical_cores();
     let embedder: Arc<dyn Embedder> = match LlamaEmbedder::load(&path, threads) {
         Ok(e) => Arc::new(e),
@@ -56,9 +61,17 @@ fn main() {
     };
     println!("embedder {} ({threads} threads)", embedder.model_id());
     embed_throughput(embedder.as_ref());
-    ingest_throughput(&embedder);
-    memory_recall(&embedder, env_size("HARVEY_BENCH_MEMORIES", 10_000));
-    rag_query(&embedder, env_size("HARVEY_BENCH_CHUNKS", 100_000));
+    let (memories, chunks) = (
+        env_size("HARVEY_BENCH_MEMORIES", 10_000),
+        env_size("HARVEY_BENCH_CHUNKS", 100_000),
+    );
+    if chunks > 0 {
+        ingest_throughput(&embedder);
+        rag_query(&embedder, chunks);
+    }
+    if memories > 0 {
+        memory_recall(&embedder, memories);
+    }
 }
 
 fn sentences(n: usize) -> Vec<String> {

@@ -17,6 +17,7 @@ mod guard;
 mod one_reply;
 mod parrot;
 mod routing;
+mod shown;
 mod steps;
 mod timing;
 
@@ -441,6 +442,17 @@ fn rounds(
             tools.is_some_and(|t| calls.len() < t.max_rounds) && !repeated && room == Room::Left;
         let routed_answer = first.take() == Some(Route::Answer);
         let must_answer = routed_answer || std::mem::take(&mut answer_next) || room == Room::None;
+        // Asked to see the lines just read: they are the answer, as read.
+        if let Some(text) = tools.and_then(|t| shown::lines_shown(t.request, &calls)) {
+            on_event(TurnEvent::Text(text.clone()));
+            conversation.push_assistant(&text);
+            let c = Completion {
+                text,
+                stop: StopReason::EndOfGeneration,
+                stats: Default::default(),
+            };
+            return Ok((thoughts.close(c), calls));
+        }
         let started = std::time::Instant::now();
         let (o, lead, found, mut c) = reply(
             engine,

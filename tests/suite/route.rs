@@ -12,7 +12,7 @@ use harvey::tools::Registry;
 
 use crate::support::greedy;
 
-const HERMES: &str = "{% if tools %}<tool_call>{% endif %}";
+pub(super) const HERMES: &str = "{% if tools %}<tool_call>{% endif %}";
 
 pub(super) fn workspace() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
@@ -50,7 +50,11 @@ fn routed_turn_events(
     })
 }
 
-fn tool_set<'a>(registry: &'a Registry, forms: &'a CallForms, request: &'a str) -> ToolSet<'a> {
+pub(super) fn tool_set<'a>(
+    registry: &'a Registry,
+    forms: &'a CallForms,
+    request: &'a str,
+) -> ToolSet<'a> {
     ToolSet {
         registry,
         forms,
@@ -68,7 +72,7 @@ fn tool_set<'a>(registry: &'a Registry, forms: &'a CallForms, request: &'a str) 
     }
 }
 
-fn limits() -> TurnLimits {
+pub(super) fn limits() -> TurnLimits {
     TurnLimits {
         reply_reserve: 256,
         keep_turns: None,

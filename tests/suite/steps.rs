@@ -47,3 +47,76 @@ fn a_question_about_a_test_reads_its_definition_after_the_search() {
     assert_eq!(engine.prompts.len(), 2, "the answer's lead and rest alone");
     assert_eq!(turn.completion.text, "It checks a title with a colon.");
 }
+
+/// A follow-up that asks to see lines of the file the previous exchange read ends with
+/// those lines, as read: nothing is generated after the read.
+#[test]
+fn a_follow_up_asking_for_lines_shows_them_as_read() {
+    use harvey::app::call_forms;
+    use harvey::chat::agent::run_agent_turn;
+    use harvey::chat::Conversation;
+    use harvey::engine::scripted::ScriptedEngine;
+
+    use super::route::{limits, tool_set, HERMES};
+    use crate::support::greedy;
+
+    let dir = tempfile::tempdir().unwrap();
+    let text: String = (1..=30)
+        .map(|i| format!("step {i}: ./deploy.sh\n"))
+        .collect();
+    std::fs::write(dir.path().join("notes.txt"), &text).unwrap();
+    let registry = workspace_tools(dir.path());
+    let forms = call_forms(&registry, HERMES);
+    let mut engine = ScriptedEngine::new(
+        8192,
+        [
+            "read_file",
+            r#" {"path": "notes.txt"}}</tool_call>"#,
+            "You ",
+            "run ./deploy.sh.",
+            "read_file",
+            r#" {"path": "notes.txt", "start_line": 1, "end_line": 3}}</tool_call>"#,
+        ],
+    );
+    let mut conversation = Conversation::new("system");
+    let mut turns = Vec::new();
+    for request in ["How do I deploy?", "Show me its first 3 lines."] {
+        let set = tool_set(&registry, &forms, request);
+        let turn = run_agent_turn(
+            &mut engine,
+            &mut conversation,
+            request,
+            &greedy(64),
+            limits(),
+            Some(&set),
+            &mut |_| {},
+        )
+        .unwrap();
+        turns.push(turn);
+    }
+    let follow = &turns[1];
+    let call = follow.calls[0].call.as_ref().unwrap();
+    assert_eq!(call.arguments["path"], "notes.txt", "{call:?}");
+    // The follow-up's read had its path fixed to the earlier file by its grammar.
+    let (_, grammar) = engine.prefixes.last().unwrap();
+    assert!(
+        grammar.as_deref().is_some_and(|g| g.contains("notes.txt")),
+        "{grammar:?}"
+    );
+    let shown = &follow.completion.text;
+    assert!(shown.starts_with("`notes.txt`, lines 1–3:"), "{shown}");
+    for i in 1..=3 {
+        assert!(
+            shown.contains(&format!("\nstep {i}: ./deploy.sh\n")),
+            "{shown}"
+        );
+    }
+    assert!(!shown.contains("step 4:"), "{shown}");
+    // Router, call, the answer's lead and rest; then the follow-up's router and call.
+    assert_eq!(engine.prompts.len(), 6, "nothing generated after the read");
+    assert_eq!(
+        conversation.turns().last().map(|m| m.content.as_str()),
+        Some(shown.as_str()),
+        "the answer is kept in the conversation"
+    );
+}

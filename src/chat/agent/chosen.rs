@@ -42,12 +42,19 @@ pub(super) fn chosen_call(
         .filter(|t| t.name == name)
         .collect();
     let defined = super::definition::definition_found(set.request, calls);
+    // The file of the exchange before this turn's message.
+    let turns = conversation.turns();
+    let earlier = turns
+        .iter()
+        .rposition(|m| m.role == crate::engine::Role::User)
+        .and_then(|at| steps::previous_path(&turns[..at], &set.registry.list()));
     let asking = fit_call::Asking {
         words: set.request,
         hinted: set.route.unwrap_or(set.request),
         read: &read_paths(calls),
         found: &steps::found_lines(calls),
         defined: defined.as_ref().map(|(path, line)| (path.as_str(), *line)),
+        earlier: earlier.as_deref(),
     };
     fit_call::fit_to_request(&mut tool, &asking);
     // One tool: its name and arguments key are prefilled, not decoded a token at a time;

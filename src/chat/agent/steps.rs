@@ -176,18 +176,7 @@ pub(super) fn previous_exchange(turns: &[Message], tools: &[ToolInfo]) -> Option
     let asked_at = turns.iter().rposition(|m| m.role == Role::User)?;
     let asked = clip(turns[asked_at].content.trim(), GIST_CHARS / 2);
     let after = &turns[asked_at + 1..];
-    let path = after
-        .iter()
-        .filter(|m| m.role == Role::Assistant)
-        .filter_map(|m| formats::find_call(&m.content, tools))
-        .filter_map(|f| {
-            f.call
-                .arguments
-                .get("path")
-                .and_then(|p| p.as_str())
-                .map(str::to_string)
-        })
-        .next_back();
+    let path = previous_path(turns, tools);
     let answer = after
         .iter()
         .rev()
@@ -202,6 +191,24 @@ pub(super) fn previous_exchange(turns: &[Message], tools: &[ToolInfo]) -> Option
     }
     out.push_str(".)");
     Some(out)
+}
+
+/// The file the previous exchange in `turns` used: the `path` of the last of its calls
+/// that names one. `None` in a conversation's first turn, or where no call named a file.
+pub(super) fn previous_path(turns: &[Message], tools: &[ToolInfo]) -> Option<String> {
+    let asked_at = turns.iter().rposition(|m| m.role == Role::User)?;
+    turns[asked_at + 1..]
+        .iter()
+        .filter(|m| m.role == Role::Assistant)
+        .filter_map(|m| formats::find_call(&m.content, tools))
+        .filter_map(|f| {
+            f.call
+                .arguments
+                .get("path")
+                .and_then(|p| p.as_str())
+                .map(str::to_string)
+        })
+        .next_back()
 }
 
 /// The router's request for a turn's first step: the previous exchange, then the words.
