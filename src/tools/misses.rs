@@ -114,14 +114,14 @@ fn defined(root: &Path, name: &str, walk: &mut Walk<'_>) -> Option<Defined> {
 }
 
 /// Lines shown above a definition at most: its doc comment and attributes.
-const LEAD_LINES: usize = 12;
+pub const LEAD_LINES: usize = 12;
 
 /// The lines (first, last; 0-based, inclusive) of the item defined at `at`: the comments
 /// and attributes right above it (a test's `/// Issue 212: …` says what it checks), and
 /// down to where its braces close, at most [`DEFINITION_LINES`] from `at`. Asked what the
 /// test `regression_issue_212` checks, the 1.5B was shown 25 lines from the `fn` line on,
 /// without the comment and with the next test in them, and described the next test.
-fn item_span(lines: &[&str], at: usize) -> (usize, usize) {
+pub fn item_span(lines: &[&str], at: usize) -> (usize, usize) {
     let lead = |l: &str| {
         let t = l.trim_start();
         ["///", "//", "#[", "#", "@", "/**", "*", "--"]

@@ -41,7 +41,10 @@ pub(super) fn chosen_call(
         .into_iter()
         .filter(|t| t.name == name)
         .collect();
-    let defined = super::definition::definition_found(set.request, calls);
+    let defined = super::definition::definition_found(set.request, calls).map(|(path, line)| {
+        let span = super::definition::definition_span(set.registry, &path, line);
+        (path, span)
+    });
     // The file of the exchange before this turn's message.
     let turns = conversation.turns();
     let earlier = turns
@@ -53,7 +56,7 @@ pub(super) fn chosen_call(
         hinted: set.route.unwrap_or(set.request),
         read: &read_paths(calls),
         found: &steps::found_lines(calls),
-        defined: defined.as_ref().map(|(path, line)| (path.as_str(), *line)),
+        defined: defined.as_ref().map(|(path, span)| (path.as_str(), *span)),
         earlier: earlier.as_deref(),
     };
     fit_call::fit_to_request(&mut tool, &asking);

@@ -32,6 +32,45 @@ pub(super) fn definition_found(words: &str, calls: &[CallRecord]) -> Option<(Str
         .map(|(path, line, _)| (path.to_string(), line))
 }
 
+/// The lines (first, last; 1-based) of the item defined at `line` of `path`: its comments
+/// and attributes above, down to where its braces close ([`crate::tools::misses::item_span`]),
+/// read through the sandboxed `read_file` of `registry`. Asked what the test
+/// `regression_issue_212` checks, both models were shown the 31 lines from `#[test]` on:
+/// not the `/// Issue 212: a title holding a colon…` above it, and the next tests below;
+/// they answered "it checks that the title is parsed". From the line before, 31 lines,
+/// where the file cannot be read.
+pub(super) fn definition_span(
+    registry: &crate::tools::Registry,
+    path: &str,
+    line: i64,
+) -> (i64, i64) {
+    use crate::tools::misses::{item_span, LEAD_LINES};
+    let fallback = ((line - 1).max(1), line + DEFINITION_LINES);
+    let from = (line - LEAD_LINES as i64).max(1);
+    let args = serde_json::json!({
+        "path": path,
+        "start_line": from,
+        "end_line": line + DEFINITION_LINES,
+    });
+    let Ok(text) = registry.call("read_file", args.as_object().expect("an object")) else {
+        return fallback;
+    };
+    let window: Vec<(i64, &str)> = text
+        .lines()
+        .filter_map(|l| {
+            let (n, rest) = l.split_once("| ")?;
+            Some((n.trim_start().parse().ok()?, rest))
+        })
+        .filter(|(n, _)| *n >= from)
+        .collect();
+    let Some(at) = window.iter().position(|(n, _)| *n == line) else {
+        return fallback;
+    };
+    let lines: Vec<&str> = window.iter().map(|(_, l)| *l).collect();
+    let (first, last) = item_span(&lines, at);
+    (window[first].0, window[last].0)
+}
+
 /// Whether the line `text` defines `name`: a keyword, then the name as a whole word.
 fn defines(text: &str, name: &str) -> bool {
     const KEYWORDS: &[&str] = &[
@@ -97,6 +136,28 @@ tests/other.rs:9: regression_issue_212();";
                 )]
             ),
             Some(("src/render/anchors.rs".to_string(), 4))
+        );
+    }
+
+    #[test]
+    fn the_definition_read_is_the_item_with_its_comment_and_no_more() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("tests")).unwrap();
+        let mut text = String::from(
+            "use brindle::parse_page;\n\n#[test]\nfn before() {\n    assert!(true);\n}\n\n",
+        );
+        text.push_str("/// Issue 212: a title holding a colon lost everything after it.\n#[test]\nfn regression_issue_212() {\n    let page = parse_page(\"t\");\n    assert_eq!(page.title, \"Rust: the good parts\");\n}\n\n#[test]\nfn after() {}\n");
+        std::fs::write(dir.path().join("tests/front_matter.rs"), &text).unwrap();
+        let registry = crate::app::workspace_tools(dir.path());
+        // Line 10 defines it; its comment is line 8, its closing brace line 13.
+        assert_eq!(
+            definition_span(&registry, "tests/front_matter.rs", 10),
+            (8, 13)
+        );
+        assert_eq!(
+            definition_span(&registry, "tests/missing.rs", 10),
+            (9, 10 + DEFINITION_LINES),
+            "a file that cannot be read: from the line before"
         );
     }
 

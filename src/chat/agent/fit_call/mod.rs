@@ -43,8 +43,8 @@ pub struct Asking<'a> {
     /// The code lines this turn's searches found, as (path, line), in their order.
     pub found: &'a [(String, i64)],
     /// Where this turn's searches found the definition of the one code name the words
-    /// ask about ([`super::definition`]).
-    pub defined: Option<(&'a str, i64)>,
+    /// ask about, as its file and lines (first, last) ([`super::definition`]).
+    pub defined: Option<(&'a str, (i64, i64))>,
     /// The file the previous exchange used ([`super::steps::previous_path`]).
     pub earlier: Option<&'a str>,
 }
@@ -88,15 +88,15 @@ pub fn fit_to_request(tools: &mut [ToolInfo], asking: &Asking<'_>) {
                 }
             }
             "read_file" if asking.defined.is_some() => {
-                let Some((path, line)) = asking.defined else {
+                let Some((path, (first, last))) = asking.defined else {
                     continue;
                 };
                 if let Some(path) = interned(&[path.to_string()]) {
                     tool.params
                         .retain(|p| matches!(p.name, "path" | "start_line" | "end_line"));
                     force(tool, "path", path);
-                    force_int(tool, "start_line", (line - 1).max(1));
-                    force_int(tool, "end_line", line + super::definition::DEFINITION_LINES);
+                    force_int(tool, "start_line", first);
+                    force_int(tool, "end_line", last);
                 }
             }
             "read_file" => {

@@ -145,10 +145,10 @@ fn a_question_s_first_read_is_of_the_one_file_named() {
 }
 
 #[test]
-fn a_definition_found_is_read_whole_from_the_line_before_it() {
+fn a_definition_found_is_read_as_its_span() {
     let mut tools = chosen("read_file");
     let asking = Asking {
-        defined: Some(("tests/front_matter.rs", 121)),
+        defined: Some(("tests/front_matter.rs", (120, 151))),
         earlier: None,
         ..Asking::words("What does the test regression_issue_212 check?")
     };
