@@ -53,9 +53,25 @@ impl Tool for SearchFiles {
         let pattern = arg_str(args, "pattern").unwrap_or_default();
         let regex = compile(&widened(pattern))?;
         let requested = arg_str(args, "path").unwrap_or(".");
-        let resolved = resolve_forgiving(&self.root, requested, Want::Either)?;
+        let (resolved, mut note) = match resolve_forgiving(&self.root, requested, Want::Either) {
+            Ok(r) => {
+                let note = r.note("searched", requested);
+                (r, note)
+            }
+            // A scope that is not there is no reason not to search: asked where the sitemap
+            // is generated, the 1.5B gave the hint's three file names as one `path`
+            // ("src/site.rs, src/render/sitemap.rs, tests/sitemap.rs"), failed, and
+            // answered from a second search's test file. The sandbox's refusals stand.
+            Err(crate::sandbox::SandboxError::NotFound(_)) => (
+                resolve_forgiving(&self.root, ".", Want::Dir)?,
+                Some(format!(
+                    "({} is not in the workspace; searched all of it:)",
+                    requested.trim()
+                )),
+            ),
+            Err(e) => return Err(e.into()),
+        };
         let (mut matches, mut total) = self.matching(&regex, &resolved.path)?;
-        let mut note = resolved.note("searched", requested);
         // A search held to a folder that misses there looks in the whole workspace: asked
         // to search the project for TODO comments, the 1.5B searched `notes/` (a file
         // there is named todo.md) and answered "No lines match".
@@ -214,6 +230,38 @@ fn widened(pattern: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_scope_that_is_not_there_searches_the_whole_workspace_and_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("src/render")).unwrap();
+        std::fs::write(
+            dir.path().join("src/render/sitemap.rs"),
+            "pub fn sitemap() {}\n",
+        )
+        .unwrap();
+        std::fs::write(dir.path().join(".env"), "sitemap=secret\n").unwrap();
+        let tool = SearchFiles {
+            root: dir.path().to_path_buf(),
+        };
+        let args = |json: &str| serde_json::from_str::<Map<String, Value>>(json).unwrap();
+        let out = tool
+            .call(&args(r#"{"pattern": "sitemap", "path": "docs, src"}"#))
+            .unwrap();
+        assert!(
+            out.starts_with("(docs, src is not in the workspace; searched all of it:)"),
+            "{out}"
+        );
+        assert!(
+            out.contains("src/render/sitemap.rs:1: pub fn sitemap() {}"),
+            "{out}"
+        );
+        assert!(!out.contains("secret"), "{out}");
+        // Outside the workspace is still refused.
+        assert!(tool
+            .call(&args(r#"{"pattern": "sitemap", "path": "../elsewhere"}"#))
+            .is_err());
+    }
 
     #[test]
     fn a_search_that_misses_in_its_folder_shows_the_whole_workspace() {

@@ -113,8 +113,22 @@ const CONVENTIONS: &[(&[&str], &[&str])] = &[
     // The manifest says the version and what the package depends on: the 0.5B answered
     // "What version is this package?" with "1.0.0", no file in view.
     (
-        &["version", "dependencies", "dependency", "package", "crate"],
+        &[
+            "version",
+            "dependencies",
+            "dependency",
+            "depend",
+            "depends",
+            "package",
+            "crate",
+        ],
         &["cargo", "package", "pyproject"],
+    ),
+    // Where a site or service is hosted is what deployment notes say: asked "Which server
+    // hosts the site?", both models read `src/site.rs`.
+    (
+        &["host", "hosts", "hosted", "hosting"],
+        &["deploy", "deploying", "deployment"],
     ),
 ];
 
@@ -132,7 +146,7 @@ pub fn named_like(files: &[FileEntry], request: &str) -> Vec<String> {
     // first ("Cargo" before "package_manager"). A conventional name must be the name's word itself: in
     // harvey's own repository "What version is this package?" read `src/memory/pack.rs`,
     // "pack" fitting "package" once as the asked word and again as the convention.
-    let mut scored: Vec<((usize, bool), Reverse<usize>, &str)> = files
+    let mut scored: Vec<Scored<'_>> = files
         .iter()
         .filter_map(|f| {
             let name = f.path.rsplit('/').next().unwrap_or(&f.path);
@@ -144,11 +158,17 @@ pub fn named_like(files: &[FileEntry], request: &str) -> Vec<String> {
             // convention names it, or both ("How is it licensed?": "licens" and the
             // convention's "license" are one word of `LICENSE-MIT`).
             let fitted = |h: &String| asked.iter().any(|w| fits(w, h)) || convention.contains(h);
-            let matched = have.iter().filter(|h| fitted(h)).count();
+            let words: Vec<String> = have.iter().filter(|h| fitted(h)).cloned().collect();
+            let matched = words.len();
             let conventional = have.iter().any(|h| convention.contains(h));
-            let unmatched = have.len() - matched;
+            // Every word of the name counts here, a short one too ("bug" of `bug_report`).
+            let mut every = crate::text::words::name_words(stem_part);
+            every.retain(|w| !w.chars().all(|c| c.is_ascii_digit()));
+            every.sort();
+            every.dedup();
+            let unmatched = every.len().max(have.len()) - matched;
             let score = (matched, conventional);
-            (matched > 0).then_some((score, Reverse(unmatched), f.path.as_str()))
+            (matched > 0).then_some((score, Reverse(unmatched), f.path.as_str(), words))
         })
         .collect();
     // Of names that fit as well, the source before its tests (asked how many posts the
@@ -162,8 +182,8 @@ pub fn named_like(files: &[FileEntry], request: &str) -> Vec<String> {
     // A how-to question that some document fits is answered by documents: the others
     // (`src/site.rs`, `src/render/sitemap.rs` for "the site") would crowd it out.
     let how_to = crate::text::asked::asked(request) == crate::text::asked::Asked::HowTo;
-    if how_to && scored.iter().any(|(_, _, path)| is_document(path)) {
-        scored.retain(|(_, _, path)| is_document(path));
+    if how_to && scored.iter().any(|(_, _, path, _)| is_document(path)) {
+        scored.retain(|(_, _, path, _)| is_document(path));
     }
     let place = |path: &str| {
         let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
@@ -183,12 +203,18 @@ pub fn named_like(files: &[FileEntry], request: &str) -> Vec<String> {
             .then(place(a.2).cmp(&place(b.2)))
             .then(a.2.len().cmp(&b.2.len()))
     });
-    let Some(best) = scored.first().map(|s| s.0) else {
+    // The best are those that fit as well; of names fitted by other words of the request,
+    // only those with as few words left over: asked "How do I report a security
+    // problem?", `SECURITY.md` (its whole name asked) and
+    // `.github/ISSUE_TEMPLATE/bug_report.md` ("bug" not) were both named, and the 1.5B
+    // read the bug report template. Names fitted by the same words stay together
+    // (`LICENSE-MIT`, `LICENSE-APACHE`).
+    let Some((best, fewest, _, best_words)) = scored.first() else {
         return Vec::new();
     };
     let top: Vec<String> = scored
         .iter()
-        .filter(|s| s.0 == best)
+        .filter(|s| s.0 == *best && (s.1 == *fewest || s.3 == *best_words))
         .map(|s| s.2.to_string())
         .collect();
     if top.len() > MAX_NAMED {
@@ -196,6 +222,10 @@ pub fn named_like(files: &[FileEntry], request: &str) -> Vec<String> {
     }
     top
 }
+
+/// A file's fit to a request: (how many of its name's words are wanted, whether it is
+/// the conventional file), how many are not, its path, and the words wanted.
+type Scored<'a> = ((usize, bool), Reverse<usize>, &'a str, Vec<String>);
 
 /// The stems of `request`'s words that could name something (four letters or more,
 /// not a question word nor the tools' vocabulary), sorted, each once.
@@ -290,6 +320,29 @@ mod tests {
                 bytes: 1,
             })
             .collect()
+    }
+
+    #[test]
+    fn a_name_that_is_all_asked_beats_one_fitted_by_another_word() {
+        let ws = files(&[
+            "SECURITY.md",
+            ".github/ISSUE_TEMPLATE/bug_report.md",
+            "Cargo.toml",
+            "docs/deploying.md",
+            "src/site.rs",
+            "src/main.rs",
+        ]);
+        let named = |q: &str| named_like(&ws, q);
+        assert_eq!(
+            named("How do I report a security problem?"),
+            ["SECURITY.md"]
+        );
+        assert_eq!(
+            named("How do I report a bug?"),
+            [".github/ISSUE_TEMPLATE/bug_report.md"]
+        );
+        assert_eq!(named("What does the project depend on?"), ["Cargo.toml"]);
+        assert_eq!(named("Which server hosts the site?"), ["docs/deploying.md"]);
     }
 
     #[test]
