@@ -160,8 +160,12 @@ pub fn thought(text: &str) -> String {
     format!("\x1b[2m<think>\n{text}\n</think>\x1b[22m")
 }
 
-/// One line of numbers after a reply.
+/// One line of numbers after a reply; for a reply nothing generated (lines shown as a
+/// read returned them), says so.
 pub fn turn_line(t: &TurnStats) -> String {
+    if t.completion_tokens == 0 && t.prompt_tokens == 0 {
+        return "nothing generated: shown as the tool returned it".to_string();
+    }
     let thinking = if t.thinking_tokens > 0 {
         format!(" ({} thinking)", t.thinking_tokens)
     } else {
@@ -248,6 +252,10 @@ mod tests {
             ..TurnStats::default()
         };
         assert!(!turn_line(&t).contains("lookup"));
+        assert_eq!(
+            turn_line(&TurnStats::default()),
+            "nothing generated: shown as the tool returned it"
+        );
         t.draft_tokens = 12;
         t.accepted_tokens = 9;
         assert!(

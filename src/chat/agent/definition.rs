@@ -47,12 +47,11 @@ pub(super) fn definition_span(
     use crate::tools::misses::{item_span, LEAD_LINES};
     let fallback = ((line - 1).max(1), line + DEFINITION_LINES);
     let from = (line - LEAD_LINES as i64).max(1);
-    let args = serde_json::json!({
-        "path": path,
-        "start_line": from,
-        "end_line": line + DEFINITION_LINES,
-    });
-    let Ok(text) = registry.call("read_file", args.as_object().expect("an object")) else {
+    let mut args = serde_json::Map::new();
+    args.insert("path".into(), path.into());
+    args.insert("start_line".into(), from.into());
+    args.insert("end_line".into(), (line + DEFINITION_LINES).into());
+    let Ok(text) = registry.call("read_file", &args) else {
         return fallback;
     };
     let window: Vec<(i64, &str)> = text
