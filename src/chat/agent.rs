@@ -442,15 +442,7 @@ fn rounds(
             tools.is_some_and(|t| calls.len() < t.max_rounds) && !repeated && room == Room::Left;
         let routed_answer = first.take() == Some(Route::Answer);
         let must_answer = routed_answer || std::mem::take(&mut answer_next) || room == Room::None;
-        // Asked to see the lines just read: they are the answer, as read.
-        if let Some(text) = tools.and_then(|t| shown::lines_shown(t.request, &calls)) {
-            on_event(TurnEvent::Text(text.clone()));
-            conversation.push_assistant(&text);
-            let c = Completion {
-                text,
-                stop: StopReason::EndOfGeneration,
-                stats: Default::default(),
-            };
+        if let Some(c) = shown_answer(conversation, tools, &calls, on_event) {
             return Ok((thoughts.close(c), calls));
         }
         let started = std::time::Instant::now();
@@ -501,6 +493,24 @@ fn rounds(
             }
         }
     }
+}
+
+/// Asked to see the lines just read: they are the answer, as read ([`shown`]), kept in
+/// the conversation; nothing is generated.
+fn shown_answer(
+    conversation: &mut Conversation,
+    tools: Option<&ToolSet<'_>>,
+    calls: &[CallRecord],
+    on_event: &mut dyn FnMut(TurnEvent),
+) -> Option<Completion> {
+    let text = shown::lines_shown(tools?.request, calls)?;
+    on_event(TurnEvent::Text(text.clone()));
+    conversation.push_assistant(&text);
+    Some(Completion {
+        text,
+        stop: StopReason::EndOfGeneration,
+        stats: Default::default(),
+    })
 }
 
 fn after_call(

@@ -203,12 +203,16 @@ pub fn named_like(files: &[FileEntry], request: &str) -> Vec<String> {
             .then(place(a.2).cmp(&place(b.2)))
             .then(a.2.len().cmp(&b.2.len()))
     });
-    // The best are those that fit as well; of names fitted by other words of the request,
-    // only those with as few words left over: asked "How do I report a security
-    // problem?", `SECURITY.md` (its whole name asked) and
-    // `.github/ISSUE_TEMPLATE/bug_report.md` ("bug" not) were both named, and the 1.5B
-    // read the bug report template. Names fitted by the same words stay together
-    // (`LICENSE-MIT`, `LICENSE-APACHE`).
+    best_of(&scored)
+}
+
+/// The best of `scored` (sorted best first): those that fit as well; of names fitted by
+/// other words of the request, only those with as few words left over. Asked "How do I
+/// report a security problem?", `SECURITY.md` (its whole name asked) and
+/// `.github/ISSUE_TEMPLATE/bug_report.md` ("bug" not) were both named, and the 1.5B read
+/// the bug report template. Names fitted by the same words stay together
+/// (`LICENSE-MIT`, `LICENSE-APACHE`). None when more than [`MAX_NAMED`] are.
+fn best_of(scored: &[Scored<'_>]) -> Vec<String> {
     let Some((best, fewest, _, best_words)) = scored.first() else {
         return Vec::new();
     };

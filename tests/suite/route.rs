@@ -12,7 +12,7 @@ use harvey::tools::Registry;
 
 use crate::support::greedy;
 
-pub(super) const HERMES: &str = "{% if tools %}<tool_call>{% endif %}";
+const HERMES: &str = "{% if tools %}<tool_call>{% endif %}";
 
 pub(super) fn workspace() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
@@ -50,11 +50,7 @@ fn routed_turn_events(
     })
 }
 
-pub(super) fn tool_set<'a>(
-    registry: &'a Registry,
-    forms: &'a CallForms,
-    request: &'a str,
-) -> ToolSet<'a> {
+fn tool_set<'a>(registry: &'a Registry, forms: &'a CallForms, request: &'a str) -> ToolSet<'a> {
     ToolSet {
         registry,
         forms,
@@ -72,7 +68,33 @@ pub(super) fn tool_set<'a>(
     }
 }
 
-pub(super) fn limits() -> TurnLimits {
+/// `requests` as the turns of one conversation with the router on, answered by `engine`.
+pub(super) fn conversation_of(
+    engine: &mut ScriptedEngine,
+    registry: &Registry,
+    requests: &[&str],
+) -> (Vec<AgentTurn>, Conversation) {
+    let forms = call_forms(registry, HERMES);
+    let mut conversation = Conversation::new("system");
+    let mut turns = Vec::new();
+    for request in requests {
+        let set = tool_set(registry, &forms, request);
+        let turn = run_agent_turn(
+            engine,
+            &mut conversation,
+            request,
+            &greedy(64),
+            limits(),
+            Some(&set),
+            &mut |_| {},
+        )
+        .unwrap();
+        turns.push(turn);
+    }
+    (turns, conversation)
+}
+
+fn limits() -> TurnLimits {
     TurnLimits {
         reply_reserve: 256,
         keep_turns: None,
@@ -266,7 +288,6 @@ fn an_identical_second_call_is_not_run_again_and_the_turn_answers() {
 fn a_follow_ups_router_sees_the_previous_exchange() {
     let dir = workspace();
     let registry = workspace_tools(dir.path());
-    let forms = call_forms(&registry, HERMES);
     let mut engine = ScriptedEngine::new(
         8192,
         [
@@ -280,20 +301,11 @@ fn a_follow_ups_router_sees_the_previous_exchange() {
             "it is.",
         ],
     );
-    let mut conversation = Conversation::new("system");
-    for request in ["How do I deploy?", "Show me its first line."] {
-        let set = tool_set(&registry, &forms, request);
-        run_agent_turn(
-            &mut engine,
-            &mut conversation,
-            request,
-            &greedy(64),
-            limits(),
-            Some(&set),
-            &mut |_| {},
-        )
-        .unwrap();
-    }
+    conversation_of(
+        &mut engine,
+        &registry,
+        &["How do I deploy?", "Show me its first line."],
+    );
     let asked = router_requests(&engine);
     assert_eq!(asked.len(), 2);
     assert_eq!(asked[0], "How do I deploy?");

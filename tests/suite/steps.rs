@@ -52,13 +52,9 @@ fn a_question_about_a_test_reads_its_definition_after_the_search() {
 /// those lines, as read: nothing is generated after the read.
 #[test]
 fn a_follow_up_asking_for_lines_shows_them_as_read() {
-    use harvey::app::call_forms;
-    use harvey::chat::agent::run_agent_turn;
-    use harvey::chat::Conversation;
     use harvey::engine::scripted::ScriptedEngine;
 
-    use super::route::{limits, tool_set, HERMES};
-    use crate::support::greedy;
+    use super::route::conversation_of;
 
     let dir = tempfile::tempdir().unwrap();
     let text: String = (1..=30)
@@ -66,7 +62,6 @@ fn a_follow_up_asking_for_lines_shows_them_as_read() {
         .collect();
     std::fs::write(dir.path().join("notes.txt"), &text).unwrap();
     let registry = workspace_tools(dir.path());
-    let forms = call_forms(&registry, HERMES);
     let mut engine = ScriptedEngine::new(
         8192,
         [
@@ -78,22 +73,11 @@ fn a_follow_up_asking_for_lines_shows_them_as_read() {
             r#" {"path": "notes.txt", "start_line": 1, "end_line": 3}}</tool_call>"#,
         ],
     );
-    let mut conversation = Conversation::new("system");
-    let mut turns = Vec::new();
-    for request in ["How do I deploy?", "Show me its first 3 lines."] {
-        let set = tool_set(&registry, &forms, request);
-        let turn = run_agent_turn(
-            &mut engine,
-            &mut conversation,
-            request,
-            &greedy(64),
-            limits(),
-            Some(&set),
-            &mut |_| {},
-        )
-        .unwrap();
-        turns.push(turn);
-    }
+    let (turns, conversation) = conversation_of(
+        &mut engine,
+        &registry,
+        &["How do I deploy?", "Show me its first 3 lines."],
+    );
     let follow = &turns[1];
     let call = follow.calls[0].call.as_ref().unwrap();
     assert_eq!(call.arguments["path"], "notes.txt", "{call:?}");

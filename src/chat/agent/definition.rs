@@ -56,10 +56,8 @@ pub(super) fn definition_span(
     };
     let window: Vec<(i64, &str)> = text
         .lines()
-        .filter_map(|l| {
-            let (n, rest) = l.split_once("| ")?;
-            Some((n.trim_start().parse().ok()?, rest))
-        })
+        .filter_map(super::shown::numbered)
+        .map(|(n, rest)| (n as i64, rest))
         .filter(|(n, _)| *n >= from)
         .collect();
     let Some(at) = window.iter().position(|(n, _)| *n == line) else {

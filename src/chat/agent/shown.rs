@@ -126,7 +126,7 @@ fn first_count(request: &str) -> Option<usize> {
 }
 
 /// A read's `"   12| text"` line as `(12, "text")`.
-fn numbered(line: &str) -> Option<(usize, &str)> {
+pub(super) fn numbered(line: &str) -> Option<(usize, &str)> {
     let (number, text) = line.split_once("| ")?;
     let n = number.trim_start().parse().ok()?;
     Some((n, text))
