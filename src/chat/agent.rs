@@ -387,6 +387,12 @@ const ECHOED: &str = "(the model repeated the question instead of answering; the
 /// Results of the calls made so far in a turn, by their exact call text.
 type Seen = HashMap<String, Result<String, ToolError>>;
 
+/// What a round left: the next round's state, or the turn's last reply.
+enum Round {
+    Next(Room),
+    Done(Completion),
+}
+
 fn rounds(
     engine: &mut dyn Engine,
     conversation: &mut Conversation,
@@ -411,27 +417,17 @@ fn rounds(
             on_event(TurnEvent::Notice(no_room_notice(engine.info().n_ctx)));
         }
         if let (Some(set), Some(Route::Tool(name))) = (tools, &first) {
-            let chosen = Chosen {
-                name,
-                calls: &calls,
+            let mut turn = Turn {
+                engine: &mut *engine,
+                conversation: &mut *conversation,
+                opts,
+                calls: &mut calls,
+                seen: &mut seen,
+                user_at,
             };
-            let record = chosen_call(engine, conversation, opts, set, chosen, &mut seen, on_event)?;
-            first = None;
-            let ok = record.result.is_ok();
-            let next = if calls.len() + 1 < set.max_rounds {
-                next_step(engine, set, opts, &record, on_event)?
-            } else {
-                None
-            };
-            room = after_call(engine, conversation, opts, set, &mut calls, record, user_at)?;
-            // The next step the router chose, else the answer from this result (a
-            // failed call the router could not follow up is left to the model).
-            match next.filter(|_| room == Room::Left) {
-                Some(Route::Tool(name)) => first = Some(Route::Tool(name)),
-                Some(Route::Answer) => answer_next = true,
-                // A skill is only ever a first step (the router proper names none).
-                Some(Route::Skill(_)) | None => answer_next = ok,
-            }
+            let (r, next) = turn.routed(set, name, on_event)?;
+            room = r;
+            (first, answer_next) = next;
             continue;
         }
         // A call repeated word for word is answered from the first result, and then the
@@ -445,19 +441,108 @@ fn rounds(
         if let Some(c) = shown_answer(conversation, tools, &calls, on_event) {
             return Ok((thoughts.close(c), calls));
         }
+        let mut turn = Turn {
+            engine: &mut *engine,
+            conversation: &mut *conversation,
+            opts,
+            calls: &mut calls,
+            seen: &mut seen,
+            user_at,
+        };
+        let asked = Asked {
+            tools,
+            may_call,
+            must_answer,
+            routed_answer,
+        };
+        match turn.generated(asked, &mut thoughts, on_event)? {
+            Round::Next(r) => room = r,
+            Round::Done(c) => return Ok((thoughts.close(c), calls)),
+        }
+    }
+}
+
+/// What the model may do in a generated round.
+#[derive(Clone, Copy)]
+struct Asked<'s, 'a> {
+    tools: Option<&'s ToolSet<'a>>,
+    may_call: bool,
+    must_answer: bool,
+    routed_answer: bool,
+}
+
+/// A turn's state that each round works on.
+struct Turn<'t> {
+    engine: &'t mut dyn Engine,
+    conversation: &'t mut Conversation,
+    opts: &'t GenerateOptions,
+    calls: &'t mut Vec<CallRecord>,
+    seen: &'t mut Seen,
+    user_at: usize,
+}
+
+impl Turn<'_> {
+    /// The call the router chose, run; then the router's next step: another tool, the
+    /// answer from this result, or (a failed call it could not follow up) the model.
+    fn routed(
+        &mut self,
+        set: &ToolSet<'_>,
+        name: &str,
+        on_event: &mut dyn FnMut(TurnEvent),
+    ) -> Result<(Room, (Option<Route>, bool)), crate::engine::EngineError> {
+        let chosen = Chosen {
+            name,
+            calls: self.calls,
+        };
+        let (engine, conversation, opts) = (&mut *self.engine, &mut *self.conversation, self.opts);
+        let record = chosen_call(engine, conversation, opts, set, chosen, self.seen, on_event)?;
+        let ok = record.result.is_ok();
+        let next = if self.calls.len() + 1 < set.max_rounds {
+            next_step(engine, set, opts, &record, on_event)?
+        } else {
+            None
+        };
+        let room = after_call(
+            engine,
+            conversation,
+            opts,
+            set,
+            self.calls,
+            record,
+            self.user_at,
+        )?;
+        let next = match next.filter(|_| room == Room::Left) {
+            Some(Route::Tool(name)) => (Some(Route::Tool(name)), false),
+            Some(Route::Answer) => (None, true),
+            // A skill is only ever a first step (the router proper names none).
+            Some(Route::Skill(_)) | None => (None, ok),
+        };
+        Ok((room, next))
+    }
+
+    /// The model's own round: a call it makes (run, and the turn goes on) or the reply
+    /// that ends the turn.
+    fn generated(
+        &mut self,
+        asked: Asked<'_, '_>,
+        thoughts: &mut Thoughts,
+        on_event: &mut dyn FnMut(TurnEvent),
+    ) -> Result<Round, crate::engine::EngineError> {
+        let (engine, conversation, opts) = (&mut *self.engine, &mut *self.conversation, self.opts);
+        let tools = asked.tools;
         let started = std::time::Instant::now();
         let (o, lead, found, mut c) = reply(
             engine,
             conversation,
             opts,
             tools,
-            (must_answer, routed_answer),
+            (asked.must_answer, asked.routed_answer),
             on_event,
         )?;
         c.text.insert_str(0, &lead);
         thoughts.take(engine, &mut c);
         let head = found.lock().ok().and_then(|mut h| h.take());
-        let callable = tools.filter(|_| may_call);
+        let callable = tools.filter(|_| asked.may_call);
         let kind = match (callable, c.stop) {
             (Some(_), StopReason::StopString) => StepKind::Call,
             _ => StepKind::Answer,
@@ -465,7 +550,7 @@ fn rounds(
         Step::generation(kind, "", &c.stats, started).send(on_event);
         let record = match (callable, c.stop) {
             (Some(set), StopReason::EndOfGeneration) => {
-                call_in_text(engine, conversation, set, &c.text, &mut seen, on_event)
+                call_in_text(engine, conversation, set, &c.text, self.seen, on_event)
             }
             (Some(set), StopReason::StopString) => {
                 let opening = opening(set.forms, std::mem::take(&mut c.text), head);
@@ -475,7 +560,7 @@ fn rounds(
                     opts,
                     set,
                     opening,
-                    &mut seen,
+                    self.seen,
                     on_event,
                 );
                 Some(call?)
@@ -484,12 +569,21 @@ fn rounds(
         };
         match (record, callable.or(tools)) {
             (Some(record), Some(set)) => {
-                room = after_call(engine, conversation, opts, set, &mut calls, record, user_at)?;
+                let room = after_call(
+                    engine,
+                    conversation,
+                    opts,
+                    set,
+                    self.calls,
+                    record,
+                    self.user_at,
+                )?;
+                Ok(Round::Next(room))
             }
             _ => {
-                let capped = tools.filter(|_| !may_call);
+                let capped = tools.filter(|_| !asked.may_call);
                 let c = last_reply(engine, conversation, &o, capped, c, on_event)?;
-                return Ok((thoughts.close(c), calls));
+                Ok(Round::Done(c))
             }
         }
     }

@@ -322,6 +322,9 @@ pub fn choose(
     if asked::names_workspace_files(request, words) {
         without.push(NONE);
     }
+    if asked::memory_unasked_beside_files(request, words) {
+        without.extend(asked::RECALLS);
+    }
     opts.grammar = Some(grammar(registry, wording, &without));
     opts.max_tokens = Some(16);
     // The instructions stay in the chat context's free cells for the next message (with
@@ -330,6 +333,7 @@ pub fn choose(
     opts.keep_prompt = true;
     opts.abort = abort.clone();
     let c = engine.generate_aside(&messages(registry, wording, request), &opts, &mut |_| {})?;
+    tracing::debug!("router request: {request:?}");
     tracing::debug!(
         "router: {} prompt tokens, {} decoded, {:.0} ms to the first token, chose {:?}",
         c.stats.prompt_tokens,

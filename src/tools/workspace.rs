@@ -122,7 +122,7 @@ impl Tool for ReadFile {
         } else {
             small_file_whole(&text, start, end).unwrap_or_else(|| line_window(&text, start, end))
         };
-        Ok(with_note(resolved.note("read", requested), window))
+        Ok(with_note(resolved.note("shown", requested), window))
     }
 }
 

@@ -136,6 +136,22 @@ const CONVENTIONS: &[(&[&str], &[&str])] = &[
 /// are the conventional file for what it asks about ([`CONVENTIONS`]); empty when none
 /// does, or when more than [`MAX_NAMED`] fit equally well.
 pub fn named_like(files: &[FileEntry], request: &str) -> Vec<String> {
+    let named = named_by_words(files, request);
+    if named.is_empty() && crate::text::asked::asked(request) == crate::text::asked::Asked::HowTo {
+        // A how-to question no document's name fits is the README's to answer: asked "How
+        // do I run all the tests?" in harvey's own repository, the 0.5B answered without a
+        // tool and copied its own instructions.
+        return files
+            .iter()
+            .find(|f| is_readme(&f.path))
+            .map(|f| vec![f.path.clone()])
+            .unwrap_or_default();
+    }
+    named
+}
+
+/// [`named_like`] by the request's words and the conventions alone.
+fn named_by_words(files: &[FileEntry], request: &str) -> Vec<String> {
     let asked = asked_stems(request);
     let convention = conventional(request);
     if asked.is_empty() && convention.is_empty() {
@@ -157,6 +173,9 @@ pub fn named_like(files: &[FileEntry], request: &str) -> Vec<String> {
             // A word of the name counts once, whether an asked word fits it, the
             // convention names it, or both ("How is it licensed?": "licens" and the
             // convention's "license" are one word of `LICENSE-MIT`).
+            // A lock file is written by a tool, never the file a subject is kept in:
+            // "Which license does this project use?" named `Cargo.lock` beside `Cargo.toml`.
+            let convention: &[String] = if is_lock_file(name) { &[] } else { &convention };
             let fitted = |h: &String| asked.iter().any(|w| fits(w, h)) || convention.contains(h);
             let words: Vec<String> = have.iter().filter(|h| fitted(h)).cloned().collect();
             let matched = words.len();
@@ -206,6 +225,15 @@ pub fn named_like(files: &[FileEntry], request: &str) -> Vec<String> {
     best_of(&scored)
 }
 
+/// The project's README at the top of the workspace.
+fn is_readme(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    lower == "readme"
+        || lower
+            .strip_prefix("readme.")
+            .is_some_and(|ext| !ext.contains('/'))
+}
+
 /// The best of `scored` (sorted best first): those that fit as well; of names fitted by
 /// other words of the request, only those with as few words left over. Asked "How do I
 /// report a security problem?", `SECURITY.md` (its whole name asked) and
@@ -221,10 +249,27 @@ fn best_of(scored: &[Scored<'_>]) -> Vec<String> {
         .filter(|s| s.0 == *best && (s.1 == *fewest || s.3 == *best_words))
         .map(|s| s.2.to_string())
         .collect();
-    if top.len() > MAX_NAMED {
+    if top.len() <= MAX_NAMED {
+        return top;
+    }
+    // Too many fit as well: those at the top of the workspace, if some are and few
+    // enough. In harvey's own repository "Which license does this project use?" fitted the
+    // root `Cargo.toml` and three test fixtures' manifests, and named none.
+    let top: Vec<String> = top.into_iter().filter(|p| !p.contains('/')).collect();
+    if top.is_empty() || top.len() > MAX_NAMED {
         return Vec::new();
     }
     top
+}
+
+/// A file a package manager writes (`Cargo.lock`, `package-lock.json`, `go.sum`).
+fn is_lock_file(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    lower.ends_with(".lock")
+        || matches!(
+            lower.as_str(),
+            "package-lock.json" | "npm-shrinkwrap.json" | "pnpm-lock.yaml" | "go.sum"
+        )
 }
 
 /// A file's fit to a request: (how many of its name's words are wanted, whether it is
@@ -400,6 +445,46 @@ mod tests {
         assert_eq!(named.last().unwrap(), "tests/feed.rs");
         let named = named_like(&ws, "What do the feed tests check?");
         assert_eq!(named[0], "tests/feed.rs");
+    }
+
+    #[test]
+    fn of_many_manifests_the_one_at_the_top_is_named_and_never_a_lock_file() {
+        let ws = files(&[
+            "Cargo.lock",
+            "Cargo.toml",
+            "README.md",
+            "src/main.rs",
+            "tests/fixtures/node/package.json",
+            "tests/fixtures/python/pyproject.toml",
+            "tests/fixtures/rust/Cargo.toml",
+            "tests/fixtures/rust2/Cargo.toml",
+        ]);
+        assert_eq!(
+            named_like(&ws, "Which license does this project use?"),
+            ["Cargo.toml"]
+        );
+        // With no manifest at the top, fixtures alone are too many to name.
+        assert!(named_like(&ws[4..], "Which license does this project use?").is_empty());
+    }
+
+    #[test]
+    fn a_how_to_question_no_name_fits_is_the_readme_s() {
+        let ws = files(&[
+            "README.md",
+            "docs/deploying.md",
+            "src/main.rs",
+            "tests/cli.rs",
+        ]);
+        assert_eq!(
+            named_like(&ws, "How do I run all the tests?"),
+            ["README.md"]
+        );
+        assert_eq!(
+            named_like(&ws, "How do I deploy it?"),
+            ["docs/deploying.md"]
+        );
+        assert!(named_like(&ws, "What do the tests check?") != ["README.md"]);
+        assert!(named_like(&ws[1..], "How do I run all the tests?").is_empty());
     }
 
     #[test]

@@ -35,12 +35,30 @@ pub struct Resolved {
 }
 
 impl Resolved {
-    /// `(read src/main.rs for myproj/src/main.rs)`, or `None` when nothing was forgiven.
-    pub fn note(&self, verb: &str, requested: &str) -> Option<String> {
-        self.instead
-            .as_ref()
-            .map(|real| format!("({verb} {real} for {})", requested.trim()))
+    /// `(myproj/src/main.rs is not in the workspace; shown: src/main.rs)`, or `None` when
+    /// nothing was forgiven. `what` says what was done with the real path ("shown",
+    /// "searched"). Not "read X for Y": asked how to run the tests, the 1.5B answered with
+    /// the command "read scripts/test.sh", the note's words.
+    pub fn note(&self, what: &str, requested: &str) -> Option<String> {
+        self.instead.as_ref().map(|real| {
+            format!(
+                "({} is not in the workspace; {what}: {real})",
+                requested.trim()
+            )
+        })
     }
+}
+
+/// The real path a forgiven result's first line names ([`Resolved::note`]), if it does.
+pub fn forgiven_path(result: &str) -> Option<&str> {
+    let first = result
+        .lines()
+        .next()?
+        .strip_prefix('(')?
+        .strip_suffix(')')?;
+    let (_, rest) = first.split_once(" is not in the workspace; ")?;
+    let (_, real) = rest.split_once(": ")?;
+    Some(real.trim())
 }
 
 /// Most paths suggested in an error.
@@ -307,12 +325,18 @@ mod tests {
         assert_eq!(r.instead.as_deref(), Some("src/main.rs"));
         assert!(r.path.ends_with("src/main.rs"));
         assert_eq!(
-            r.note("read", "myproj/src/main.rs").unwrap(),
-            "(read src/main.rs for myproj/src/main.rs)"
+            r.note("shown", "myproj/src/main.rs").unwrap(),
+            "(myproj/src/main.rs is not in the workspace; shown: src/main.rs)"
         );
+        let note = r.note("shown", "myproj/src/main.rs").unwrap();
+        assert_eq!(
+            forgiven_path(&format!("{note}\n    1| fn main() {{}}")),
+            Some("src/main.rs")
+        );
+        assert_eq!(forgiven_path("    1| fn main() {}"), None);
         let exact = resolve_forgiving(&root, "src/main.rs", Want::File).unwrap();
         assert_eq!(exact.instead, None);
-        assert_eq!(exact.note("read", "src/main.rs"), None);
+        assert_eq!(exact.note("shown", "src/main.rs"), None);
         let e = resolve_forgiving(&root, "LICENSE.md", Want::File)
             .unwrap_err()
             .to_string();

@@ -157,6 +157,7 @@ pub(super) fn run_call(
     } else {
         text
     };
+    tracing::debug!("tool result the model reads:\n{shown}");
     on_event(TurnEvent::ToolResult {
         is_error: result.is_err(),
         text: shown.clone(),

@@ -58,7 +58,12 @@ pub(super) fn focused(
     if lines.len() <= FOCUS_FROM_LINES {
         return None;
     }
-    let hits = question_hits(request, &lines);
+    let mut hits = question_hits(request, &lines);
+    if asks_dependencies(request) {
+        hits.extend(dependency_lines(&lines));
+        hits.sort_unstable();
+        hits.dedup();
+    }
     if hits.is_empty() {
         return None;
     }
@@ -127,6 +132,67 @@ fn question_hits(request: &str, lines: &[(usize, &str)]) -> Vec<usize> {
     hits.sort_unstable();
     hits.dedup();
     hits
+}
+
+/// Words of a question about what the project builds on. Asked "What crate do we use to
+/// run the language model?", the 1.5B read harvey's `Cargo.toml` focused on its head and
+/// the lines holding "model" (comments), and answered "harvey": no dependency was shown.
+const DEPENDENCY_WORDS: &[&str] = &[
+    "crate",
+    "crates",
+    "library",
+    "libraries",
+    "dependency",
+    "dependencies",
+    "depend",
+    "depends",
+    "framework",
+    "frameworks",
+    "module",
+    "modules",
+];
+
+/// Whether `request` asks what the project depends on: a word of [`DEPENDENCY_WORDS`], or
+/// packages it uses or needs.
+fn asks_dependencies(request: &str) -> bool {
+    let words = crate::text::words::name_words(request);
+    let has = |set: &[&str]| words.iter().any(|w| set.contains(&w.as_str()));
+    has(DEPENDENCY_WORDS)
+        || (has(&["package", "packages"]) && has(&["use", "uses", "using", "need", "needs"]))
+}
+
+/// The lines (indices into `lines`) that list dependencies in a manifest: the entries of
+/// a TOML section whose header names dependencies (`[dependencies]`,
+/// `[dev-dependencies]`, `[target.….dependencies]`), of a JSON object so named
+/// (`"devDependencies": {`), or of a Go `require (` block. Comments and blank lines are
+/// not entries.
+fn dependency_lines(lines: &[(usize, &str)]) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut closer: Option<&str> = None;
+    for (i, (_, text)) in lines.iter().enumerate() {
+        let t = text.trim();
+        let lower = t.to_lowercase();
+        if t.starts_with('[') && t.ends_with(']') && !t.contains('=') {
+            closer = lower.contains("dependencies").then_some("[");
+            continue;
+        }
+        if closer.is_none() {
+            if lower.contains("dependencies\"") && t.ends_with('{') {
+                closer = Some("}");
+            } else if t == "require (" {
+                closer = Some(")");
+            }
+            continue;
+        }
+        if closer.is_some_and(|c| c != "[" && t.starts_with(c)) {
+            closer = None;
+            continue;
+        }
+        if !t.is_empty() && !t.starts_with('#') && !t.starts_with("//") {
+            out.push(i);
+        }
+    }
+    out
 }
 
 /// The result's lines that are not file lines (the read's notes, kept; a cut note, left
@@ -215,6 +281,62 @@ mod tests {
     }
 
     #[test]
+    fn a_question_about_what_the_project_uses_shows_its_dependencies() {
+        let mut lines = vec![
+            "[package]".to_string(),
+            "name = \"harvey\"".into(),
+            "version = \"0.1.0\"".into(),
+        ];
+        lines.extend((0..12).map(|i| format!("# the model notes, line {i}")));
+        lines.push("[dependencies]".into());
+        lines.push("# Runs the GGUF in-process.".into());
+        lines.push("llama-cpp-2 = { version = \"=0.1.160\" }".into());
+        lines.extend(
+            (0..100).map(|i| format!("dep{i} = {{ version = \"{i}\", features = [\"a\"] }}")),
+        );
+        lines.push("[profile.release]".into());
+        lines.push("lto = true".into());
+        let result: String = lines
+            .iter()
+            .enumerate()
+            .map(|(i, l)| format!("{:>5}| {l}\n", i + 1))
+            .collect();
+        let read = args(serde_json::json!({"path": "Cargo.toml"}));
+        let q = "What crate do we use to run the language model?";
+        let shown = focused(q, &read, &result, &Words).expect("focused");
+        assert!(shown.contains("llama-cpp-2"), "{shown}");
+        assert!(shown.contains("dep10 = "), "{shown}");
+        assert!(!shown.contains("lto = true"), "{shown}");
+        // Without a word about dependencies, the same read shows none past the head.
+        let shown = focused("Which notes are about the model?", &read, &result, &Words);
+        assert!(shown.is_some_and(|s| !s.contains("llama-cpp-2")));
+    }
+
+    #[test]
+    fn dependency_lines_are_found_in_toml_json_and_go_manifests() {
+        let numbered = |text: &str| -> Vec<(usize, String)> {
+            text.lines()
+                .enumerate()
+                .map(|(i, l)| (i + 1, l.to_string()))
+                .collect()
+        };
+        let found = |text: &str| {
+            let owned = numbered(text);
+            let lines: Vec<(usize, &str)> = owned.iter().map(|(n, l)| (*n, l.as_str())).collect();
+            dependency_lines(&lines)
+                .into_iter()
+                .map(|i| lines[i].1.trim().to_string())
+                .collect::<Vec<_>>()
+        };
+        let toml = "[package]\nname = \"x\"\n[dependencies]\n# a comment\nserde = \"1\"\n\n[dev-dependencies]\nproptest = \"1\"\n[features]\nfull = []\n";
+        assert_eq!(found(toml), ["serde = \"1\"", "proptest = \"1\""]);
+        let json = "{\n  \"name\": \"x\",\n  \"dependencies\": {\n    \"react\": \"18\"\n  },\n  \"scripts\": {\n    \"test\": \"jest\"\n  }\n}\n";
+        assert_eq!(found(json), ["\"react\": \"18\""]);
+        let go = "module x\nrequire (\n\tgithub.com/a/b v1.0.0\n)\n";
+        assert_eq!(found(go), ["github.com/a/b v1.0.0"]);
+    }
+
+    #[test]
     fn a_word_on_many_lines_gives_way_to_a_rarer_one() {
         let result = manifest();
         let read = args(serde_json::json!({"path": "Cargo.toml"}));
@@ -249,14 +371,17 @@ mod tests {
 
     #[test]
     fn many_matching_lines_are_shown_up_to_the_cap_and_the_read_s_note_is_kept() {
-        let mut result = "(read src/x.rs for x.rs)\n".to_string();
+        let mut result = "(x.rs is not in the workspace; shown: src/x.rs)\n".to_string();
         for i in 1..=300 {
             result.push_str(&format!("{i:>5}| let port_{i} = tide(port);\n"));
         }
         result.push_str("[cut: showed lines 1–200 of 300]\n");
         let read = args(serde_json::json!({"path": "x.rs"}));
         let shown = focused("Which port is used?", &read, &result, &Words).unwrap();
-        assert!(shown.starts_with("(read src/x.rs for x.rs)\n"), "{shown}");
+        assert!(
+            shown.starts_with("(x.rs is not in the workspace; shown: src/x.rs)\n"),
+            "{shown}"
+        );
         let file_lines = shown.lines().filter(|l| numbered(l).is_some()).count();
         assert!(file_lines <= MAX_SHOWN, "{file_lines}");
         assert!(!shown.contains("[cut:"), "{shown}");

@@ -28,9 +28,11 @@ const OBJECTS: &[&str] = &[
 pub(super) fn lines_shown(request: &str, calls: &[CallRecord]) -> Option<String> {
     let last = calls.last()?;
     let call = last.call.as_ref().filter(|c| c.name == "read_file")?;
-    let path = call.arguments.get("path")?.as_str()?.trim();
     let text = last.result.as_ref().ok()?;
-    if !asks_to_see(request, path) {
+    let asked_path = call.arguments.get("path")?.as_str()?.trim();
+    // A path forgiven to another is shown as the real one.
+    let path = crate::workspace_map::nearest::forgiven_path(text).unwrap_or(asked_path);
+    if !asks_to_see(request, path) && !asks_to_see(request, asked_path) {
         return None;
     }
     // The range the call asked for (a small file is read whole whatever the range),

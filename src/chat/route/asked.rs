@@ -75,6 +75,24 @@ const HISTORY: &[&str] = &[
     "status",
 ];
 
+/// Words of [`SAID`] that only say who is asking or who is asked ("What crate do we use
+/// …?"): beside files the request names, they do not make it a question for the memory.
+const PRONOUNS: &[&str] = &["we", "our", "us", "me", "my", "mine", "you", "your"];
+
+/// Whether `words` (the user's own) speak of the memory only through a pronoun while
+/// `request` (with its hint lines) names workspace files: then the files answer it. The
+/// 0.5B sent "What crate do we use to run the language model?" to `memory_search`, with
+/// `Cargo.toml` named.
+pub fn memory_unasked_beside_files(request: &str, words: &str) -> bool {
+    let lower = words.to_lowercase();
+    let said: Vec<&str> = SAID
+        .iter()
+        .copied()
+        .filter(|w| !PRONOUNS.contains(w))
+        .collect();
+    names_workspace_files(request, words) && !says_any(&lower, &said)
+}
+
 /// Words of a question that running something answers ("Do the tests pass?").
 const RUNNING: &[&str] = &[
     "pass",
@@ -95,9 +113,6 @@ const RUNNING: &[&str] = &[
     "errors",
     "lint",
     "clippy",
-    "run",
-    "runs",
-    "running",
     "output",
     "print",
     "prints",
@@ -110,6 +125,23 @@ const RUNNING: &[&str] = &[
     "benchmark",
     "benchmarks",
 ];
+
+/// Words of running that ask for a run only in a yes/no question ("Does it run on
+/// Windows?"): in "What crate do we use to run the language model?" they are part of the
+/// subject, and the 0.5B's router chose `run_command` (program "run", twice).
+const RUN: &[&str] = &["run", "runs", "running"];
+
+/// Whether `lower` (a question, lowercase) asks about running something: a word of
+/// [`RUNNING`], or of [`RUN`] in a question that opens with an auxiliary.
+fn asks_about_running(lower: &str) -> bool {
+    const YES_NO: &[&str] = &[
+        "does", "do", "did", "is", "are", "was", "can", "will", "would", "could", "should",
+    ];
+    let first = lower
+        .split(|c: char| !c.is_alphanumeric())
+        .find(|w| !w.is_empty());
+    says_any(lower, RUNNING) || (first.is_some_and(|w| YES_NO.contains(&w)) && says_any(lower, RUN))
+}
 
 /// Words of a question about what the user said, decided or prefers, or about the
 /// assistant: where none is said, the memory cannot be what answers it. "I" is not one
@@ -159,7 +191,7 @@ const SAID: &[&str] = &[
 ];
 
 /// Tools that answer from what was said before, held off a question that speaks of none.
-const RECALLS: &[&str] = &["memory_search"];
+pub const RECALLS: &[&str] = &["memory_search"];
 
 /// Whether `words` ask for information about files the workspace has: `request` carries
 /// the named-files hint ([`crate::workspace_map::named`]) and the question opens with a
@@ -227,7 +259,7 @@ pub fn ruled_out(registry: &Registry, words: &str) -> Vec<&'static str> {
             // Writing files asks first too; running a command is the other tool that asks.
             let changes = tool.writes_files() || (tool.writes() && !tool.asks());
             let runs = tool.asks() && !tool.writes_files();
-            let runs_unasked = runs && (kind == Asked::HowTo || !says_any(&lower, RUNNING));
+            let runs_unasked = runs && (kind == Asked::HowTo || !asks_about_running(&lower));
             let history_unasked = info.name == "git" && !says_any(&lower, HISTORY);
             let said_unasked = RECALLS.contains(&info.name) && !says_any(&lower, SAID);
             let listing_unasked = info.name == LIST && !says_any(&lower, LISTING);
@@ -258,6 +290,9 @@ mod tests {
         assert!(!how.contains(&"read_file"));
         assert!(names("Deploy the site.").is_empty());
         assert!(names("Can you run the tests?").is_empty());
+        let subject = names("What crate do we use to run the language model?");
+        assert!(subject.contains(&"run_command"), "{subject:?}");
+        assert!(!names("Does it run on Windows?").contains(&"run_command"));
     }
 
     #[test]
@@ -312,7 +347,12 @@ mod tests {
             "no hint, no files named"
         );
         let write = "Write a Rust function that reverses a string.";
-        assert!(!names_workspace_files(&hinted(write), write));
+        assert!(!names_workspace_files(&hinted(write), write)); // A pronoun beside named files is no question for the memory; a decision is.
+        let crate_q = "What crate do we use to run the language model?";
+        assert!(memory_unasked_beside_files(&hinted(crate_q), crate_q));
+        assert!(!memory_unasked_beside_files(crate_q, crate_q));
+        let decided = "What did we decide about the feed?";
+        assert!(!memory_unasked_beside_files(&hinted(decided), decided));
     }
 
     #[test]

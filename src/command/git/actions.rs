@@ -290,7 +290,9 @@ pub fn describe_status(text: &str) -> String {
         .join(", ");
     let mut out = header;
     out.push(match files.len() {
-        0 => "Nothing is uncommitted: every file matches the last commit.".to_string(),
+        // "No" first, as "Yes" below: the 0.5B answered a clean tree with "Yes, everything is
+        // uncommitted."
+        0 => "No: nothing is uncommitted; every file matches the last commit.".to_string(),
         1 => format!("Yes: 1 file is not committed ({names}):"),
         n if n <= NAMED_IN_HEADLINE => format!("Yes: {n} files are not committed ({names}):"),
         n => format!("Yes: {n} files are not committed:"),
@@ -458,11 +460,11 @@ mod tests {
         );
         assert_eq!(
             describe_status("## main\n"),
-            "Nothing is uncommitted: every file matches the last commit.\n(branch: main)"
+            "No: nothing is uncommitted; every file matches the last commit.\n(branch: main)"
         );
         assert_eq!(
             describe_status("## main\n?? agents/\n"),
-            "Nothing is uncommitted: every file matches the last commit.\n(branch: main)",
+            "No: nothing is uncommitted; every file matches the last commit.\n(branch: main)",
             "harvey's own folder, never committed, is left out"
         );
         assert!(describe_status("## main\n M agents/notes.md\n").contains("agents/notes.md"));
