@@ -384,6 +384,28 @@ pub fn warm(
     Some(outcome)
 }
 
+/// Verbs of a change someone made, in a question about who or when.
+const CHANGED: &[&str] = &[
+    "changed", "wrote", "written", "modified", "added", "introduced", "committed", "edited",
+    "touched", "authored", "removed", "deleted", "renamed", "updated", "rewrote",
+];
+
+/// A question that asks who made a change or when it was made ("Who last changed the
+/// markdown renderer?", "When was the sitemap added?") goes to git, which alone knows:
+/// with `src/render/markdown.rs` named beside it, the 1.5B's router chose `read_file`
+/// on this machine (it had chosen git on another) and the reply named "the user".
+pub fn about_change(registry: &Registry, words: &str) -> Option<Route> {
+    let lower = words.trim().to_lowercase();
+    let mut tokens = lower.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty());
+    let first = tokens.next()?;
+    let changed = lower
+        .split(|c: char| !c.is_alphanumeric())
+        .any(|w| CHANGED.contains(&w));
+    let asks = matches!(first, "who" | "when") && changed && lower.ends_with('?');
+    (asks && offered(registry).0.iter().any(|(name, _)| *name == "git"))
+        .then(|| Route::Tool("git".to_string()))
+}
+
 /// The tool a question about one identifier goes to.
 const SEARCH: &str = "search_files";
 

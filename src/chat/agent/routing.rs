@@ -49,6 +49,11 @@ pub(super) fn first_step(
                     .send(on_event);
                 return Ok(Some(Route::Answer));
             }
+            if let Some(git) = route::about_change(set.registry, set.request) {
+                Step::timed(StepKind::Router, "who or when changed", std::time::Instant::now())
+                    .send(on_event);
+                return Ok(Some(git));
+            }
             if let Some(search) = route::about_identifier(set.registry, set.request) {
                 Step::timed(StepKind::Router, "identifier", std::time::Instant::now())
                     .send(on_event);

@@ -315,3 +315,32 @@ fn a_question_about_one_identifier_goes_to_the_search_without_the_model() {
         "nothing to search"
     );
 }
+
+#[test]
+fn a_question_of_who_or_when_changed_something_goes_to_git_without_the_model() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("lib.rs"), "fn render() {}\n").unwrap();
+    let git_init = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(ws.path())
+        .status()
+        .unwrap();
+    assert!(git_init.success());
+    let (r, _) = crate::app::default_tools(ws.path(), &crate::config::Config::default());
+    let git = Some(Route::Tool("git".into()));
+    for words in [
+        "Who last changed the markdown renderer?",
+        "When was the sitemap added?",
+        "who wrote src/lib.rs?",
+    ] {
+        assert_eq!(about_change(&r, words), git, "{words}");
+    }
+    for left in [
+        "Who maintains this project?",
+        "What changed in the last commit?",
+        "Who changed it. Tell me.",
+        "When does the feed refresh?",
+    ] {
+        assert_eq!(about_change(&r, left), None, "{left}");
+    }
+}
