@@ -386,8 +386,21 @@ pub fn warm(
 
 /// Verbs of a change someone made, in a question about who or when.
 const CHANGED: &[&str] = &[
-    "changed", "wrote", "written", "modified", "added", "introduced", "committed", "edited",
-    "touched", "authored", "removed", "deleted", "renamed", "updated", "rewrote",
+    "changed",
+    "wrote",
+    "written",
+    "modified",
+    "added",
+    "introduced",
+    "committed",
+    "edited",
+    "touched",
+    "authored",
+    "removed",
+    "deleted",
+    "renamed",
+    "updated",
+    "rewrote",
 ];
 
 /// A question that asks who made a change or when it was made ("Who last changed the
@@ -396,7 +409,9 @@ const CHANGED: &[&str] = &[
 /// on this machine (it had chosen git on another) and the reply named "the user".
 pub fn about_change(registry: &Registry, words: &str) -> Option<Route> {
     let lower = words.trim().to_lowercase();
-    let mut tokens = lower.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty());
+    let mut tokens = lower
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty());
     let first = tokens.next()?;
     let changed = lower
         .split(|c: char| !c.is_alphanumeric())

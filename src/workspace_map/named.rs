@@ -86,6 +86,8 @@ const CONVENTIONS: &[(&[&str], &[&str])] = &[
         &[
             "setting",
             "settings",
+            "default",
+            "defaults",
             "configuration",
             "configure",
             "options",
@@ -165,7 +167,7 @@ fn named_by_words(files: &[FileEntry], request: &str) -> Vec<String> {
     let mut scored: Vec<Scored<'_>> = files
         .iter()
         .filter_map(|f| {
-            let name = f.path.rsplit('/').next().unwrap_or(&f.path);
+            let name = named_as(&f.path);
             let stem_part = name.split('.').next().unwrap_or(name);
             let mut have: Vec<String> = words(stem_part).iter().map(|w| stem(w)).collect();
             have.sort();
@@ -175,7 +177,14 @@ fn named_by_words(files: &[FileEntry], request: &str) -> Vec<String> {
             // convention's "license" are one word of `LICENSE-MIT`).
             // A lock file is written by a tool, never the file a subject is kept in:
             // "Which license does this project use?" named `Cargo.lock` beside `Cargo.toml`.
-            let convention: &[String] = if is_lock_file(name) { &[] } else { &convention };
+            // Nor is a tool's own file under a hidden folder (`.cargo/config.toml`): asked
+            // "Which setting controls the memory budget?", the 1.5B read Cargo's build flags.
+            let tools_own = f.path.starts_with('.') && !is_document(&f.path);
+            let convention: &[String] = if is_lock_file(name) || tools_own {
+                &[]
+            } else {
+                &convention
+            };
             let fitted = |h: &String| asked.iter().any(|w| fits(w, h)) || convention.contains(h);
             let words: Vec<String> = have.iter().filter(|h| fitted(h)).cloned().collect();
             let matched = words.len();
@@ -262,6 +271,18 @@ fn best_of(scored: &[Scored<'_>]) -> Vec<String> {
     top
 }
 
+/// The name a file goes by: its own, or its folder's for a module's entry file
+/// (`src/config/mod.rs` is the `config` module; `index.js`, `__init__.py` likewise).
+fn named_as(path: &str) -> &str {
+    let mut parts = path.rsplit('/');
+    let name = parts.next().unwrap_or(path);
+    let stem = name.split('.').next().unwrap_or(name);
+    match (stem, parts.next()) {
+        ("mod" | "index" | "__init__", Some(folder)) => folder,
+        _ => name,
+    }
+}
+
 /// A file a package manager writes (`Cargo.lock`, `package-lock.json`, `go.sum`).
 fn is_lock_file(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
@@ -291,9 +312,52 @@ pub fn asked_stems(request: &str) -> Vec<String> {
 
 /// Whether `word` (any case) fits one of `stems` ([`asked_stems`]) as a name's word does.
 pub fn word_fits(stems: &[String], word: &str) -> bool {
-    let word = stem(&word.to_lowercase());
+    let lower = word.to_lowercase();
+    let full = ABBREVIATIONS
+        .iter()
+        .find(|(short, _)| *short == lower)
+        .map_or(lower.as_str(), |(_, full)| full);
+    let word = stem(full);
     word.chars().count() >= 4 && stems.iter().any(|s| fits(s, &word))
 }
+
+/// Code's short forms of words a question spells out: asked "What is the default context
+/// size?", the 1.5B read `src/config/mod.rs` focused away from `DEFAULT_N_CTX` and answered
+/// "256" (the batch size beside it).
+const ABBREVIATIONS: &[(&str, &str)] = &[
+    ("ctx", "context"),
+    ("cfg", "config"),
+    ("conf", "config"),
+    ("msg", "message"),
+    ("len", "length"),
+    ("num", "number"),
+    ("dir", "directory"),
+    ("db", "database"),
+    ("env", "environment"),
+    ("addr", "address"),
+    ("buf", "buffer"),
+    ("idx", "index"),
+    ("pkg", "package"),
+    ("req", "request"),
+    ("resp", "response"),
+    ("tmp", "temporary"),
+    ("tok", "token"),
+    ("toks", "tokens"),
+    ("arg", "argument"),
+    ("args", "arguments"),
+    ("param", "parameter"),
+    ("params", "parameters"),
+    ("max", "maximum"),
+    ("min", "minimum"),
+    ("conn", "connection"),
+    ("lang", "language"),
+    ("ver", "version"),
+    ("repo", "repository"),
+    ("auth", "authentication"),
+    ("prefs", "preferences"),
+    ("perm", "permission"),
+    ("perms", "permissions"),
+];
 
 /// Prose for people: a Markdown or text file, anything under a `docs`/`doc` folder, or a
 /// capitalised name without an extension (`LICENSE-MIT`, `COPYING`, `AUTHORS`).
@@ -465,6 +529,36 @@ mod tests {
         );
         // With no manifest at the top, fixtures alone are too many to name.
         assert!(named_like(&ws[4..], "Which license does this project use?").is_empty());
+    }
+
+    #[test]
+    fn a_module_goes_by_its_folder_and_a_tool_s_hidden_config_is_not_the_settings() {
+        let ws = files(&[
+            ".cargo/config.toml",
+            "README.md",
+            "src/app/context.rs",
+            "src/config/mod.rs",
+            "src/config/raw.rs",
+        ]);
+        assert_eq!(
+            named_like(&ws, "Which setting controls the memory budget?"),
+            ["src/config/mod.rs"]
+        );
+        assert_eq!(
+            named_like(&ws, "What is the default context size?"),
+            ["src/config/mod.rs"],
+            "the conventional file before a name the request shares a word with"
+        );
+        assert!(named_like(&ws[..1], "Which setting controls the memory budget?").is_empty());
+    }
+
+    #[test]
+    fn a_short_form_in_code_fits_the_word_spelled_out() {
+        let asked = asked_stems("What is the default context size?");
+        assert!(word_fits(&asked, "CTX"));
+        assert!(word_fits(&asked, "contexts"));
+        assert!(!word_fits(&asked, "cfg"));
+        assert!(word_fits(&asked_stems("Which database do we use?"), "db"));
     }
 
     #[test]

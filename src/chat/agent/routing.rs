@@ -50,8 +50,12 @@ pub(super) fn first_step(
                 return Ok(Some(Route::Answer));
             }
             if let Some(git) = route::about_change(set.registry, set.request) {
-                Step::timed(StepKind::Router, "who or when changed", std::time::Instant::now())
-                    .send(on_event);
+                Step::timed(
+                    StepKind::Router,
+                    "who or when changed",
+                    std::time::Instant::now(),
+                )
+                .send(on_event);
                 return Ok(Some(git));
             }
             if let Some(search) = route::about_identifier(set.registry, set.request) {
