@@ -199,6 +199,21 @@ fn named_by_words(files: &[FileEntry], request: &str) -> Vec<String> {
             (matched > 0).then_some((score, Reverse(unmatched), f.path.as_str(), words))
         })
         .collect();
+    // A module's entry file stands for its folder only where no file in the folder fits:
+    // "Who last changed the markdown renderer?" is `src/render/markdown.rs`, not
+    // `src/render/mod.rs`.
+    let fitted: Vec<String> = scored
+        .iter()
+        .filter(|s| named_as(s.2) == s.2.rsplit('/').next().unwrap_or(s.2))
+        .filter_map(|s| s.2.rsplit_once('/').map(|(dir, _)| dir.to_string()))
+        .collect();
+    scored.retain(|s| {
+        let by_folder = named_as(s.2) != s.2.rsplit('/').next().unwrap_or(s.2);
+        !(by_folder
+            && s.2
+                .rsplit_once('/')
+                .is_some_and(|(dir, _)| fitted.iter().any(|d| d == dir)))
+    });
     // Of names that fit as well, the source before its tests (asked how many posts the
     // feed holds, the 1.5B read `tests/feed.rs`, listed before `src/render/feed.rs`, and
     // answered "1"), unless the request is about tests; then the shorter path. A how-to
@@ -550,6 +565,16 @@ mod tests {
             "the conventional file before a name the request shares a word with"
         );
         assert!(named_like(&ws[..1], "Which setting controls the memory budget?").is_empty());
+        let render = files(&["src/render/markdown.rs", "src/render/mod.rs", "src/site.rs"]);
+        assert_eq!(
+            named_like(&render, "Who last changed the markdown renderer?"),
+            ["src/render/markdown.rs"],
+            "the module's entry file gives way to the file in its folder that fits"
+        );
+        assert_eq!(
+            named_like(&render[1..], "Who last changed the renderer?"),
+            ["src/render/mod.rs"]
+        );
     }
 
     #[test]
