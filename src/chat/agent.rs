@@ -16,6 +16,7 @@ mod focus;
 mod guard;
 mod one_reply;
 mod parrot;
+mod round;
 mod routing;
 mod shown;
 mod steps;
@@ -30,10 +31,9 @@ use super::call_watch::JsonHead;
 use super::route::{self, Route};
 pub use answer::FOUND_LEAD;
 use answer::{answer_begun, fit_turn, limit_rounds, no_room_notice, Room};
-use calls::{one_call, run_call, Counting};
-use chosen::{chosen_call, Chosen};
-use one_reply::reply;
-use routing::{first_step, next_step};
+use calls::{run_call, Counting};
+use round::{Asked, Round, Turn};
+use routing::first_step;
 pub use timing::{Step, StepKind};
 
 use super::think::{self, Part, ThinkStream};
@@ -387,12 +387,6 @@ const ECHOED: &str = "(the model repeated the question instead of answering; the
 /// Results of the calls made so far in a turn, by their exact call text.
 type Seen = HashMap<String, Result<String, ToolError>>;
 
-/// What a round left: the next round's state, or the turn's last reply.
-enum Round {
-    Next(Room),
-    Done(Completion),
-}
-
 fn rounds(
     engine: &mut dyn Engine,
     conversation: &mut Conversation,
@@ -458,133 +452,6 @@ fn rounds(
         match turn.generated(asked, &mut thoughts, on_event)? {
             Round::Next(r) => room = r,
             Round::Done(c) => return Ok((thoughts.close(c), calls)),
-        }
-    }
-}
-
-/// What the model may do in a generated round.
-#[derive(Clone, Copy)]
-struct Asked<'s, 'a> {
-    tools: Option<&'s ToolSet<'a>>,
-    may_call: bool,
-    must_answer: bool,
-    routed_answer: bool,
-}
-
-/// A turn's state that each round works on.
-struct Turn<'t> {
-    engine: &'t mut dyn Engine,
-    conversation: &'t mut Conversation,
-    opts: &'t GenerateOptions,
-    calls: &'t mut Vec<CallRecord>,
-    seen: &'t mut Seen,
-    user_at: usize,
-}
-
-impl Turn<'_> {
-    /// The call the router chose, run; then the router's next step: another tool, the
-    /// answer from this result, or (a failed call it could not follow up) the model.
-    fn routed(
-        &mut self,
-        set: &ToolSet<'_>,
-        name: &str,
-        on_event: &mut dyn FnMut(TurnEvent),
-    ) -> Result<(Room, (Option<Route>, bool)), crate::engine::EngineError> {
-        let chosen = Chosen {
-            name,
-            calls: self.calls,
-        };
-        let (engine, conversation, opts) = (&mut *self.engine, &mut *self.conversation, self.opts);
-        let record = chosen_call(engine, conversation, opts, set, chosen, self.seen, on_event)?;
-        let ok = record.result.is_ok();
-        let next = if self.calls.len() + 1 < set.max_rounds {
-            next_step(engine, set, opts, &record, on_event)?
-        } else {
-            None
-        };
-        let room = after_call(
-            engine,
-            conversation,
-            opts,
-            set,
-            self.calls,
-            record,
-            self.user_at,
-        )?;
-        let next = match next.filter(|_| room == Room::Left) {
-            Some(Route::Tool(name)) => (Some(Route::Tool(name)), false),
-            Some(Route::Answer) => (None, true),
-            // A skill is only ever a first step (the router proper names none).
-            Some(Route::Skill(_)) | None => (None, ok),
-        };
-        Ok((room, next))
-    }
-
-    /// The model's own round: a call it makes (run, and the turn goes on) or the reply
-    /// that ends the turn.
-    fn generated(
-        &mut self,
-        asked: Asked<'_, '_>,
-        thoughts: &mut Thoughts,
-        on_event: &mut dyn FnMut(TurnEvent),
-    ) -> Result<Round, crate::engine::EngineError> {
-        let (engine, conversation, opts) = (&mut *self.engine, &mut *self.conversation, self.opts);
-        let tools = asked.tools;
-        let started = std::time::Instant::now();
-        let (o, lead, found, mut c) = reply(
-            engine,
-            conversation,
-            opts,
-            tools,
-            (asked.must_answer, asked.routed_answer),
-            on_event,
-        )?;
-        c.text.insert_str(0, &lead);
-        thoughts.take(engine, &mut c);
-        let head = found.lock().ok().and_then(|mut h| h.take());
-        let callable = tools.filter(|_| asked.may_call);
-        let kind = match (callable, c.stop) {
-            (Some(_), StopReason::StopString) => StepKind::Call,
-            _ => StepKind::Answer,
-        };
-        Step::generation(kind, "", &c.stats, started).send(on_event);
-        let record = match (callable, c.stop) {
-            (Some(set), StopReason::EndOfGeneration) => {
-                call_in_text(engine, conversation, set, &c.text, self.seen, on_event)
-            }
-            (Some(set), StopReason::StopString) => {
-                let opening = opening(set.forms, std::mem::take(&mut c.text), head);
-                let call = one_call(
-                    engine,
-                    conversation,
-                    opts,
-                    set,
-                    opening,
-                    self.seen,
-                    on_event,
-                );
-                Some(call?)
-            }
-            _ => None,
-        };
-        match (record, callable.or(tools)) {
-            (Some(record), Some(set)) => {
-                let room = after_call(
-                    engine,
-                    conversation,
-                    opts,
-                    set,
-                    self.calls,
-                    record,
-                    self.user_at,
-                )?;
-                Ok(Round::Next(room))
-            }
-            _ => {
-                let capped = tools.filter(|_| !asked.may_call);
-                let c = last_reply(engine, conversation, &o, capped, c, on_event)?;
-                Ok(Round::Done(c))
-            }
         }
     }
 }
