@@ -405,20 +405,20 @@ fn rounds(
     // The user's message: this turn's rounds follow it.
     let user_at = conversation.turns().len().saturating_sub(1);
     let mut room = Room::Left;
+    let mut turn = Turn {
+        engine,
+        conversation,
+        opts,
+        calls: &mut calls,
+        seen: &mut seen,
+        user_at,
+    };
     loop {
         if room == Room::None {
             // Said once: the turn answers next and ends.
-            on_event(TurnEvent::Notice(no_room_notice(engine.info().n_ctx)));
+            on_event(TurnEvent::Notice(no_room_notice(turn.engine.info().n_ctx)));
         }
         if let (Some(set), Some(Route::Tool(name))) = (tools, &first) {
-            let mut turn = Turn {
-                engine: &mut *engine,
-                conversation: &mut *conversation,
-                opts,
-                calls: &mut calls,
-                seen: &mut seen,
-                user_at,
-            };
             let (r, next) = turn.routed(set, name, on_event)?;
             room = r;
             (first, answer_next) = next;
@@ -427,22 +427,15 @@ fn rounds(
         // A call repeated word for word is answered from the first result, and then the
         // model must answer: small models otherwise repeat it until the round cap. So
         // must a model whose results no longer fit in the context.
-        let repeated = calls.last().is_some_and(|c: &CallRecord| c.reused);
-        let may_call =
-            tools.is_some_and(|t| calls.len() < t.max_rounds) && !repeated && room == Room::Left;
+        let repeated = turn.calls.last().is_some_and(|c: &CallRecord| c.reused);
+        let may_call = tools.is_some_and(|t| turn.calls.len() < t.max_rounds)
+            && !repeated
+            && room == Room::Left;
         let routed_answer = first.take() == Some(Route::Answer);
         let must_answer = routed_answer || std::mem::take(&mut answer_next) || room == Room::None;
-        if let Some(c) = shown_answer(conversation, tools, &calls, on_event) {
+        if let Some(c) = shown_answer(turn.conversation, tools, turn.calls, on_event) {
             return Ok((thoughts.close(c), calls));
         }
-        let mut turn = Turn {
-            engine: &mut *engine,
-            conversation: &mut *conversation,
-            opts,
-            calls: &mut calls,
-            seen: &mut seen,
-            user_at,
-        };
         let asked = Asked {
             tools,
             may_call,

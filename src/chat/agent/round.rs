@@ -41,6 +41,23 @@ pub(super) struct Turn<'t> {
 }
 
 impl Turn<'_> {
+    /// `record` kept with the turn's calls, and the room left for another round.
+    fn after(
+        &mut self,
+        set: &ToolSet<'_>,
+        record: CallRecord,
+    ) -> Result<Room, crate::engine::EngineError> {
+        after_call(
+            self.engine,
+            self.conversation,
+            self.opts,
+            set,
+            self.calls,
+            record,
+            self.user_at,
+        )
+    }
+
     /// The call the router chose, run; then the router's next step: another tool, the
     /// answer from this result, or (a failed call it could not follow up) the model.
     pub(super) fn routed(
@@ -61,15 +78,7 @@ impl Turn<'_> {
         } else {
             None
         };
-        let room = after_call(
-            engine,
-            conversation,
-            opts,
-            set,
-            self.calls,
-            record,
-            self.user_at,
-        )?;
+        let room = self.after(set, record)?;
         let next = match next.filter(|_| room == Room::Left) {
             Some(Route::Tool(name)) => (Some(Route::Tool(name)), false),
             Some(Route::Answer) => (None, true),
@@ -127,18 +136,7 @@ impl Turn<'_> {
             _ => None,
         };
         match (record, callable.or(tools)) {
-            (Some(record), Some(set)) => {
-                let room = after_call(
-                    engine,
-                    conversation,
-                    opts,
-                    set,
-                    self.calls,
-                    record,
-                    self.user_at,
-                )?;
-                Ok(Round::Next(room))
-            }
+            (Some(record), Some(set)) => Ok(Round::Next(self.after(set, record)?)),
             _ => {
                 let capped = tools.filter(|_| !asked.may_call);
                 let c = last_reply(engine, conversation, &o, capped, c, on_event)?;
