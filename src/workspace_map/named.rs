@@ -140,9 +140,16 @@ const CONVENTIONS: &[(&[&str], &[&str])] = &[
 pub fn named_like(files: &[FileEntry], request: &str) -> Vec<String> {
     let named = named_by_words(files, request);
     if named.is_empty() && crate::text::asked::asked(request) == crate::text::asked::Asked::HowTo {
-        // A how-to question no document's name fits is the README's to answer: asked "How
-        // do I run all the tests?" in harvey's own repository, the 0.5B answered without a
-        // tool and copied its own instructions.
+        // A how-to question no name fits may still be a document's subject in the tools'
+        // own words: asked "How do I run the tests?" in the Go harvey's repository, the
+        // 1.5B read the README's install steps beside a `TESTING.md`.
+        let documents = documents_named_by_every_word(files, request);
+        if !documents.is_empty() {
+            return documents;
+        }
+        // Else it is the README's to answer: asked "How do I run all the tests?" in
+        // harvey's own repository, the 0.5B answered without a tool and copied its own
+        // instructions.
         return files
             .iter()
             .find(|f| is_readme(&f.path))
@@ -152,9 +159,55 @@ pub fn named_like(files: &[FileEntry], request: &str) -> Vec<String> {
     named
 }
 
+/// The documents whose names fit [`subject_stems`] of `request` ("tests" fits
+/// `TESTING.md`).
+fn documents_named_by_every_word(files: &[FileEntry], request: &str) -> Vec<String> {
+    let stems = subject_stems(request);
+    let mut scored: Vec<Scored<'_>> = files
+        .iter()
+        .filter(|f| is_document(&f.path))
+        .filter_map(|f| scored_file(&f.path, &stems, &[]))
+        .collect();
+    scored.sort_by(|a, b| {
+        b.0.cmp(&a.0)
+            .then(b.1.cmp(&a.1))
+            .then(a.2.len().cmp(&b.2.len()))
+    });
+    // Of names fitting alike, the one with the fewest words left over: `TESTING.md` says
+    // how to run the tests, `model_testing_plan.md` is a plan.
+    best_of(&scored)
+}
+
+/// Files at most that an asked word may fit and still tell them apart: a word in more
+/// names (the project's own name) is dropped while a rarer word of the request fits some.
+const COMMON: usize = 8;
+
+/// `asked` without the stems that fit more than [`COMMON`] of the files' names, when
+/// another fits at least one. Asked "How do I install harvey?" in the Go harvey's
+/// repository (a `harvey` in 60 names), nothing was named, and the 1.5B read the README
+/// beside an `INSTALL.md`.
+fn telling(files: &[FileEntry], asked: Vec<String>) -> Vec<String> {
+    let fitting = |s: &String| {
+        files
+            .iter()
+            .filter(|f| scored_file(&f.path, std::slice::from_ref(s), &[]).is_some())
+            .count()
+    };
+    let counts: Vec<usize> = asked.iter().map(fitting).collect();
+    if !counts.iter().any(|&n| n > 0 && n <= COMMON) {
+        return asked;
+    }
+    asked
+        .into_iter()
+        .zip(counts)
+        .filter(|(_, n)| *n <= COMMON)
+        .map(|(s, _)| s)
+        .collect()
+}
+
 /// [`named_like`] by the request's words and the conventions alone.
 fn named_by_words(files: &[FileEntry], request: &str) -> Vec<String> {
-    let asked = asked_stems(request);
+    let asked = telling(files, asked_stems(request));
     let convention = conventional(request);
     if asked.is_empty() && convention.is_empty() {
         return Vec::new();
@@ -219,6 +272,9 @@ fn scored_file<'a>(path: &'a str, asked: &[String], convention: &[String]) -> Op
     let name = named_as(path);
     let stem_part = name.split('.').next().unwrap_or(name);
     let mut have: Vec<String> = words(stem_part).iter().map(|w| stem(w)).collect();
+    if is_manifest(name) {
+        have.push("package".into());
+    }
     have.sort();
     have.dedup();
     // A lock file is written by a tool, never the file a subject is kept in: "Which
@@ -266,15 +322,17 @@ fn entry_files_give_way(scored: &mut Vec<Scored<'_>>) {
 /// other words of the request, only those with as few words left over. Asked "How do I
 /// report a security problem?", `SECURITY.md` (its whole name asked) and
 /// `.github/ISSUE_TEMPLATE/bug_report.md` ("bug" not) were both named, and the 1.5B read
-/// the bug report template. Names fitted by the same words stay together
-/// (`LICENSE-MIT`, `LICENSE-APACHE`). None when more than [`MAX_NAMED`] are.
+/// the bug report template; asked "How do I install harvey?", `INSTALL.md` and not
+/// `INSTALL_NOTES_Windows.md` (the 1.5B read both, and the second cost 20 s). Names as
+/// near each other stay together (`LICENSE-MIT`, `LICENSE-APACHE`). None when more than
+/// [`MAX_NAMED`] are.
 fn best_of(scored: &[Scored<'_>]) -> Vec<String> {
-    let Some((best, fewest, _, best_words)) = scored.first() else {
+    let Some((best, fewest, _, _)) = scored.first() else {
         return Vec::new();
     };
     let top: Vec<String> = scored
         .iter()
-        .filter(|s| s.0 == *best && (s.1 == *fewest || s.3 == *best_words))
+        .filter(|s| s.0 == *best && s.1 == *fewest)
         .map(|s| s.2.to_string())
         .collect();
     if top.len() <= MAX_NAMED {
@@ -302,6 +360,26 @@ fn named_as(path: &str) -> &str {
     }
 }
 
+/// A package manifest whose name has no word of four letters to fit a request by
+/// (`go.mod`, `Gemfile`, `pom.xml`): it goes by "package" as well. Asked "Which
+/// packages does this project depend on?" in a Go repository, the 1.5B read a guessed
+/// `docs/dependencies.md`, twice.
+fn is_manifest(name: &str) -> bool {
+    matches!(
+        name.to_ascii_lowercase().as_str(),
+        "go.mod"
+            | "gemfile"
+            | "pom.xml"
+            | "build.gradle"
+            | "build.gradle.kts"
+            | "composer.json"
+            | "mix.exs"
+            | "setup.py"
+            | "setup.cfg"
+            | "build.sbt"
+    )
+}
+
 /// A file a package manager writes (`Cargo.lock`, `package-lock.json`, `go.sum`).
 fn is_lock_file(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
@@ -327,6 +405,34 @@ pub fn asked_stems(request: &str) -> Vec<String> {
     asked.sort();
     asked.dedup();
     asked
+}
+
+/// Words of the tools' vocabulary, left out of [`asked_stems`] (they would name every
+/// test or source file), that still say what a document or a line is about: "How do I
+/// run the tests?" is `TESTING.md`'s subject, and the Makefile's `test:` line answers
+/// "What does the Makefile's test target run?".
+const SUBJECT_WORDS: &[&str] = &[
+    "test",
+    "tests",
+    "testing",
+    "commit",
+    "commits",
+    "function",
+    "functions",
+];
+
+/// [`asked_stems`] and the stems of `request`'s [`SUBJECT_WORDS`], sorted, each once.
+pub fn subject_stems(request: &str) -> Vec<String> {
+    let mut stems = asked_stems(request);
+    stems.extend(
+        words(request)
+            .into_iter()
+            .filter(|w| SUBJECT_WORDS.contains(&w.as_str()))
+            .map(|w| stem(&w)),
+    );
+    stems.sort();
+    stems.dedup();
+    stems
 }
 
 /// Whether `word` (any case) fits one of `stems` ([`asked_stems`]) as a name's word does.

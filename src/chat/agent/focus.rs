@@ -11,7 +11,7 @@
 
 use crate::text::asked::{asked, code_names, Asked};
 use crate::tokens::TokenCounter;
-use crate::workspace_map::named::{asked_stems, word_fits};
+use crate::workspace_map::named::{subject_stems, word_fits};
 
 /// Results up to this many tokens are shown whole: one of 34 lines (≈ 500 tokens) is
 /// read whole in seconds, and its every line may be what the question needs.
@@ -105,7 +105,7 @@ fn question_hits(request: &str, lines: &[(usize, &str)]) -> Vec<usize> {
     // A word on many lines says little about where the answer is ("version" on every
     // dependency of a manifest): where some word of the question is rarer, only the rare
     // words count, and a file whose rare words are all in its head is shown to there.
-    let mut words: Vec<Vec<usize>> = asked_stems(request)
+    let mut words: Vec<Vec<usize>> = subject_stems(request)
         .into_iter()
         .map(|stem| {
             let one = [stem];
@@ -278,6 +278,31 @@ mod tests {
         );
         assert!(shown.contains("     …\n"), "{shown}");
         assert!(Words.count_tokens(&shown) < Words.count_tokens(&result) / 4);
+    }
+
+    #[test]
+    fn a_word_of_the_tools_vocabulary_finds_its_line() {
+        let mut lines: Vec<String> = (0..80)
+            .map(|i| format!("site{i}: pages {i} more words here"))
+            .collect();
+        lines.push("test: $(PACKAGE)".into());
+        lines.push("\tgo test".into());
+        lines.extend((0..40).map(|i| format!("docs{i}: words {i} more words here")));
+        let result: String = lines
+            .iter()
+            .enumerate()
+            .map(|(i, l)| format!("{:>5}| {l}\n", i + 1))
+            .collect();
+        let read = args(serde_json::json!({"path": "Makefile"}));
+        let shown = focused(
+            "What does the Makefile's test target run?",
+            &read,
+            &result,
+            &Words,
+        )
+        .expect("focused on the target");
+        assert!(shown.contains("   81| test: $(PACKAGE)"), "{shown}");
+        assert!(shown.contains("   82| \tgo test"), "{shown}");
     }
 
     #[test]

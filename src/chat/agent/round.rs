@@ -74,7 +74,7 @@ impl Turn<'_> {
         let record = chosen_call(engine, conversation, opts, set, chosen, self.seen, on_event)?;
         let ok = record.result.is_ok();
         let next = if self.calls.len() + 1 < set.max_rounds {
-            next_step(engine, set, opts, &record, on_event)?
+            next_step(engine, set, opts, (self.calls, &record), on_event)?
         } else {
             None
         };

@@ -96,14 +96,14 @@ fn routed(
     Ok(choice)
 }
 
-/// After the routed call `record`, the next step: `Some(route)` when the request is still
+/// After the routed call `record` (the turn's `earlier` calls before it), the next step: `Some(route)` when the request is still
 /// open and the router chose again (told what the last step showed), `None` when the
 /// result may answer it or the router could not choose.
 pub(super) fn next_step(
     engine: &mut dyn Engine,
     set: &ToolSet<'_>,
     opts: &GenerateOptions,
-    record: &CallRecord,
+    (earlier, record): (&[CallRecord], &CallRecord),
     on_event: &mut dyn FnMut(TurnEvent),
 ) -> Result<Option<Route>, crate::engine::EngineError> {
     let Some(request) = set.route else {
@@ -124,7 +124,7 @@ pub(super) fn next_step(
     let Some(note) = steps::open_after(request, record) else {
         return Ok(None);
     };
-    let asked = steps::next_request(request, &note);
+    let asked = steps::next_request(request, earlier, &note);
     let next = routed(engine, set, &asked, opts, on_event)?;
     if let Some(Route::Tool(name)) = &next {
         on_event(TurnEvent::Notice(format!("next step: {name}")));

@@ -54,7 +54,9 @@ pub(super) fn open_after(request: &str, record: &CallRecord) -> Option<String> {
     let what = call.summary();
     match &record.result {
         Err(e) => Some(format!("{what} failed: {}", gist(&e.to_string()))),
-        Ok(text) if is_empty(text) => Some(format!("{what} found nothing")),
+        Ok(text) if is_empty(text) && !answers_itself(text) => {
+            Some(format!("{what} found nothing"))
+        }
         Ok(text) if LOCATING.contains(&call.name.as_str()) && !asks_where(request) => {
             Some(format!("{what} showed: {}", gist(text)))
         }
@@ -135,9 +137,23 @@ pub(super) fn blame_next(words: &str, record: &CallRecord) -> bool {
             .any(|(p, _)| !crate::workspace_map::named::is_document(p))
 }
 
-/// The router's request for the next step: the user's words, then what happened.
-pub(super) fn next_request(request: &str, note: &str) -> String {
-    format!("{request}\n(Done so far: {note}. Choose the next step.)")
+/// The router's request for the next step: the user's words, then what happened: the
+/// turn's `earlier` calls by name, then the `note` on the last. With the last call
+/// alone in view, the 1.5B repeated a failed `list_files` of a guessed file after a git
+/// call that had answered.
+pub(super) fn next_request(request: &str, earlier: &[CallRecord], note: &str) -> String {
+    let before: Vec<String> = earlier
+        .iter()
+        .filter_map(|r| r.call.as_ref())
+        .map(|c| c.summary())
+        .collect();
+    match before.is_empty() {
+        true => format!("{request}\n(Done so far: {note}. Choose the next step.)"),
+        false => format!(
+            "{request}\n(Done so far: {}; then {note}. Choose the next step.)",
+            before.join("; ")
+        ),
+    }
 }
 
 fn is_empty(text: &str) -> bool {
@@ -151,6 +167,16 @@ fn is_empty(text: &str) -> bool {
     body == 0
         || EMPTY.iter().any(|e| lower.trim_start().starts_with(e))
         || lower.contains("\n(no output)")
+}
+
+/// Whether a result opens its answer with "Yes:" or "No:" (git's `uncommitted` action):
+/// then it answers, whatever else in it came out empty. Asked "Is there anything
+/// uncommitted?" in a clean checkout, the 1.5B was told its git call "found nothing"
+/// (the status said "No: nothing is uncommitted", the diff after it had no output),
+/// chose `list_files` of a guessed `main.go` twice and apologised for the missing file.
+fn answers_itself(text: &str) -> bool {
+    text.lines()
+        .any(|l| l.starts_with("Yes: ") || l.starts_with("No: "))
 }
 
 pub(super) fn asks_where(request: &str) -> bool {
@@ -304,6 +330,12 @@ mod tests {
             Ok("(changes)\n[command: git diff → exit 0]\n(no output)"),
         );
         assert!(open_after("What changed?", &git_empty).is_some());
+        let clean = record(
+            "git",
+            serde_json::json!({"action": "uncommitted"}),
+            Ok("(what is not committed)\n[command: git status --short --branch → exit 0]\nNo: nothing is uncommitted; every file matches the last commit.\n[command: git diff --stat HEAD → exit 0]\n(no output)"),
+        );
+        assert_eq!(open_after("Is there anything uncommitted?", &clean), None);
     }
 
     #[test]

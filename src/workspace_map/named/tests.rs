@@ -277,3 +277,42 @@ fn a_word_every_file_shares_names_none() {
     ]);
     assert!(named_like(&ws, "Where is the tide computed?").is_empty());
 }
+
+#[test]
+fn a_go_repository_names_its_manifest_its_testing_notes_and_its_install_notes() {
+    let mut paths = vec![
+        "README.md",
+        "TESTING.md",
+        "INSTALL.md",
+        "INSTALL_NOTES_Windows.md",
+        "Makefile",
+        "go.mod",
+        "go.sum",
+        "model_testing_plan.md",
+        "config.go",
+    ];
+    let named_for_project: Vec<String> = (0..20).map(|i| format!("harvey-topic{i}.7.md")).collect();
+    paths.extend(named_for_project.iter().map(String::as_str));
+    let ws = files(&paths);
+    let named = |q: &str| named_like(&ws, q);
+    assert_eq!(
+        named("Which packages does this project depend on?"),
+        ["go.mod"]
+    );
+    assert_eq!(named("How do I run the tests?"), ["TESTING.md"]);
+    assert_eq!(named("How do I install harvey?"), ["INSTALL.md"]);
+    assert_eq!(
+        named("What does harvey do?"),
+        Vec::<String>::new(),
+        "a word in many names, and no other: none named"
+    );
+    let no_testing_notes: Vec<FileEntry> = ws
+        .iter()
+        .filter(|f| !f.path.to_lowercase().contains("testing"))
+        .cloned()
+        .collect();
+    assert_eq!(
+        named_like(&no_testing_notes, "How do I run the tests?"),
+        ["README.md"]
+    );
+}
