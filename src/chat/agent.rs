@@ -14,6 +14,7 @@ mod definition;
 mod fit_call;
 mod focus;
 mod guard;
+mod hits;
 mod one_reply;
 mod parrot;
 mod round;

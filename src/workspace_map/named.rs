@@ -115,16 +115,14 @@ const CONVENTIONS: &[(&[&str], &[&str])] = &[
     // The manifest says the version and what the package depends on: the 0.5B answered
     // "What version is this package?" with "1.0.0", no file in view.
     (
-        &[
-            "version",
-            "dependencies",
-            "dependency",
-            "depend",
-            "depends",
-            "package",
-            "crate",
-        ],
+        &["version", "package", "crate"],
         &["cargo", "package", "pyproject"],
+    ),
+    // A manifest of any language lists the dependencies ([`is_manifest`]); a Go module's
+    // has no license and no version, so only this convention names it.
+    (
+        &["dependencies", "dependency", "depend", "depends"],
+        &["cargo", "package", "pyproject", "manifest"],
     ),
     // Where a site or service is hosted is what deployment notes say: asked "Which server
     // hosts the site?", both models read `src/site.rs`.
@@ -273,7 +271,7 @@ fn scored_file<'a>(path: &'a str, asked: &[String], convention: &[String]) -> Op
     let stem_part = name.split('.').next().unwrap_or(name);
     let mut have: Vec<String> = words(stem_part).iter().map(|w| stem(w)).collect();
     if is_manifest(name) {
-        have.push("package".into());
+        have.push("manifest".into());
     }
     have.sort();
     have.dedup();
@@ -361,7 +359,7 @@ fn named_as(path: &str) -> &str {
 }
 
 /// A package manifest whose name has no word of four letters to fit a request by
-/// (`go.mod`, `Gemfile`, `pom.xml`): it goes by "package" as well. Asked "Which
+/// (`go.mod`, `Gemfile`, `pom.xml`): it goes by "manifest" as well. Asked "Which
 /// packages does this project depend on?" in a Go repository, the 1.5B read a guessed
 /// `docs/dependencies.md`, twice.
 fn is_manifest(name: &str) -> bool {

@@ -5,8 +5,8 @@
 use crate::engine::{Engine, GenerateOptions, TurnStats};
 use crate::tools::{parse_call, Approval, ToolCall, ToolContext, ToolError};
 
-use super::focus;
 use super::timing::{Step, StepKind};
+use super::{focus, hits};
 use super::{guard, CallRecord, Conversation, Opening, Seen, ToolSet, TurnEvent, MAX_RESULT_CHARS};
 
 /// A call of a tool that asks: its preview (a refusal there ends it without asking),
@@ -148,6 +148,10 @@ pub(super) fn run_call(
         (Ok(t), Some(c)) if c.name == "read_file" => {
             focus::focused(set.request, &c.arguments, t, counter)
                 .unwrap_or_else(|| crate::tools::call::clip(t, MAX_RESULT_CHARS))
+        }
+        (Ok(t), Some(c)) if c.name == "search_files" => {
+            let ordered = hits::code_first(set.request, t);
+            crate::tools::call::clip(ordered.as_deref().unwrap_or(t), MAX_RESULT_CHARS)
         }
         (Ok(t), _) => crate::tools::call::clip(t, MAX_RESULT_CHARS),
         (Err(e), _) => format!("error: {e}"),

@@ -105,11 +105,20 @@ const SETS: &[&str] = &[
     "const ", "static ", "let ", "fn ", "def ", "class ", "struct ", "enum ", " = ", ": ",
 ];
 
-fn in_tests(path: &str) -> bool {
-    path.split('/')
+/// Whether `path` lies under a tests folder or is named as a test (`config_test.go`,
+/// `test_config.py`, `config.test.js`).
+pub(super) fn in_tests(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    let name = lower.rsplit('/').next().unwrap_or(&lower);
+    lower
+        .split('/')
         .rev()
         .skip(1)
         .any(|dir| matches!(dir, "tests" | "test" | "spec" | "__tests__"))
+        || name.contains("_test.")
+        || name.starts_with("test_")
+        || name.contains(".test.")
+        || name.contains(".spec.")
 }
 
 /// `"src/config.rs:12: pub const PORT = 1;"` as `("src/config.rs", 12, true)`, the
