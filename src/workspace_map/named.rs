@@ -118,10 +118,19 @@ const CONVENTIONS: &[(&[&str], &[&str])] = &[
         &["version", "package", "crate"],
         &["cargo", "package", "pyproject"],
     ),
-    // A manifest of any language lists the dependencies ([`is_manifest`]); a Go module's
-    // has no license and no version, so only this convention names it.
+    // A manifest of any language lists the dependencies ([`is_manifest`]) and what the
+    // build requires (a Go module's `go 1.26`); a Go module's has no license and no
+    // version, so only this convention names it.
     (
-        &["dependencies", "dependency", "depend", "depends"],
+        &[
+            "dependencies",
+            "dependency",
+            "depend",
+            "depends",
+            "require",
+            "requires",
+            "requirements",
+        ],
         &["cargo", "package", "pyproject", "manifest"],
     ),
     // Where a site or service is hosted is what deployment notes say: asked "Which server

@@ -301,6 +301,10 @@ fn a_go_repository_names_its_manifest_its_testing_notes_and_its_install_notes() 
     );
     assert_eq!(named("How do I run the tests?"), ["TESTING.md"]);
     assert_eq!(named("How do I install harvey?"), ["INSTALL.md"]);
+    assert_eq!(
+        named("Which Go version does this module require?"),
+        ["go.mod"]
+    );
     assert!(
         !named("What license is this project under?").contains(&"go.mod".to_string()),
         "a Go module's manifest holds no license"

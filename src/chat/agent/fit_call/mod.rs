@@ -163,18 +163,20 @@ fn unread_documents(asking: &Asking<'_>) -> Option<&'static [&'static str]> {
     interned(&unread)
 }
 
-/// The one file the hint names, for a question's first read: the router chose to read,
-/// and the hint says which file (the call is then written whole, not decoded:
-/// [`crate::tools::grammar::fixed_rest`]). An instruction ("Show me …", "Fix …") is
-/// left to the model, which may mean another file.
+/// The files the hint names, for a question's first read: the router chose to read, and
+/// the hint says which files (one is then written whole, not decoded:
+/// [`crate::tools::grammar::fixed_rest`]; of several the model picks one). Asked "What
+/// does the Makefile's test target run?" with `Makefile, make.ps1` named, the 0.5B read
+/// `docs/context-management.md`. An instruction ("Show me …", "Fix …") is left to the
+/// model, which may mean another file.
 fn the_one_named(asking: &Asking<'_>) -> Option<&'static [&'static str]> {
     use crate::text::asked::{asked, Asked};
     if !asking.read.is_empty() || asked(asking.words) == Asked::Other {
         return None;
     }
     match named_in(asking.hinted).as_slice() {
-        [one] => interned(std::slice::from_ref(one)),
-        _ => None,
+        [] => None,
+        named => interned(named),
     }
 }
 

@@ -257,29 +257,44 @@ fn after_the_first_of_several_named_documents_only_the_others_are_read() {
     };
     fit_to_request(&mut tools, &asking);
     assert_forced(&tools, "path", "LICENSE-APACHE");
-    // Before any read, or with code files named, the path is the model's.
-    for (read, named) in [
-        (&[][..], &["LICENSE-MIT", "LICENSE-APACHE"][..]),
-        (&read[..], &["LICENSE-MIT", "src/lib.rs"][..]),
-    ] {
-        let request = hinted(words, named);
-        let mut tools = chosen("read_file");
-        fit_to_request(
-            &mut tools,
-            &Asking {
-                words,
-                hinted: &request,
-                read,
-                found: &[],
-                defined: None,
-                earlier: None,
-            },
-        );
-        assert!(matches!(
-            kind_of(&tools, "path"),
-            Some((ParamKind::Str { .. }, true))
-        ));
+    // Before any read, one of the named files, the model's choice.
+    let named = ["LICENSE-MIT", "LICENSE-APACHE"];
+    let request = hinted(words, &named);
+    let mut tools = chosen("read_file");
+    fit_to_request(
+        &mut tools,
+        &Asking {
+            words,
+            hinted: &request,
+            read: &[],
+            found: &[],
+            defined: None,
+            earlier: None,
+        },
+    );
+    match kind_of(&tools, "path") {
+        Some((ParamKind::Enum { values }, true)) => assert_eq!(values, named),
+        other => panic!("path: {other:?}"),
     }
+    // After a read, with code files named, the path is the model's.
+    let named = &["LICENSE-MIT", "src/lib.rs"][..];
+    let request = hinted(words, named);
+    let mut tools = chosen("read_file");
+    fit_to_request(
+        &mut tools,
+        &Asking {
+            words,
+            hinted: &request,
+            read: &read,
+            found: &[],
+            defined: None,
+            earlier: None,
+        },
+    );
+    assert!(matches!(
+        kind_of(&tools, "path"),
+        Some((ParamKind::Str { .. }, true))
+    ));
 }
 
 #[test]
