@@ -219,9 +219,16 @@ impl Tool for Git {
         };
         let plan = command::git::actions::plan(&ask).map_err(ToolError::BadArguments)?;
         let mut out = vec![format!("({})", plan.label)];
-        for words in plan.runs {
+        for (i, words) in plan.runs.into_iter().enumerate() {
             let status = words.first().is_some_and(|w| w == "status");
             let text = self.run(words)?;
+            // A later command that printed nothing adds nothing: asked "Are there any
+            // uncommitted changes?" with one new file, the status named it, the diff of
+            // committed files said "(no output)", and the 1.5B answered "Yes, there are
+            // uncommitted changes" without the file.
+            if i > 0 && text.lines().nth(1).map(str::trim) == Some("(no output)") {
+                continue;
+            }
             out.push(if status {
                 command::git::actions::describe_status(&text)
             } else {
@@ -324,6 +331,10 @@ mod tests {
                 "Yes: 1 file is not committed (notes/todo.md):\n- notes/todo.md: new file, never committed"
             ),
             "{open}"
+        );
+        assert!(
+            !open.contains("(no output)") && !open.contains("diff --stat"),
+            "the diff of committed files printed nothing and is left out: {open}"
         );
         let log = ok(serde_json::json!({"action": "log", "n": 2}));
         let commits: Vec<&str> = log.lines().filter(|l| l.contains(" bench - ")).collect();
