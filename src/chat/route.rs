@@ -421,6 +421,26 @@ pub fn about_change(registry: &Registry, words: &str) -> Option<Route> {
         .then(|| Route::Tool("git".to_string()))
 }
 
+/// A question about a release ("What changed in the latest release?") goes to the
+/// changelog the hint names (`routed` is the router's request, hint line included): the
+/// 1.5B's router chose git for its "changed", and the reply listed a file's commits.
+pub fn about_release(registry: &Registry, routed: &str) -> Option<Route> {
+    use crate::workspace_map::named::{is_document, named_in};
+    let asked = routed.lines().next().unwrap_or_default();
+    let release = crate::text::words::name_words(asked)
+        .iter()
+        .any(|w| matches!(w.as_str(), "release" | "releases" | "released"));
+    let changelog = named_in(routed).iter().any(|path| {
+        let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
+        is_document(path)
+            && ["change", "history", "news", "release"]
+                .iter()
+                .any(|s| name.starts_with(s))
+    });
+    (release && changelog && offered(registry).0.iter().any(|(n, _)| *n == "read_file"))
+        .then(|| Route::Tool("read_file".to_string()))
+}
+
 /// The tool a question about one identifier goes to.
 const SEARCH: &str = "search_files";
 

@@ -110,7 +110,18 @@ const CONVENTIONS: &[(&[&str], &[&str])] = &[
         &["license", "licence", "licensed", "licenses", "licensing"],
         &["cargo", "package", "pyproject"],
     ),
-    (&["release notes", "what's new"], &["changelog"]),
+    // What a release changed is the changelog's: asked "What changed in the latest
+    // release?", the 1.5B showed the last commit (a merge) beside a `CHANGES.rst`.
+    (
+        &[
+            "release notes",
+            "what's new",
+            "release",
+            "releases",
+            "released",
+        ],
+        &["changelog", "changes", "history", "news"],
+    ),
     (&["vulnerability", "vulnerabilities"], &["security"]),
     // The manifest says the version and what the package depends on: the 0.5B answered
     // "What version is this package?" with "1.0.0", no file in view.
@@ -243,9 +254,15 @@ fn named_by_words(files: &[FileEntry], request: &str) -> Vec<String> {
     if how_to && scored.iter().any(|(_, _, path, _)| is_document(path)) {
         scored.retain(|(_, _, path, _)| is_document(path));
     }
+    // A question about code (a class, a function, a default) puts code first: asked
+    // "What is the default digest method for signing?", the 1.5B read `docs/signer.rst`,
+    // listed before `src/itsdangerous/signer.py`, and answered "HMAC" (it is SHA-1).
+    let about_code = asks_about_code(request);
     let place = |path: &str| {
         let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
-        let code_first = usize::from(how_to && !is_document(path));
+        let code_first = usize::from(
+            (how_to && !is_document(path)) || (about_code && !how_to && is_document(path)),
+        );
         (
             code_first,
             if about_tests {
@@ -262,6 +279,33 @@ fn named_by_words(files: &[FileEntry], request: &str) -> Vec<String> {
             .then(a.2.len().cmp(&b.2.len()))
     });
     best_of(&scored)
+}
+
+/// Words of a question about code itself: what a class or function is or does, what
+/// implements something, what a default is.
+const CODE_WORDS: &[&str] = &[
+    "class",
+    "classes",
+    "function",
+    "functions",
+    "method",
+    "methods",
+    "implement",
+    "implements",
+    "implemented",
+    "implementation",
+    "default",
+    "defaults",
+    "constant",
+    "struct",
+    "trait",
+    "interface",
+];
+
+fn asks_about_code(request: &str) -> bool {
+    crate::text::words::name_words(request)
+        .iter()
+        .any(|w| CODE_WORDS.contains(&w.as_str()))
 }
 
 /// The project's README at the top of the workspace.

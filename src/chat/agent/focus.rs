@@ -60,9 +60,13 @@ pub(super) fn focused(
     }
     let mut hits = question_hits(request, &lines);
     if asks_dependencies(request) {
-        hits.extend(dependency_lines(&lines));
-        hits.sort_unstable();
-        hits.dedup();
+        let mut first = dependency_lines(&lines);
+        first.extend(
+            hits.into_iter()
+                .filter(|h| !first.contains(h))
+                .collect::<Vec<_>>(),
+        );
+        hits = first;
     }
     if hits.is_empty() {
         return None;
@@ -100,7 +104,8 @@ pub(super) fn focused(
     Some(out)
 }
 
-/// The lines (indices into `lines`) holding a word or an identifier of `request`.
+/// The lines (indices into `lines`) holding a word or an identifier of `request`, those
+/// holding most of them first.
 fn question_hits(request: &str, lines: &[(usize, &str)]) -> Vec<usize> {
     // A word on many lines says little about where the answer is ("version" on every
     // dependency of a manifest): where some word of the question is rarer, only the rare
@@ -128,9 +133,16 @@ fn question_hits(request: &str, lines: &[(usize, &str)]) -> Vec<usize> {
     if words.iter().any(|h| h.len() <= COMMON) {
         words.retain(|h| h.len() <= COMMON);
     }
-    let mut hits: Vec<usize> = words.into_iter().flatten().collect();
-    hits.sort_unstable();
-    hits.dedup();
+    // The lines holding the most of the question's words first, then in file order:
+    // asked "What is the default digest method for signing?", every word was on many
+    // lines of `signer.py`, the lines in file order filled the cap before line 114 ("The
+    // default digest method … is hashlib.sha1"), and the 1.5B answered "HMAC".
+    let mut score = vec![0usize; lines.len()];
+    for line in words.into_iter().flatten() {
+        score[line] += 1;
+    }
+    let mut hits: Vec<usize> = (0..lines.len()).filter(|&i| score[i] > 0).collect();
+    hits.sort_by_key(|&i| (std::cmp::Reverse(score[i]), i));
     hits
 }
 
@@ -278,6 +290,40 @@ mod tests {
         );
         assert!(shown.contains("     …\n"), "{shown}");
         assert!(Words.count_tokens(&shown) < Words.count_tokens(&result) / 4);
+    }
+
+    #[test]
+    fn the_lines_holding_most_of_the_question_s_words_are_shown_first() {
+        let mut lines: Vec<String> = (0..200)
+            .map(|i| match i % 3 {
+                0 => format!("    # the default for case {i}"),
+                1 => format!("    x{i} = digest(value)"),
+                _ => format!("    y{i} = sign(method)"),
+            })
+            .collect();
+        lines.push("    #: The default digest method is hashlib.sha1.".into());
+        lines.push("    default_digest_method = sha1".into());
+        let result: String = lines
+            .iter()
+            .enumerate()
+            .map(|(i, l)| format!("{:>5}| {l}\n", i + 1))
+            .collect();
+        let read = args(serde_json::json!({"path": "signer.py"}));
+        let shown = focused(
+            "What is the default digest method for signing?",
+            &read,
+            &result,
+            &Words,
+        )
+        .expect("focused");
+        assert!(
+            shown.contains("  201|     #: The default digest method is hashlib.sha1."),
+            "{shown}"
+        );
+        assert!(
+            shown.contains("  202|     default_digest_method = sha1"),
+            "{shown}"
+        );
     }
 
     #[test]

@@ -58,6 +58,10 @@ pub(super) fn first_step(
                 .send(on_event);
                 return Ok(Some(git));
             }
+            if let Some(read) = route::about_release(set.registry, request) {
+                Step::timed(StepKind::Router, "release", std::time::Instant::now()).send(on_event);
+                return Ok(Some(read));
+            }
             if let Some(search) = route::about_identifier(set.registry, set.request) {
                 Step::timed(StepKind::Router, "identifier", std::time::Instant::now())
                     .send(on_event);

@@ -344,3 +344,47 @@ fn a_question_of_who_or_when_changed_something_goes_to_git_without_the_model() {
         assert_eq!(about_change(&r, left), None, "{left}");
     }
 }
+
+#[test]
+fn a_question_about_a_release_reads_the_changelog_named() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("CHANGES.rst"), "Version 2.2.0\n").unwrap();
+    let (r, _) = crate::app::default_tools(ws.path(), &crate::config::Config::default());
+    let read = Some(Route::Tool("read_file".into()));
+    let hinted = |words: &str, named: &[&str]| {
+        let named: Vec<String> = named.iter().map(|n| n.to_string()).collect();
+        format!(
+            "{words}\n{}",
+            crate::workspace_map::named::hint(&named).unwrap()
+        )
+    };
+    for (words, named) in [
+        (
+            "What changed in the latest release?",
+            &["CHANGES.rst", "docs/changes.rst"][..],
+        ),
+        ("What was released in 2.2?", &["CHANGELOG.md"][..]),
+    ] {
+        assert_eq!(about_release(&r, &hinted(words, named)), read, "{words}");
+    }
+    assert_eq!(
+        about_release(
+            &r,
+            &hinted("What changed in the last commit?", &["CHANGES.rst"])
+        ),
+        None,
+        "no release asked about"
+    );
+    assert_eq!(
+        about_release(
+            &r,
+            &hinted("What changed in the latest release?", &["src/release.rs"])
+        ),
+        None,
+        "no changelog named"
+    );
+    assert_eq!(
+        about_release(&r, "What changed in the latest release?"),
+        None
+    );
+}

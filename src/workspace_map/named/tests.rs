@@ -324,3 +324,32 @@ fn a_go_repository_names_its_manifest_its_testing_notes_and_its_install_notes() 
         ["README.md"]
     );
 }
+
+#[test]
+fn a_question_about_code_names_code_before_its_documentation() {
+    let ws = files(&[
+        "CHANGES.rst",
+        "README.md",
+        "pyproject.toml",
+        "docs/signer.rst",
+        "docs/index.rst",
+        "src/itsdangerous/signer.py",
+        "src/itsdangerous/serializer.py",
+    ]);
+    let named = |q: &str| named_like(&ws, q);
+    assert_eq!(
+        named("What is the default digest method for signing?")
+            .first()
+            .map(String::as_str),
+        Some("src/itsdangerous/signer.py")
+    );
+    assert_eq!(
+        named("How do I sign a value?").first().map(String::as_str),
+        Some("docs/signer.rst"),
+        "a how-to reads the documentation"
+    );
+    assert_eq!(
+        named("What changed in the latest release?"),
+        ["CHANGES.rst"]
+    );
+}

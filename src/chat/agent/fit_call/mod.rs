@@ -163,21 +163,22 @@ fn unread_documents(asking: &Asking<'_>) -> Option<&'static [&'static str]> {
     interned(&unread)
 }
 
-/// The files the hint names, for a question's first read: the router chose to read, and
-/// the hint says which files (one is then written whole, not decoded:
-/// [`crate::tools::grammar::fixed_rest`]; of several the model picks one). Asked "What
-/// does the Makefile's test target run?" with `Makefile, make.ps1` named, the 0.5B read
-/// `docs/context-management.md`. An instruction ("Show me …", "Fix …") is left to the
-/// model, which may mean another file.
+/// The first file the hint names (the best fit), for a question's first read: the router
+/// chose to read, and the hint says which file (the call is then written whole, not
+/// decoded: [`crate::tools::grammar::fixed_rest`]); documents named beside it are read
+/// next ([`unread_documents`]). Asked "What does the Makefile's test target run?" with
+/// `Makefile, make.ps1` named, the 0.5B read `docs/context-management.md`; given the
+/// choice of `CHANGES.rst, docs/changes.rst`, the 1.5B read the second (an include
+/// line). An instruction ("Show me …", "Fix …") is left to the model, which may mean
+/// another file.
 fn the_one_named(asking: &Asking<'_>) -> Option<&'static [&'static str]> {
     use crate::text::asked::{asked, Asked};
     if !asking.read.is_empty() || asked(asking.words) == Asked::Other {
         return None;
     }
-    match named_in(asking.hinted).as_slice() {
-        [] => None,
-        named => interned(named),
-    }
+    named_in(asking.hinted)
+        .first()
+        .and_then(|first| interned(std::slice::from_ref(first)))
 }
 
 /// The previous exchange's file, where the words point back at it ("Show me its first
