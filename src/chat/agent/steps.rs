@@ -70,18 +70,28 @@ pub(super) fn open_after(request: &str, record: &CallRecord) -> Option<String> {
 }
 
 /// After a read of the first file the request's hint names, the others, when every one
-/// is a document (`LICENSE-MIT, LICENSE-APACHE`): asked which licence the project is
-/// under, the 1.5B read `LICENSE-MIT` and answered "MIT". Code files named alike are not
+/// is a document in the same folder (`LICENSE-MIT, LICENSE-APACHE`): asked which
+/// licence the project is under, the 1.5B read `LICENSE-MIT` and answered "MIT". Code files named alike are not
 /// read on (`src/render/feed.rs` then `tests/feed.rs` had led to a wrong answer), and
 /// only the first file leads on, so a turn reads on at most once this way.
 fn unread_documents(request: &str, call: &crate::tools::ToolCall) -> Option<String> {
-    use crate::workspace_map::named::{is_document, named_in};
+    use crate::workspace_map::named::named_in;
     let named = named_in(request);
     let path = call.arguments.get("path")?.as_str()?.trim();
     let path = path.strip_prefix("./").unwrap_or(path);
     let first = named.first()?;
-    (named.len() > 1 && first == path && named.iter().all(|n| is_document(n)))
+    (named.len() > 1 && first == path && documents_side_by_side(&named))
         .then(|| named[1..].join(", "))
+}
+
+/// Whether every one of `named` is a document in the first one's folder. Only those are
+/// read on: `docs/changes.rst` (an include of the root `CHANGES.rst`) read after it left
+/// the 0.5B answering "Changes".
+pub(super) fn documents_side_by_side(named: &[String]) -> bool {
+    use crate::workspace_map::named::is_document;
+    let folder = |p: &str| p.rsplit_once('/').map_or("", |(d, _)| d).to_string();
+    let first = named.first().map(|f| folder(f)).unwrap_or_default();
+    named.iter().all(|n| is_document(n) && folder(n) == first)
 }
 
 /// The lines this turn's searches found (`path:line: text` in their results): lines
@@ -363,6 +373,12 @@ mod tests {
             open_after(request, &read("LICENSE-APACHE")),
             None,
             "only the first leads on"
+        );
+        let apart = "What changed in the latest release?\n(files named like this: CHANGES.rst, docs/changes.rst)";
+        assert_eq!(
+            open_after(apart, &read("CHANGES.rst")),
+            None,
+            "a document in another folder is not read on"
         );
         let code = "How many posts does the feed hold?\n(files named like this: src/render/feed.rs, tests/feed.rs)";
         assert_eq!(open_after(code, &read("src/render/feed.rs")), None);

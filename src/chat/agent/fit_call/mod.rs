@@ -156,7 +156,10 @@ fn is_count(word: &str) -> bool {
 fn unread_documents(asking: &Asking<'_>) -> Option<&'static [&'static str]> {
     let named = named_in(asking.hinted);
     let was_read = |n: &String| asking.read.iter().any(|r| r.trim_start_matches("./") == n);
-    if named.len() < 2 || !named.iter().all(|n| is_document(n)) || !named.iter().any(was_read) {
+    if named.len() < 2
+        || !super::steps::documents_side_by_side(&named)
+        || !named.iter().any(was_read)
+    {
         return None;
     }
     let unread: Vec<String> = named.iter().filter(|n| !was_read(n)).cloned().collect();
