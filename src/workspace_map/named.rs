@@ -11,146 +11,12 @@
 
 use super::FileEntry;
 use std::cmp::Reverse;
+use vocabulary::{ABBREVIATIONS, CODE_WORDS, CONVENTIONS, NOT_NAMES, SUBJECT_WORDS};
+
+mod vocabulary;
 
 /// Most names given; a request that fits more files names none in particular.
 const MAX_NAMED: usize = 3;
-
-/// Words that say what kind of question it is, not which file.
-const NOT_NAMES: &[&str] = &[
-    "what",
-    "which",
-    "where",
-    "when",
-    "does",
-    "doing",
-    "this",
-    "that",
-    "these",
-    "those",
-    "have",
-    "with",
-    "about",
-    "project",
-    "file",
-    "files",
-    "folder",
-    "code",
-    "there",
-    "their",
-    "written",
-    "write",
-    "show",
-    "tell",
-    "test",
-    "tests",
-    "function",
-    "functions",
-    "commit",
-    "commits",
-    "change",
-    "changes",
-    "changed",
-    "make",
-    "from",
-    "into",
-    "should",
-    "would",
-    "could",
-    "please",
-    "read",
-    "list",
-    "find",
-    "search",
-    "give",
-    "much",
-    "many",
-    "some",
-    "every",
-    "line",
-    "lines",
-    "first",
-    "last",
-    "latest",
-    "repository",
-    "workspace",
-    "here",
-];
-
-/// What repositories conventionally call the file about a subject a request names in
-/// other words: (phrases of a request, lowercase; the words of such a file's name). Asked
-/// "Which file holds the default settings?" the 1.5B read `Cargo.toml`, and asked what to
-/// do before opening a pull request it read `docs/README.md`: no word of either request
-/// is in `src/config.rs` or `CONTRIBUTING.md`.
-const CONVENTIONS: &[(&[&str], &[&str])] = &[
-    (
-        &[
-            "setting",
-            "settings",
-            "default",
-            "defaults",
-            "configuration",
-            "configure",
-            "options",
-        ],
-        &["config", "settings"],
-    ),
-    (
-        &["pull request", "contribute", "contributor", "contributors"],
-        &["contributing"],
-    ),
-    (
-        &["licence", "licensed", "copyright"],
-        &["license", "copying"],
-    ),
-    // The manifest's `license` field says the whole of it in one line: asked "Which license
-    // is this project under?", both models read `LICENSE-MIT`, then `LICENSE-APACHE`, and
-    // answered "Apache" alone for a project under either. A manifest without the field
-    // leaves the license files one step away.
-    (
-        &["license", "licence", "licensed", "licenses", "licensing"],
-        &["cargo", "package", "pyproject"],
-    ),
-    // What a release changed is the changelog's: asked "What changed in the latest
-    // release?", the 1.5B showed the last commit (a merge) beside a `CHANGES.rst`.
-    (
-        &[
-            "release notes",
-            "what's new",
-            "release",
-            "releases",
-            "released",
-        ],
-        &["changelog", "changes", "history", "news"],
-    ),
-    (&["vulnerability", "vulnerabilities"], &["security"]),
-    // The manifest says the version and what the package depends on: the 0.5B answered
-    // "What version is this package?" with "1.0.0", no file in view.
-    (
-        &["version", "package", "crate"],
-        &["cargo", "package", "pyproject"],
-    ),
-    // A manifest of any language lists the dependencies ([`is_manifest`]) and what the
-    // build requires (a Go module's `go 1.26`); a Go module's has no license and no
-    // version, so only this convention names it.
-    (
-        &[
-            "dependencies",
-            "dependency",
-            "depend",
-            "depends",
-            "require",
-            "requires",
-            "requirements",
-        ],
-        &["cargo", "package", "pyproject", "manifest"],
-    ),
-    // Where a site or service is hosted is what deployment notes say: asked "Which server
-    // hosts the site?", both models read `src/site.rs`.
-    (
-        &["host", "hosts", "hosted", "hosting"],
-        &["deploy", "deploying", "deployment"],
-    ),
-];
 
 /// Files (best first, at most [`MAX_NAMED`]) whose names share a word with `request`, or
 /// are the conventional file for what it asks about ([`CONVENTIONS`]); empty when none
@@ -280,27 +146,6 @@ fn named_by_words(files: &[FileEntry], request: &str) -> Vec<String> {
     });
     best_of(&scored)
 }
-
-/// Words of a question about code itself: what a class or function is or does, what
-/// implements something, what a default is.
-const CODE_WORDS: &[&str] = &[
-    "class",
-    "classes",
-    "function",
-    "functions",
-    "method",
-    "methods",
-    "implement",
-    "implements",
-    "implemented",
-    "implementation",
-    "default",
-    "defaults",
-    "constant",
-    "struct",
-    "trait",
-    "interface",
-];
 
 fn asks_about_code(request: &str) -> bool {
     crate::text::words::name_words(request)
@@ -458,20 +303,6 @@ pub fn asked_stems(request: &str) -> Vec<String> {
     asked
 }
 
-/// Words of the tools' vocabulary, left out of [`asked_stems`] (they would name every
-/// test or source file), that still say what a document or a line is about: "How do I
-/// run the tests?" is `TESTING.md`'s subject, and the Makefile's `test:` line answers
-/// "What does the Makefile's test target run?".
-const SUBJECT_WORDS: &[&str] = &[
-    "test",
-    "tests",
-    "testing",
-    "commit",
-    "commits",
-    "function",
-    "functions",
-];
-
 /// [`asked_stems`] and the stems of `request`'s [`SUBJECT_WORDS`], sorted, each once.
 pub fn subject_stems(request: &str) -> Vec<String> {
     let mut stems = asked_stems(request);
@@ -496,44 +327,6 @@ pub fn word_fits(stems: &[String], word: &str) -> bool {
     let word = stem(full);
     word.chars().count() >= 4 && stems.iter().any(|s| fits(s, &word))
 }
-
-/// Code's short forms of words a question spells out: asked "What is the default context
-/// size?", the 1.5B read `src/config/mod.rs` focused away from `DEFAULT_N_CTX` and answered
-/// "256" (the batch size beside it).
-const ABBREVIATIONS: &[(&str, &str)] = &[
-    ("ctx", "context"),
-    ("cfg", "config"),
-    ("conf", "config"),
-    ("msg", "message"),
-    ("len", "length"),
-    ("num", "number"),
-    ("dir", "directory"),
-    ("db", "database"),
-    ("env", "environment"),
-    ("addr", "address"),
-    ("buf", "buffer"),
-    ("idx", "index"),
-    ("pkg", "package"),
-    ("req", "request"),
-    ("resp", "response"),
-    ("tmp", "temporary"),
-    ("tok", "token"),
-    ("toks", "tokens"),
-    ("arg", "argument"),
-    ("args", "arguments"),
-    ("param", "parameter"),
-    ("params", "parameters"),
-    ("max", "maximum"),
-    ("min", "minimum"),
-    ("conn", "connection"),
-    ("lang", "language"),
-    ("ver", "version"),
-    ("repo", "repository"),
-    ("auth", "authentication"),
-    ("prefs", "preferences"),
-    ("perm", "permission"),
-    ("perms", "permissions"),
-];
 
 /// Prose for people: a Markdown or text file, anything under a `docs`/`doc` folder, or a
 /// capitalised name without an extension (`LICENSE-MIT`, `COPYING`, `AUTHORS`).
