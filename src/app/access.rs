@@ -279,7 +279,11 @@ impl App {
         if hinted.remembered && route::asks_a_question(request) {
             return Ok(Some(Route::Answer));
         }
-        if let Some(search) = route::about_identifier(&self.tools, request) {
+        if let Some(search) = route::about_identifier(
+            &self.tools,
+            request,
+            &crate::workspace_map::named::named_in(&hinted.text),
+        ) {
             return Ok(Some(search));
         }
         route::choose(

@@ -15,6 +15,8 @@ mod fit_call;
 mod focus;
 mod guard;
 mod hits;
+mod license;
+mod newest;
 mod one_reply;
 mod parrot;
 mod round;

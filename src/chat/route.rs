@@ -425,18 +425,12 @@ pub fn about_change(registry: &Registry, words: &str) -> Option<Route> {
 /// changelog the hint names (`routed` is the router's request, hint line included): the
 /// 1.5B's router chose git for its "changed", and the reply listed a file's commits.
 pub fn about_release(registry: &Registry, routed: &str) -> Option<Route> {
-    use crate::workspace_map::named::{is_document, named_in};
+    use crate::workspace_map::named::{is_changelog, named_in};
     let asked = routed.lines().next().unwrap_or_default();
     let release = crate::text::words::name_words(asked)
         .iter()
         .any(|w| matches!(w.as_str(), "release" | "releases" | "released"));
-    let changelog = named_in(routed).iter().any(|path| {
-        let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
-        is_document(path)
-            && ["change", "history", "news", "release"]
-                .iter()
-                .any(|s| name.starts_with(s))
-    });
+    let changelog = named_in(routed).iter().any(|path| is_changelog(path));
     (release && changelog && offered(registry).0.iter().any(|(n, _)| *n == "read_file"))
         .then(|| Route::Tool("read_file".to_string()))
 }
@@ -448,20 +442,36 @@ const SEARCH: &str = "search_files";
 /// (`slugify_heading`, `renderPage`), that says nothing of history, goes to the search,
 /// which finds it and shows its definition: the 0.5B's router sent "Which file defines
 /// slugify_heading?" to `read_file` and the model read `docs/brindle.md`. "Who changed
-/// slugify_heading?" is left to the router.
-pub fn about_identifier(registry: &Registry, words: &str) -> Option<Route> {
+/// slugify_heading?" is left to the router. An identifier that is a file's name among
+/// the `named` ones is that file's to answer: asked "What does cJSON_Utils provide?", the
+/// 1.5B searched "cJSON_Utils" twice and found a `.gitignore` line and a CI script.
+pub fn about_identifier(registry: &Registry, words: &str, named: &[String]) -> Option<Route> {
     use crate::text::asked::{asked, code_names, Asked};
     if asked(words) != Asked::Information || asked::speaks_of_history(words) {
         return None;
     }
-    let [_one] = code_names(words).as_slice() else {
+    let names = code_names(words);
+    let [one] = names.as_slice() else {
         return None;
     };
-    offered(registry)
-        .0
-        .iter()
-        .any(|(name, _)| *name == SEARCH)
-        .then(|| Route::Tool(SEARCH.to_string()))
+    let offers = |tool: &str| offered(registry).0.iter().any(|(name, _)| *name == tool);
+    let a_file = named.iter().any(|path| {
+        let name = path.rsplit('/').next().unwrap_or(path);
+        name.split('.')
+            .next()
+            .unwrap_or(name)
+            .eq_ignore_ascii_case(one)
+    });
+    if a_file && offers("read_file") {
+        return Some(Route::Tool("read_file".to_string()));
+    }
+    // The project's name as code writes it, in a question a conventional file answers,
+    // is left to the router with the files named: asked "What version of cJSON is
+    // this?", the 1.5B searched "cJSON" twice and answered "4.0.8".
+    if !named.is_empty() && crate::workspace_map::named::asks_a_conventional_file(words) {
+        return None;
+    }
+    offers(SEARCH).then(|| Route::Tool(SEARCH.to_string()))
 }
 
 /// A request that tells harvey to keep something ("Remember that I prefer tabs") goes to

@@ -156,6 +156,15 @@ fn by_relevance(mut folders: Vec<Folder<'_>>) -> Vec<Folder<'_>> {
     folders
 }
 
+/// Whether `dir` is, or is inside, a test, example or data folder (`tests/unity/examples`,
+/// `vendor/`): what such a folder holds is the tests' or another project's.
+pub fn set_aside(dir: &str) -> bool {
+    dir.split('/').any(|p| {
+        let p = p.to_ascii_lowercase();
+        TEST_DIRS.contains(&p.as_str()) || DATA_DIRS.contains(&p.as_str())
+    })
+}
+
 /// Lower is more relevant: the folder's depth plus a penalty for test and data folders
 /// (or, for other folders, one unless the top-level folder holds source or documents).
 pub fn rank(dir: &str) -> usize {

@@ -11,7 +11,10 @@
 
 use super::FileEntry;
 use std::cmp::Reverse;
-use vocabulary::{ABBREVIATIONS, CODE_WORDS, CONVENTIONS, NOT_NAMES, SUBJECT_WORDS};
+use vocabulary::{
+    ABBREVIATIONS, BUILD_FILE, CODE_WORDS, CONVENTIONS, LICENSE_WORDS, NOT_NAMES, RELEASE_NAMES,
+    SUBJECT_WORDS,
+};
 
 mod vocabulary;
 
@@ -106,14 +109,27 @@ fn named_by_words(files: &[FileEntry], request: &str) -> Vec<String> {
         .filter_map(|f| scored_file(&f.path, &asked, &convention))
         .collect();
     entry_files_give_way(&mut scored);
+    let about_tests = crate::text::words::name_words(request)
+        .iter()
+        .any(|w| w.starts_with("test"));
+    // A test framework's or an example's file is not the project's conventional file:
+    // asked "What is the default nesting limit when parsing?" in cJSON, both models read
+    // `tests/unity/examples/unity_config.h` ("default" names a config) and answered from it.
+    // Nor is a file there that the question's words fit in part: asked the same, the
+    // 1.5B read `tests/unity/test/targets/gcc_auto_limits.yml` ("limit") and answered "10"
+    // (it is 1000, in `cJSON.h`).
+    if !about_tests {
+        scored.retain(|(_, Reverse(unmatched), path, words)| {
+            let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
+            let by_asked = words.iter().any(|w| asked.iter().any(|a| fits(a, w)));
+            (by_asked && *unmatched == 0) || !super::fit::set_aside(dir)
+        });
+    }
     // Of names that fit as well, the source before its tests (asked how many posts the
     // feed holds, the 1.5B read `tests/feed.rs`, listed before `src/render/feed.rs`, and
     // answered "1"), unless the request is about tests; then the shorter path. A how-to
     // question puts documents first: asked "How do I deploy the site?", the 1.5B read
     // `src/site.rs`, listed before `docs/deploying.md`.
-    let about_tests = crate::text::words::name_words(request)
-        .iter()
-        .any(|w| w.starts_with("test"));
     // A how-to question that some document fits is answered by documents: the others
     // (`src/site.rs`, `src/render/sitemap.rs` for "the site") would crowd it out.
     let how_to = crate::text::asked::asked(request) == crate::text::asked::Asked::HowTo;
@@ -143,8 +159,18 @@ fn named_by_words(files: &[FileEntry], request: &str) -> Vec<String> {
             .then(b.1.cmp(&a.1))
             .then(place(a.2).cmp(&place(b.2)))
             .then(a.2.len().cmp(&b.2.len()))
+            .then(is_header(b.2).cmp(&is_header(a.2)))
     });
     best_of(&scored)
+}
+
+/// A C or C++ header: of `cJSON_Utils.c` and `cJSON_Utils.h`, the header says what the
+/// module provides, in a tenth of the lines.
+fn is_header(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    [".h", ".hpp", ".hh", ".hxx"]
+        .iter()
+        .any(|e| lower.ends_with(e))
 }
 
 fn asks_about_code(request: &str) -> bool {
@@ -171,6 +197,9 @@ fn scored_file<'a>(path: &'a str, asked: &[String], convention: &[String]) -> Op
     if is_manifest(name) {
         have.push("manifest".into());
     }
+    if is_build_file(name) {
+        have.push(BUILD_FILE.into());
+    }
     have.sort();
     have.dedup();
     // A lock file is written by a tool, never the file a subject is kept in: "Which
@@ -183,6 +212,11 @@ fn scored_file<'a>(path: &'a str, asked: &[String], convention: &[String]) -> Op
     } else {
         convention
     };
+    // A template a build fills in (`cJSONConfigVersion.cmake.in`) holds placeholders, not
+    // values: asked "What version of cJSON is this?", the 0.5B read one and answered "1.5".
+    if name.ends_with(".in") {
+        return None;
+    }
     // A word of the name counts once, whether an asked word fits it, the convention names
     // it, or both ("How is it licensed?": "licens" and the convention's "license" are one
     // word of `LICENSE-MIT`).
@@ -276,6 +310,15 @@ fn is_manifest(name: &str) -> bool {
     )
 }
 
+/// A C or C++ project's build file, which says its version and what it needs
+/// (`CMakeLists.txt`, `meson.build`, `configure.ac`).
+fn is_build_file(name: &str) -> bool {
+    matches!(
+        name.to_ascii_lowercase().as_str(),
+        "cmakelists.txt" | "meson.build" | "configure.ac" | "configure.in"
+    )
+}
+
 /// A file a package manager writes (`Cargo.lock`, `package-lock.json`, `go.sum`).
 fn is_lock_file(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
@@ -344,11 +387,35 @@ pub fn is_document(path: &str) -> bool {
                 .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '-' || c == '_'))
 }
 
+/// A document named as a project's changelog (`CHANGELOG.md`, `CHANGES.rst`,
+/// `HISTORY.md`, `NEWS`, `RELEASES.md`).
+pub fn is_changelog(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
+    is_document(path)
+        && ["change", "history", "news", "release"]
+            .iter()
+            .any(|s| name.starts_with(s))
+}
+
+/// Whether `request` asks for what a conventional document or manifest says (a version,
+/// a license, a release, what it depends on), not a setting: such a question is the
+/// file's, even where it names the project as code writes it ("What version of cJSON is
+/// this?").
+pub fn asks_a_conventional_file(request: &str) -> bool {
+    let config = stem("config");
+    conventional(request)
+        .iter()
+        .any(|n| *n != config && *n != stem("settings"))
+}
+
 /// The name words (stemmed) of the conventional files for what `request` asks about.
 fn conventional(request: &str) -> Vec<String> {
-    let lower = format!(" {} ", crate::text::words::name_words(request).join(" "));
+    let words = crate::text::words::name_words(request);
+    let license = words.iter().any(|w| LICENSE_WORDS.contains(&w.as_str()));
+    let lower = format!(" {} ", words.join(" "));
     CONVENTIONS
         .iter()
+        .filter(|(_, names)| !(license && *names == RELEASE_NAMES))
         .filter(|(phrases, _)| phrases.iter().any(|p| lower.contains(&format!(" {p} "))))
         .flat_map(|(_, names)| names.iter().map(|n| stem(n)))
         .collect()

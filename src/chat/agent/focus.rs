@@ -209,7 +209,7 @@ fn dependency_lines(lines: &[(usize, &str)]) -> Vec<usize> {
 
 /// The result's lines that are not file lines (the read's notes, kept; a cut note, left
 /// out: the focus says what is shown), and its numbered file lines.
-fn split_numbered(result: &str) -> (Vec<&str>, Vec<(usize, &str)>) {
+pub(super) fn split_numbered(result: &str) -> (Vec<&str>, Vec<(usize, &str)>) {
     let mut notes = Vec::new();
     let mut lines = Vec::new();
     for line in result.lines() {

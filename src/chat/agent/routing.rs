@@ -62,7 +62,11 @@ pub(super) fn first_step(
                 Step::timed(StepKind::Router, "release", std::time::Instant::now()).send(on_event);
                 return Ok(Some(read));
             }
-            if let Some(search) = route::about_identifier(set.registry, set.request) {
+            if let Some(search) = route::about_identifier(
+                set.registry,
+                set.request,
+                &crate::workspace_map::named::named_in(request),
+            ) {
                 Step::timed(StepKind::Router, "identifier", std::time::Instant::now())
                     .send(on_event);
                 return Ok(Some(search));

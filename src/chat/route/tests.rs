@@ -297,7 +297,7 @@ fn a_question_about_one_identifier_goes_to_the_search_without_the_model() {
         "What does the test regression_issue_212 check?",
         "What does renderPage return?",
     ] {
-        assert_eq!(about_identifier(&r, words), search, "{words}");
+        assert_eq!(about_identifier(&r, words, &[]), search, "{words}");
     }
     for left in [
         "Who changed slugify_heading?",
@@ -305,12 +305,33 @@ fn a_question_about_one_identifier_goes_to_the_search_without_the_model() {
         "Rename slugify_heading to slug.",
         "Which file defines the heading slugs?",
     ] {
-        assert_eq!(about_identifier(&r, left), None, "{left}");
+        assert_eq!(about_identifier(&r, left, &[]), None, "{left}");
     }
+    // An identifier that is a named file's name reads that file.
+    let named = ["cJSON_Utils.h".to_string(), "cJSON_Utils.c".to_string()];
+    assert_eq!(
+        about_identifier(&r, "What does cJSON_Utils provide?", &named),
+        Some(Route::Tool("read_file".into()))
+    );
+    assert_eq!(
+        about_identifier(&r, "What does slugify_heading do?", &named),
+        search,
+        "a name no file has"
+    );
+    // The project's name in a question a conventional file answers.
+    let build = ["CMakeLists.txt".to_string()];
+    assert_eq!(
+        about_identifier(&r, "What version of cJSON is this?", &build),
+        None
+    );
+    assert_eq!(
+        about_identifier(&r, "What version of cJSON is this?", &[]),
+        search
+    );
     let empty = tempfile::tempdir().unwrap();
     let (none, _) = crate::app::default_tools(empty.path(), &crate::config::Config::default());
     assert_eq!(
-        about_identifier(&none, "What does slugify_heading do?"),
+        about_identifier(&none, "What does slugify_heading do?", &[]),
         None,
         "nothing to search"
     );

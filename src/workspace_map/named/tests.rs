@@ -353,3 +353,70 @@ fn a_question_about_code_names_code_before_its_documentation() {
         ["CHANGES.rst"]
     );
 }
+
+/// cJSON's top level and a few of its deeper files, as a C project without a package
+/// manifest lays them out.
+fn c_project() -> Vec<FileEntry> {
+    files(&[
+        "CHANGELOG.md",
+        "CMakeLists.txt",
+        "LICENSE",
+        "Makefile",
+        "README.md",
+        "SECURITY.md",
+        "cJSON.c",
+        "cJSON.h",
+        "cJSON_Utils.c",
+        "cJSON_Utils.h",
+        "library_config/cJSONConfigVersion.cmake.in",
+        "tests/parse_number.c",
+        "tests/unity/examples/unity_config.h",
+        "tests/unity/auto/generate_config.yml",
+        "tests/unity/test/targets/gcc_auto_limits.yml",
+    ])
+}
+
+#[test]
+fn a_c_project_says_its_version_in_its_build_file() {
+    let ws = c_project();
+    assert_eq!(
+        named_like(&ws, "What version of cJSON is this?"),
+        ["CMakeLists.txt"]
+    );
+    // A project with a package manifest still names that.
+    let rust = files(&["Cargo.toml", "CMakeLists.txt", "src/version.rs"]);
+    assert!(named_like(&rust, "What version is this package?").contains(&"Cargo.toml".to_string()));
+}
+
+#[test]
+fn released_under_a_license_is_the_license_not_the_changelog() {
+    let ws = c_project();
+    assert_eq!(
+        named_like(&ws, "What license is cJSON released under?"),
+        ["LICENSE"]
+    );
+    assert_eq!(
+        named_like(&ws, "What changed in the latest release?"),
+        ["CHANGELOG.md"]
+    );
+}
+
+#[test]
+fn a_test_frameworks_config_is_not_the_projects_default() {
+    let ws = c_project();
+    let named = named_like(&ws, "What is the default nesting limit when parsing?");
+    assert!(!named.iter().any(|p| p.contains("unity")), "{named:?}");
+    // Asked about the tests' settings, it is named.
+    assert!(named_like(&ws, "Which settings do the tests use?")
+        .iter()
+        .any(|p| p.starts_with("tests/")));
+}
+
+#[test]
+fn of_a_source_and_its_header_the_header_comes_first() {
+    let ws = c_project();
+    assert_eq!(
+        named_like(&ws, "What does cJSON_Utils provide?"),
+        ["cJSON_Utils.h", "cJSON_Utils.c"]
+    );
+}

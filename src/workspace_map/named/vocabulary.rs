@@ -107,14 +107,18 @@ pub(super) const CONVENTIONS: &[(&[&str], &[&str])] = &[
             "releases",
             "released",
         ],
-        &["changelog", "changes", "history", "news"],
+        RELEASE_NAMES,
     ),
     (&["vulnerability", "vulnerabilities"], &["security"]),
     // The manifest says the version and what the package depends on: the 0.5B answered
     // "What version is this package?" with "1.0.0", no file in view.
+    // A C project says its version in the build file (`project(cJSON VERSION 1.7.19)` in
+    // `CMakeLists.txt`): asked "What version of cJSON is this?", the 1.5B searched "cJSON"
+    // twice and answered "4.0.8", and the 0.5B read a `cJSONConfigVersion.cmake.in`
+    // template and answered "1.5".
     (
         &["version", "package", "crate"],
-        &["cargo", "package", "pyproject"],
+        &["cargo", "package", "pyproject", BUILD_FILE],
     ),
     // A manifest of any language lists the dependencies ([`super::is_manifest`]) and what the
     // build requires (a Go module's `go 1.26`); a Go module's has no license and no
@@ -129,7 +133,7 @@ pub(super) const CONVENTIONS: &[(&[&str], &[&str])] = &[
             "requires",
             "requirements",
         ],
-        &["cargo", "package", "pyproject", "manifest"],
+        &["cargo", "package", "pyproject", "manifest", BUILD_FILE],
     ),
     // Where a site or service is hosted is what deployment notes say: asked "Which server
     // hosts the site?", both models read `src/site.rs`.
@@ -138,6 +142,25 @@ pub(super) const CONVENTIONS: &[(&[&str], &[&str])] = &[
         &["deploy", "deploying", "deployment"],
     ),
 ];
+
+/// The word a project's build file goes by (`CMakeLists.txt`, `meson.build`,
+/// `configure.ac`: [`super::is_build_file`]).
+pub(super) const BUILD_FILE: &str = "buildfile";
+
+/// Words of a request in which "release" and its forms say what a license lets one do
+/// ("What license is cJSON released under?"), not which release: asked that, the 1.5B
+/// read `CHANGELOG.md`, named before `LICENSE`, and answered "Apache 2.0" (it is MIT).
+pub(super) const LICENSE_WORDS: &[&str] = &[
+    "license",
+    "licence",
+    "licensed",
+    "licenses",
+    "licensing",
+    "copyright",
+];
+
+/// The release convention's words ([`CONVENTIONS`]), set aside in a license question.
+pub(super) const RELEASE_NAMES: &[&str] = &["changelog", "changes", "history", "news"];
 
 /// Words of a question about code itself: what a class or function is or does, what
 /// implements something, what a default is.

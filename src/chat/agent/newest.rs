@@ -1,0 +1,137 @@
+//! A changelog read for a release question, shown as its newest entry. Asked "What
+//! changed in the latest release?" in cJSON, the 1.5B read `CHANGELOG.md` focused on the
+//! question's words, which its older entries hold as often as the newest, and answered
+//! with a fix from 1.7.14 for the changes of 1.7.19.
+
+use crate::workspace_map::named::is_changelog;
+
+/// Most lines shown: the file's head to the end of its newest entry, cut here.
+const MAX_SHOWN: usize = 40;
+
+/// What the model is told about the lines shown.
+const NEWEST_NOTE: &str = "(the changelog's newest entry; read_file with start_line and \
+end_line shows older ones)";
+
+/// `result` (a read of `path`) cut to the lines before its second versioned heading, when
+/// `request` asks about a release and `path` is a changelog; `None` otherwise, or when the
+/// file has no second versioned heading.
+pub(super) fn newest_entry(request: &str, path: &str, result: &str) -> Option<String> {
+    if !asks_about_release(request) || !is_changelog(path) {
+        return None;
+    }
+    let (notes, lines) = super::focus::split_numbered(result);
+    let second = (0..lines.len())
+        .filter(|&i| versioned_heading(&lines, i))
+        .nth(1)?;
+    let end = second.min(MAX_SHOWN);
+    let mut out: String = notes.iter().map(|n| format!("{n}\n")).collect();
+    out.push_str(NEWEST_NOTE);
+    out.push('\n');
+    for (n, text) in &lines[..end] {
+        out.push_str(&format!("{n:>5}| {text}\n"));
+    }
+    out.push_str("     …\n");
+    Some(out)
+}
+
+/// Whether `request` asks what a release holds ("the latest release", "what's new").
+fn asks_about_release(request: &str) -> bool {
+    let lower = request.to_lowercase();
+    crate::text::words::name_words(request)
+        .iter()
+        .any(|w| matches!(w.as_str(), "release" | "releases" | "released"))
+        || ["what's new", "whats new", "what is new"]
+            .iter()
+            .any(|p| lower.contains(p))
+}
+
+/// Whether line `i` heads a version's entry: a Markdown heading (`## [1.2.0]`) or a line
+/// underlined with `=` or `-` (`1.7.19 (Sep 9, 2025)` over `======`), holding a version
+/// number. "Fixes:" over `------` heads a part of an entry, not an entry.
+fn versioned_heading(lines: &[(usize, &str)], i: usize) -> bool {
+    let text = lines[i].1.trim();
+    let underlined = lines.get(i + 1).is_some_and(|(_, next)| {
+        let next = next.trim();
+        next.len() >= 3 && (next.chars().all(|c| c == '=') || next.chars().all(|c| c == '-'))
+    });
+    (text.starts_with('#') || underlined) && has_version(text)
+}
+
+/// Whether `text` holds a version number: digits, a dot, digits.
+fn has_version(text: &str) -> bool {
+    let b = text.as_bytes();
+    (1..b.len().saturating_sub(1))
+        .any(|i| b[i] == b'.' && b[i - 1].is_ascii_digit() && b[i + 1].is_ascii_digit())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn numbered(text: &str) -> String {
+        text.lines()
+            .enumerate()
+            .map(|(i, l)| format!("{:>5}| {l}\n", i + 1))
+            .collect()
+    }
+
+    const CJSON: &str = "1.7.19 (Sep 9, 2025)\n======\nFixes:\n------\n* Fix indentation\n* Check for NULL\n\n1.7.18 (May 13, 2024)\n======\nFixes:\n------\n* Add NULL check\n";
+
+    #[test]
+    fn a_release_question_sees_the_newest_entry_alone() {
+        let shown = newest_entry(
+            "What changed in the latest release?",
+            "CHANGELOG.md",
+            &numbered(CJSON),
+        )
+        .unwrap();
+        assert!(shown.contains("Check for NULL"), "{shown}");
+        assert!(!shown.contains("1.7.18"), "{shown}");
+        assert!(!shown.contains("Add NULL check"), "{shown}");
+        assert!(shown.contains(NEWEST_NOTE));
+        assert!(shown.contains("    1| 1.7.19 (Sep 9, 2025)"), "{shown}");
+    }
+
+    #[test]
+    fn markdown_headings_and_an_unreleased_part_come_before_the_first_version() {
+        let md = "# Changelog\n\n## [Unreleased]\n- nothing yet\n\n## [2.1.0] - 2024-03-01\n- new flag\n\n## [2.0.0] - 2023-01-01\n- rewrite\n";
+        let shown = newest_entry(
+            "What's new in the last release?",
+            "docs/CHANGES.md",
+            &numbered(md),
+        )
+        .unwrap();
+        assert!(
+            shown.contains("new flag") && !shown.contains("rewrite"),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn other_questions_files_and_single_entries_are_left_alone() {
+        let text = numbered(CJSON);
+        assert_eq!(
+            newest_entry("Who wrote the fixes?", "CHANGELOG.md", &text),
+            None
+        );
+        assert_eq!(
+            newest_entry("What changed in the latest release?", "src/cjson.c", &text),
+            None
+        );
+        let one = numbered("1.0.0 (2020)\n=====\n* first\n");
+        assert_eq!(
+            newest_entry("What changed in the latest release?", "CHANGES", &one),
+            None,
+            "one entry: the whole file stands"
+        );
+        assert_eq!(
+            newest_entry(
+                "What is new in release 2?",
+                "CHANGELOG.md",
+                &numbered("Fixes:\n------\n* x\n")
+            ),
+            None,
+            "no version in a heading"
+        );
+    }
+}
