@@ -21,6 +21,7 @@ mod one_reply;
 mod parrot;
 mod round;
 mod routing;
+mod sections;
 mod shown;
 mod steps;
 mod timing;

@@ -474,6 +474,22 @@ pub fn about_identifier(registry: &Registry, words: &str, named: &[String]) -> O
     offers(SEARCH).then(|| Route::Tool(SEARCH.to_string()))
 }
 
+/// A question about code (a default, a class, a function) that names no file and no
+/// identifier goes to the search, which finds the lines holding its words: asked "What is
+/// the default nesting limit when parsing?" in cJSON, the 1.5B read a guessed
+/// `tests/CMakeLists.txt` and answered "255" (it is 1000, `CJSON_NESTING_LIMIT` in
+/// `cJSON.h`). Who or when changed it went to git before ([`about_change`]); "when"
+/// here is no history ("when parsing").
+pub fn about_code(registry: &Registry, words: &str, named: &[String]) -> Option<Route> {
+    use crate::text::asked::{asked, Asked};
+    let code = crate::workspace_map::named::asks_about_code(words);
+    (code
+        && named.is_empty()
+        && asked(words) == Asked::Information
+        && offered(registry).0.iter().any(|(name, _)| *name == SEARCH))
+    .then(|| Route::Tool(SEARCH.to_string()))
+}
+
 /// A request that tells harvey to keep something ("Remember that I prefer tabs") goes to
 /// the tool that remembers without asking the model: the 0.5B chose `write_file` for it
 /// and wrote a file until the round cap. A question ("Do you remember what I said?") is

@@ -173,7 +173,8 @@ fn is_header(path: &str) -> bool {
         .any(|e| lower.ends_with(e))
 }
 
-fn asks_about_code(request: &str) -> bool {
+/// Whether `request` asks about code itself ([`CODE_WORDS`]: a class, a function, a default).
+pub fn asks_about_code(request: &str) -> bool {
     crate::text::words::name_words(request)
         .iter()
         .any(|w| CODE_WORDS.contains(&w.as_str()))

@@ -77,8 +77,15 @@ pub(super) fn named_license(path: &str, result: &str) -> Option<String> {
     // cost a 1.5B a minute of prefill.
     let mut lines = result.lines();
     let head: Vec<&str> = lines.by_ref().take(HEAD_LINES).collect();
-    let more = if lines.next().is_some() { "     …\n" } else { "" };
-    Some(format!("(this text is {license})\n{}\n{more}", head.join("\n")))
+    let more = if lines.next().is_some() {
+        "     …\n"
+    } else {
+        ""
+    };
+    Some(format!(
+        "(this text is {license})\n{}\n{more}",
+        head.join("\n")
+    ))
 }
 
 /// Lines of the file shown under the license's name.
@@ -103,7 +110,10 @@ mod tests {
             shown.starts_with("(this text is the MIT License)\n"),
             "{shown}"
         );
-        assert!(shown.ends_with(&numbered(mit)), "a short text is shown whole: {shown}");
+        assert!(
+            shown.ends_with(&numbered(mit)),
+            "a short text is shown whole: {shown}"
+        );
         let long = format!("{mit}{}", "more terms\n".repeat(40));
         let cut = named_license("LICENSE", &numbered(&long)).unwrap();
         assert!(cut.lines().count() < 16 && cut.ends_with("…\n"), "{cut}");

@@ -8,10 +8,6 @@ use crate::workspace_map::named::is_changelog;
 /// Most lines shown: the file's head to the end of its newest entry, cut here.
 const MAX_SHOWN: usize = 40;
 
-/// What the model is told about the lines shown.
-const NEWEST_NOTE: &str = "(the changelog's newest entry; read_file with start_line and \
-end_line shows older ones)";
-
 /// `result` (a read of `path`) cut to the lines before its second versioned heading, when
 /// `request` asks about a release and `path` is a changelog; `None` otherwise, or when the
 /// file has no second versioned heading.
@@ -24,9 +20,9 @@ pub(super) fn newest_entry(request: &str, path: &str, result: &str) -> Option<St
         .filter(|&i| versioned_heading(&lines, i))
         .nth(1)?;
     let end = second.min(MAX_SHOWN);
+    // No note on what is left out: the 0.5B answered "What changed in the latest
+    // release?" with one ("The changelog's newest entry: read_file with start_line …").
     let mut out: String = notes.iter().map(|n| format!("{n}\n")).collect();
-    out.push_str(NEWEST_NOTE);
-    out.push('\n');
     for (n, text) in &lines[..end] {
         out.push_str(&format!("{n:>5}| {text}\n"));
     }
@@ -88,7 +84,7 @@ mod tests {
         assert!(shown.contains("Check for NULL"), "{shown}");
         assert!(!shown.contains("1.7.18"), "{shown}");
         assert!(!shown.contains("Add NULL check"), "{shown}");
-        assert!(shown.contains(NEWEST_NOTE));
+        assert!(shown.ends_with("     …\n"), "{shown}");
         assert!(shown.contains("    1| 1.7.19 (Sep 9, 2025)"), "{shown}");
     }
 

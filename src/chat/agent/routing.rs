@@ -71,6 +71,14 @@ pub(super) fn first_step(
                     .send(on_event);
                 return Ok(Some(search));
             }
+            if let Some(search) = route::about_code(
+                set.registry,
+                set.request,
+                &crate::workspace_map::named::named_in(request),
+            ) {
+                Step::timed(StepKind::Router, "code", std::time::Instant::now()).send(on_event);
+                return Ok(Some(search));
+            }
             let request = steps::with_previous(request, previous);
             routed(engine, set, &request, opts, on_event)
         }

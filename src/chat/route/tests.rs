@@ -409,3 +409,28 @@ fn a_question_about_a_release_reads_the_changelog_named() {
         None
     );
 }
+
+#[test]
+fn a_question_about_code_that_names_nothing_goes_to_the_search() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("lib.c"), "#define NESTING_LIMIT 1000\n").unwrap();
+    let (r, _) = crate::app::default_tools(ws.path(), &crate::config::Config::default());
+    let search = Some(Route::Tool("search_files".into()));
+    let q = "What is the default nesting limit when parsing?";
+    assert_eq!(about_code(&r, q, &[]), search);
+    assert_eq!(
+        about_code(&r, q, &["src/config.rs".to_string()]),
+        None,
+        "a file named"
+    );
+    assert_eq!(
+        about_code(&r, "What is the nesting limit?", &[]),
+        None,
+        "not about code"
+    );
+    assert_eq!(
+        about_code(&r, "How do I change the default limit?", &[]),
+        None,
+        "a how-to"
+    );
+}
