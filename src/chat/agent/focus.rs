@@ -88,8 +88,19 @@ pub(super) fn focused(
     }
     // No count in the note: asked how many posts the feed holds, the 1.5B answered "34"
     // from "the file has 34 lines".
+    Some(kept_lines(&notes, FOCUS_NOTE, &lines, &keep))
+}
+
+/// A read's `notes`, the `note` on what is shown, and the `lines` marked in `keep`, each
+/// run of lines left out shown as one `…` line.
+pub(super) fn kept_lines(
+    notes: &[&str],
+    note: &str,
+    lines: &[(usize, &str)],
+    keep: &[bool],
+) -> String {
     let mut out: String = notes.iter().map(|n| format!("{n}\n")).collect();
-    out.push_str(FOCUS_NOTE);
+    out.push_str(note);
     out.push('\n');
     let mut gap = false;
     for (i, (n, text)) in lines.iter().enumerate() {
@@ -101,7 +112,7 @@ pub(super) fn focused(
             gap = true;
         }
     }
-    Some(out)
+    out
 }
 
 /// The lines (indices into `lines`) holding a word or an identifier of `request`, those

@@ -66,20 +66,12 @@ pub(super) fn how_to_sections(request: &str, path: &str, result: &str) -> Option
     if keep.iter().filter(|k| **k).count() <= HEAD_LINES {
         return None;
     }
-    let mut out: String = notes.iter().map(|n| format!("{n}\n")).collect();
-    out.push_str(SECTIONS_NOTE);
-    out.push('\n');
-    let mut gap = false;
-    for (i, (n, text)) in lines.iter().enumerate() {
-        if keep[i] {
-            out.push_str(&format!("{n:>5}| {text}\n"));
-            gap = false;
-        } else if !gap {
-            out.push_str("     …\n");
-            gap = true;
-        }
-    }
-    Some(out)
+    Some(super::focus::kept_lines(
+        &notes,
+        SECTIONS_NOTE,
+        &lines,
+        &keep,
+    ))
 }
 
 /// The Markdown headings of `lines` outside fenced code: (index, level, text).
