@@ -95,12 +95,7 @@ const HEAD_LINES: usize = 12;
 mod tests {
     use super::*;
 
-    fn numbered(text: &str) -> String {
-        text.lines()
-            .enumerate()
-            .map(|(i, l)| format!("{:>5}| {l}\n", i + 1))
-            .collect()
-    }
+    use crate::chat::agent::focus::as_read as numbered;
 
     #[test]
     fn the_mit_text_without_its_name_is_named() {

@@ -64,12 +64,7 @@ fn has_version(text: &str) -> bool {
 mod tests {
     use super::*;
 
-    fn numbered(text: &str) -> String {
-        text.lines()
-            .enumerate()
-            .map(|(i, l)| format!("{:>5}| {l}\n", i + 1))
-            .collect()
-    }
+    use crate::chat::agent::focus::as_read as numbered;
 
     const CJSON: &str = "1.7.19 (Sep 9, 2025)\n======\nFixes:\n------\n* Fix indentation\n* Check for NULL\n\n1.7.18 (May 13, 2024)\n======\nFixes:\n------\n* Add NULL check\n";
 

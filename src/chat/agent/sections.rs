@@ -96,12 +96,7 @@ fn headings<'a>(lines: &[(usize, &'a str)]) -> Vec<(usize, usize, &'a str)> {
 mod tests {
     use super::*;
 
-    fn numbered(text: &str) -> String {
-        text.lines()
-            .enumerate()
-            .map(|(i, l)| format!("{:>5}| {l}\n", i + 1))
-            .collect()
-    }
+    use crate::chat::agent::focus::as_read as numbered;
 
     /// A README laid out as cJSON's: a long usage part, building with its ways as
     /// subsections, a code block holding a `#include` line.
