@@ -479,10 +479,11 @@ pub fn about_identifier(registry: &Registry, words: &str, named: &[String]) -> O
 /// the default nesting limit when parsing?" in cJSON, the 1.5B read a guessed
 /// `tests/CMakeLists.txt` and answered "255" (it is 1000, `CJSON_NESTING_LIMIT` in
 /// `cJSON.h`). Who or when changed it went to git before ([`about_change`]); "when"
-/// here is no history ("when parsing").
+/// here is no history ("when parsing"). A question about the language ("What is a
+/// trait?") is left to the router.
 pub fn about_code(registry: &Registry, words: &str, named: &[String]) -> Option<Route> {
     use crate::text::asked::{asked, Asked};
-    let code = crate::workspace_map::named::asks_about_code(words);
+    let code = crate::workspace_map::named::points_at_code(words);
     (code
         && named.is_empty()
         && asked(words) == Asked::Information

@@ -180,6 +180,23 @@ pub fn asks_about_code(request: &str) -> bool {
         .any(|w| CODE_WORDS.contains(&w.as_str()))
 }
 
+/// Whether `request` asks about this project's code ([`asks_about_code`]) by pointing at
+/// it: a code word with "the", "this", "our", "its", "which" or "your" at most one word
+/// before it ("the default nesting limit", "the Signer class"). "What is a trait in
+/// Rust?" asks about the language, not the workspace.
+pub fn points_at_code(request: &str) -> bool {
+    let words = crate::text::words::name_words(request);
+    let pointing = |w: &String| {
+        matches!(
+            w.as_str(),
+            "the" | "this" | "our" | "its" | "which" | "your"
+        )
+    };
+    words.iter().enumerate().any(|(i, w)| {
+        CODE_WORDS.contains(&w.as_str()) && words[i.saturating_sub(2)..i].iter().any(pointing)
+    })
+}
+
 /// The project's README at the top of the workspace.
 fn is_readme(path: &str) -> bool {
     let lower = path.to_ascii_lowercase();

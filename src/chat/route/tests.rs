@@ -433,4 +433,15 @@ fn a_question_about_code_that_names_nothing_goes_to_the_search() {
         None,
         "a how-to"
     );
+    assert_eq!(about_code(&r, "Which class parses the input?", &[]), search);
+    for general in [
+        "What is a trait in Rust?",
+        "What is the difference between a struct and a class?",
+    ] {
+        assert_eq!(
+            about_code(&r, general, &[]),
+            None,
+            "about the language: {general}"
+        );
+    }
 }
