@@ -491,6 +491,19 @@ pub fn about_code(registry: &Registry, words: &str, named: &[String]) -> Option<
     .then(|| Route::Tool(SEARCH.to_string()))
 }
 
+/// A question about where a kind of file is kept, whose hint names folders only
+/// ([`crate::workspace_map::named::asks_where`]), goes to the listing: asked "Where are
+/// the unit tests kept?" in cJSON, both Qwen models searched "unit tests" and answered
+/// with the vendored test framework's folder.
+pub fn about_place(registry: &Registry, words: &str, named: &[String]) -> Option<Route> {
+    const LIST: &str = "list_files";
+    let folders = !named.is_empty() && named.iter().all(|p| p.ends_with('/'));
+    (folders
+        && crate::workspace_map::named::asks_where(words)
+        && offered(registry).0.iter().any(|(name, _)| *name == LIST))
+    .then(|| Route::Tool(LIST.to_string()))
+}
+
 /// A request that tells harvey to keep something ("Remember that I prefer tabs") goes to
 /// the tool that remembers without asking the model: the 0.5B chose `write_file` for it
 /// and wrote a file until the round cap. A question ("Do you remember what I said?") is

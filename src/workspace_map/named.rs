@@ -16,7 +16,11 @@ use vocabulary::{
     SUBJECT_WORDS,
 };
 
+mod folder;
+mod tasks;
 mod vocabulary;
+
+pub use folder::asks_where;
 
 /// Most names given; a request that fits more files names none in particular.
 const MAX_NAMED: usize = 3;
@@ -25,6 +29,10 @@ const MAX_NAMED: usize = 3;
 /// are the conventional file for what it asks about ([`CONVENTIONS`]); empty when none
 /// does, or when more than [`MAX_NAMED`] fit equally well.
 pub fn named_like(files: &[FileEntry], request: &str) -> Vec<String> {
+    let folders = folder::folders_asked(files, request, MAX_NAMED);
+    if !folders.is_empty() {
+        return folders;
+    }
     let named = named_by_words(files, request);
     if named.is_empty() && crate::text::asked::asked(request) == crate::text::asked::Asked::HowTo {
         // A how-to question no name fits may still be a document's subject in the tools'
@@ -34,14 +42,18 @@ pub fn named_like(files: &[FileEntry], request: &str) -> Vec<String> {
         if !documents.is_empty() {
             return documents;
         }
-        // Else it is the README's to answer: asked "How do I run all the tests?" in
-        // harvey's own repository, the 0.5B answered without a tool and copied its own
-        // instructions.
-        return files
-            .iter()
-            .find(|f| is_readme(&f.path))
-            .map(|f| vec![f.path.clone()])
-            .unwrap_or_default();
+        // Else it is a task file's (a tests question, [`tasks`]) and the README's to
+        // answer: asked "How do I run all the tests?" in harvey's own repository, the 0.5B
+        // answered without a tool and copied its own instructions.
+        let mut out = tasks::task_files(files, request);
+        out.extend(
+            files
+                .iter()
+                .find(|f| is_readme(&f.path))
+                .map(|f| f.path.clone()),
+        );
+        out.truncate(MAX_NAMED);
+        return out;
     }
     named
 }
@@ -468,10 +480,23 @@ fn stem(word: &str) -> String {
 }
 
 /// The stems agree on at least four letters and on all but at most the last letter of
-/// the shorter ("decid" ~ "decision", "meet" ~ "meeting", not "main" ~ "manual").
+/// the shorter ("decid" ~ "decision", "meet" ~ "meeting", not "main" ~ "manual"). A
+/// four-letter stem and a five-letter word that it begins agree only where the fifth
+/// letter is the `e` that stemming "-ing" drops ("pars" ~ "parse", "cach" ~ "cache"):
+/// "unit" is not "unity" (asked "Where are the unit tests kept?", both models answered
+/// with cJSON's vendored test framework), nor "star" "start".
 fn fits(a: &str, b: &str) -> bool {
     let common = a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count();
-    let shorter = a.chars().count().min(b.chars().count());
+    let (short, long) = if a.chars().count() <= b.chars().count() {
+        (a, b)
+    } else {
+        (b, a)
+    };
+    let shorter = short.chars().count();
+    let one_letter_on = shorter == 4 && common == 4 && long.chars().count() == 5;
+    if one_letter_on && !long.ends_with('e') {
+        return false;
+    }
     common >= 4 && common + 1 >= shorter
 }
 

@@ -71,6 +71,14 @@ pub(super) fn first_step(
                     .send(on_event);
                 return Ok(Some(search));
             }
+            if let Some(list) = route::about_place(
+                set.registry,
+                set.request,
+                &crate::workspace_map::named::named_in(request),
+            ) {
+                Step::timed(StepKind::Router, "place", std::time::Instant::now()).send(on_event);
+                return Ok(Some(list));
+            }
             if let Some(search) = route::about_code(
                 set.registry,
                 set.request,

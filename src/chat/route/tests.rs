@@ -445,3 +445,29 @@ fn a_question_about_code_that_names_nothing_goes_to_the_search() {
         );
     }
 }
+
+#[test]
+fn where_a_kind_of_file_is_kept_goes_to_the_listing() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::create_dir(ws.path().join("tests")).unwrap();
+    std::fs::write(
+        ws.path().join("tests/parse_number.c"),
+        "int main(void) {}\n",
+    )
+    .unwrap();
+    let (r, _) = crate::app::default_tools(ws.path(), &crate::config::Config::default());
+    let list = Some(Route::Tool("list_files".into()));
+    let folder = ["tests/".to_string()];
+    assert_eq!(
+        about_place(&r, "Where are the unit tests kept?", &folder),
+        list
+    );
+    // A file named, no hint, or not a where question: the router decides.
+    let file = ["tests/parse_number.c".to_string()];
+    assert_eq!(
+        about_place(&r, "Where are the unit tests kept?", &file),
+        None
+    );
+    assert_eq!(about_place(&r, "Where are the unit tests kept?", &[]), None);
+    assert_eq!(about_place(&r, "What do the tests check?", &folder), None);
+}

@@ -1,6 +1,6 @@
 use super::*;
 
-fn files(paths: &[&str]) -> Vec<FileEntry> {
+pub(super) fn files(paths: &[&str]) -> Vec<FileEntry> {
     paths
         .iter()
         .map(|p| FileEntry {
@@ -319,9 +319,10 @@ fn a_go_repository_names_its_manifest_its_testing_notes_and_its_install_notes() 
         .filter(|f| !f.path.to_lowercase().contains("testing"))
         .cloned()
         .collect();
+    // Without them, the Makefile's test target and the README say it.
     assert_eq!(
         named_like(&no_testing_notes, "How do I run the tests?"),
-        ["README.md"]
+        ["Makefile", "README.md"]
     );
 }
 
@@ -419,4 +420,17 @@ fn of_a_source_and_its_header_the_header_comes_first() {
         named_like(&ws, "What does cJSON_Utils provide?"),
         ["cJSON_Utils.h", "cJSON_Utils.c"]
     );
+}
+
+#[test]
+fn unit_tests_are_not_a_framework_named_unity() {
+    let ws = c_project();
+    let named = named_like(&ws, "Where are the unit tests kept?");
+    assert!(!named.iter().any(|p| p.contains("unity")), "{named:?}");
+    // A four-letter stem still fits the word it was cut from.
+    assert!(super::fits("pars", "parse"));
+    assert!(super::fits("meet", "meeting"));
+    assert!(super::fits("conf", "config"));
+    assert!(!super::fits("unit", "unity"));
+    assert!(!super::fits("star", "start"));
 }
