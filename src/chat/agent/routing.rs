@@ -71,6 +71,19 @@ pub(super) fn first_step(
                     .send(on_event);
                 return Ok(Some(search));
             }
+            if let Some(read) = route::about_conventional_file(
+                set.registry,
+                set.request,
+                &crate::workspace_map::named::named_in(request),
+            ) {
+                Step::timed(
+                    StepKind::Router,
+                    "conventional file",
+                    std::time::Instant::now(),
+                )
+                .send(on_event);
+                return Ok(Some(read));
+            }
             if let Some(list) = route::about_place(
                 set.registry,
                 set.request,

@@ -471,3 +471,35 @@ fn where_a_kind_of_file_is_kept_goes_to_the_listing() {
     assert_eq!(about_place(&r, "Where are the unit tests kept?", &[]), None);
     assert_eq!(about_place(&r, "What do the tests check?", &folder), None);
 }
+
+#[test]
+fn a_question_its_named_conventional_file_answers_reads_it_without_the_model() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("Cargo.toml"), "[package]\nname = \"x\"\n").unwrap();
+    let (r, _) = crate::app::default_tools(ws.path(), &crate::config::Config::default());
+    let read = Some(Route::Tool("read_file".into()));
+    let manifest = ["Cargo.toml".to_string()];
+    for words in [
+        "What version is this package?",
+        "Which license is this project under?",
+        "Which packages does this project depend on?",
+    ] {
+        assert_eq!(
+            about_conventional_file(&r, words, &manifest),
+            read,
+            "{words}"
+        );
+    }
+    for left in [
+        "Who changed the version last?",
+        "Bump the version to 0.2.0.",
+        "What does the parser do?",
+    ] {
+        assert_eq!(about_conventional_file(&r, left, &manifest), None, "{left}");
+    }
+    assert_eq!(
+        about_conventional_file(&r, "What version is this package?", &[]),
+        None,
+        "no file named"
+    );
+}
