@@ -360,17 +360,24 @@ fn tool(options: &AppOptions, cmd: ToolCommand) -> Result<ExitCode> {
     }
 }
 
+/// Prints a tool's result; a reader that stopped reading (`harvey tool call … | head`)
+/// ends the output quietly instead of a panic on the broken pipe.
 fn print_tool_result(result: &Result<String, harvey::tools::ToolError>, json: bool) -> Result<()> {
-    match (result, json) {
-        (Ok(text), false) => println!("{text}"),
-        (Err(e), false) => eprintln!("error: {e}"),
-        (Ok(text), true) => println!("{}", serde_json::json!({"ok": true, "result": text})),
-        (Err(e), true) => println!(
-            "{}",
-            serde_json::json!({"ok": false, "error": e.to_string()})
-        ),
+    use std::io::Write;
+    let text = match (result, json) {
+        (Ok(text), false) => text.clone(),
+        (Err(e), false) => {
+            eprintln!("error: {e}");
+            return Ok(());
+        }
+        (Ok(text), true) => serde_json::json!({"ok": true, "result": text}).to_string(),
+        (Err(e), true) => serde_json::json!({"ok": false, "error": e.to_string()}).to_string(),
+    };
+    let mut out = std::io::stdout().lock();
+    match writeln!(out, "{text}").and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
     }
-    Ok(())
 }
 
 fn bench(options: &AppOptions, args: &BenchArgs) -> Result<ExitCode> {

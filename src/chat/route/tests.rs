@@ -353,12 +353,17 @@ fn a_question_of_who_or_when_changed_something_goes_to_git_without_the_model() {
         "Who last changed the markdown renderer?",
         "When was the sitemap added?",
         "who wrote src/lib.rs?",
+        // A commit named by its place in the history, or counted.
+        "What changed in the last commit?",
+        "Show me what the first git commit changed.",
+        "How many commits are there?",
     ] {
         assert_eq!(about_change(&r, words), git, "{words}");
     }
     for left in [
         "Who maintains this project?",
-        "What changed in the last commit?",
+        "Commit the last changes.",
+        "What is a commit?",
         "Who changed it. Tell me.",
         "When does the feed refresh?",
     ] {
