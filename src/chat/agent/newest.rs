@@ -8,7 +8,8 @@ use crate::workspace_map::named::is_changelog;
 /// Most lines shown: the file's head to the end of its newest entry, cut here.
 const MAX_SHOWN: usize = 40;
 
-/// `result` (a read of `path`) cut to the lines before its second versioned heading, when
+/// `result` (a read of `path`) cut to its newest entry (from its first versioned heading to
+/// the line before its second), when
 /// `request` asks about a release and `path` is a changelog; `None` otherwise, or when the
 /// file has no second versioned heading.
 pub(super) fn newest_entry(request: &str, path: &str, result: &str) -> Option<String> {
@@ -16,14 +17,17 @@ pub(super) fn newest_entry(request: &str, path: &str, result: &str) -> Option<St
         return None;
     }
     let (notes, lines) = super::focus::split_numbered(result);
-    let second = (0..lines.len())
-        .filter(|&i| versioned_heading(&lines, i))
-        .nth(1)?;
-    let end = second.min(MAX_SHOWN);
+    let mut versioned = (0..lines.len()).filter(|&i| versioned_heading(&lines, i));
+    // What comes before the first version is a title or changes not released yet: asked
+    // the same in express, whose `History.md` opens with "Unreleased Changes", the 1.5B
+    // gave those as the latest release's.
+    let first = versioned.next()?;
+    let second = versioned.next()?;
+    let end = second.min(first + MAX_SHOWN);
     // No note on what is left out: the 0.5B answered "What changed in the latest
     // release?" with one ("The changelog's newest entry: read_file with start_line …").
     let mut out: String = notes.iter().map(|n| format!("{n}\n")).collect();
-    for (n, text) in &lines[..end] {
+    for (n, text) in &lines[first..end] {
         out.push_str(&format!("{n:>5}| {text}\n"));
     }
     out.push_str("     …\n");
@@ -96,6 +100,9 @@ mod tests {
             shown.contains("new flag") && !shown.contains("rewrite"),
             "{shown}"
         );
+        // Changes not released yet are not the latest release's.
+        assert!(!shown.contains("nothing yet"), "{shown}");
+        assert!(shown.starts_with("    6| ## [2.1.0]"), "{shown}");
     }
 
     #[test]
