@@ -52,6 +52,14 @@ impl Tool for SearchFiles {
     fn call(&self, args: &Map<String, Value>) -> Result<String, ToolError> {
         let pattern = arg_str(args, "pattern").unwrap_or_default();
         let regex = compile(&widened(pattern))?;
+        if matches_any_line(&regex) {
+            // Asked the default of express's `etag` setting, the 0.5B searched `.*` in
+            // `docs` twice and answered "1" (it is 'weak').
+            return Err(ToolError::BadArguments(format!(
+                "the pattern {pattern:?} matches every line, so it finds nothing in \
+particular: search for a word the answer's line holds (a name, a setting, a phrase)"
+            )));
+        }
         let requested = arg_str(args, "path").unwrap_or(".");
         let (resolved, mut note) = match resolve_forgiving(&self.root, requested, Want::Either) {
             Ok(r) => {
@@ -227,9 +235,37 @@ fn widened(pattern: &str) -> String {
     }
 }
 
+/// Whether `regex` matches any line at all (`.*`, `.`, `^`).
+fn matches_any_line(regex: &regex::Regex) -> bool {
+    regex.is_match("") || ["a", "Z", "0", "-", " "].iter().all(|s| regex.is_match(s))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pattern_that_matches_every_line_is_refused_with_what_to_do() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("app.js"), "this.set('etag', 'weak');\n").unwrap();
+        let tool = SearchFiles {
+            root: dir.path().to_path_buf(),
+        };
+        let args = |json: &str| serde_json::from_str::<Map<String, Value>>(json).unwrap();
+        for every in [".*", ".", "^"] {
+            let json = format!(r#"{{"pattern": {every:?}}}"#);
+            match tool.call(&args(&json)) {
+                Err(ToolError::BadArguments(m)) => {
+                    assert!(m.contains("matches every line"), "{every}: {m}")
+                }
+                other => panic!("{every}: {other:?}"),
+            }
+        }
+        for some in ["etag", "[a-z]+", "\\w"] {
+            let json = format!(r#"{{"pattern": {some:?}}}"#);
+            assert!(tool.call(&args(&json)).is_ok(), "{some}");
+        }
+    }
 
     #[test]
     fn a_scope_that_is_not_there_searches_the_whole_workspace_and_says_so() {
