@@ -49,62 +49,40 @@ pub(super) fn first_step(
                     .send(on_event);
                 return Ok(Some(Route::Answer));
             }
-            if let Some(git) = route::about_change(set.registry, set.request) {
-                Step::timed(
-                    StepKind::Router,
-                    "who or when changed",
-                    std::time::Instant::now(),
-                )
-                .send(on_event);
-                return Ok(Some(git));
-            }
-            if let Some(read) = route::about_release(set.registry, request) {
-                Step::timed(StepKind::Router, "release", std::time::Instant::now()).send(on_event);
-                return Ok(Some(read));
-            }
-            if let Some(search) = route::about_identifier(
-                set.registry,
-                set.request,
-                &crate::workspace_map::named::named_in(request),
-            ) {
-                Step::timed(StepKind::Router, "identifier", std::time::Instant::now())
-                    .send(on_event);
-                return Ok(Some(search));
-            }
-            if let Some(read) = route::about_conventional_file(
-                set.registry,
-                set.request,
-                &crate::workspace_map::named::named_in(request),
-            ) {
-                Step::timed(
-                    StepKind::Router,
-                    "conventional file",
-                    std::time::Instant::now(),
-                )
-                .send(on_event);
-                return Ok(Some(read));
-            }
-            if let Some(list) = route::about_place(
-                set.registry,
-                set.request,
-                &crate::workspace_map::named::named_in(request),
-            ) {
-                Step::timed(StepKind::Router, "place", std::time::Instant::now()).send(on_event);
-                return Ok(Some(list));
-            }
-            if let Some(search) = route::about_code(
-                set.registry,
-                set.request,
-                &crate::workspace_map::named::named_in(request),
-            ) {
-                Step::timed(StepKind::Router, "code", std::time::Instant::now()).send(on_event);
-                return Ok(Some(search));
+            if let Some((label, step)) = known_step(set, request) {
+                Step::timed(StepKind::Router, label, std::time::Instant::now()).send(on_event);
+                return Ok(Some(step));
             }
             let request = steps::with_previous(request, previous);
             routed(engine, set, &request, opts, on_event)
         }
         None => Ok(None),
     }
+}
+
+/// The first step the rules of [`route`] know without the router model, in their order,
+/// with the label its step is timed under; `None` leaves the choice to the router.
+/// `request` is the router's (hint lines included), `set.request` the user's own words.
+fn known_step(set: &ToolSet<'_>, request: &str) -> Option<(&'static str, Route)> {
+    let (registry, words) = (set.registry, set.request);
+    let named = crate::workspace_map::named::named_in(request);
+    let rules: [(&'static str, &dyn Fn() -> Option<Route>); 6] = [
+        ("who or when changed", &|| {
+            route::about_change(registry, words)
+        }),
+        ("release", &|| route::about_release(registry, request)),
+        ("identifier", &|| {
+            route::about_identifier(registry, words, &named)
+        }),
+        ("conventional file", &|| {
+            route::about_conventional_file(registry, words, &named)
+        }),
+        ("place", &|| route::about_place(registry, words, &named)),
+        ("code", &|| route::about_code(registry, words, &named)),
+    ];
+    rules
+        .iter()
+        .find_map(|(label, rule)| rule().map(|step| (*label, step)))
 }
 
 /// The router's choice for `request`, its time sent as a step.
