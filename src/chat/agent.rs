@@ -10,6 +10,7 @@
 mod answer;
 mod calls;
 mod chosen;
+mod config_sections;
 mod definition;
 mod fit_call;
 mod focus;

@@ -219,6 +219,7 @@ impl Tool for Git {
         };
         let plan = command::git::actions::plan(&ask).map_err(ToolError::BadArguments)?;
         let mut out = vec![format!("({})", plan.label)];
+        let patch = plan.patch;
         for (i, words) in plan.runs.into_iter().enumerate() {
             let status = words.first().is_some_and(|w| w == "status");
             let text = self.run(words)?;
@@ -234,6 +235,9 @@ impl Tool for Git {
             } else {
                 text
             });
+        }
+        if let Some(words) = patch {
+            out.extend(command::git::patch::shown(&self.run(words)?));
         }
         Ok(out.join("\n"))
     }

@@ -96,10 +96,14 @@ impl Tool for ReadFile {
             Err(e) => return Err(e.into()),
         };
         let path = resolved.path.clone();
+        // A folder is listed: asked "Where is the documentation kept?", both Qwen models
+        // read `docs`, were told to list it, and read it again.
         if path.is_dir() {
-            return Err(ToolError::BadArguments(format!(
-                "{requested} is a directory; use list_files"
-            )));
+            let listed = listing(&self.root, &path)?;
+            return Ok(format!(
+                "({} is a folder, not a file; its files and folders:)\n{listed}",
+                display(&self.root, &path)
+            ));
         }
         let bytes = crate::regular_file::read(&path, None).map_err(|e| match e {
             crate::regular_file::OpenError::NotRegular { .. } => {
@@ -246,31 +250,37 @@ impl Tool for ListFiles {
                 "{requested} is a file; use read_file"
             )));
         }
-        let mut names: Vec<String> = visible_entries(&self.root, &dir)?
-            .into_iter()
-            .map(|(path, is_dir)| {
-                let shown = display(&self.root, &path);
-                if is_dir {
-                    format!("{shown}/")
-                } else {
-                    shown
-                }
-            })
-            .collect();
-        names.sort();
-        let total = names.len();
-        names.truncate(MAX_LIST);
-        let mut out = names.join("\n");
-        if total > MAX_LIST {
-            out.push_str(&format!("\n[cut: showed {MAX_LIST} of {total} entries]"));
-        }
-        let out = if out.is_empty() {
-            "(empty directory)".into()
-        } else {
-            out
-        };
+        let out = listing(&self.root, &dir)?;
         Ok(with_note(resolved.note("listed", requested), out))
     }
+}
+
+/// The entries of `dir` the tools may show, one per line (folders end in `/`), sorted,
+/// at most [`MAX_LIST`].
+fn listing(root: &Path, dir: &Path) -> Result<String, ToolError> {
+    let mut names: Vec<String> = visible_entries(root, dir)?
+        .into_iter()
+        .map(|(path, is_dir)| {
+            let shown = display(root, &path);
+            if is_dir {
+                format!("{shown}/")
+            } else {
+                shown
+            }
+        })
+        .collect();
+    names.sort();
+    let total = names.len();
+    names.truncate(MAX_LIST);
+    let mut out = names.join("\n");
+    if total > MAX_LIST {
+        out.push_str(&format!("\n[cut: showed {MAX_LIST} of {total} entries]"));
+    }
+    Ok(if out.is_empty() {
+        "(empty directory)".into()
+    } else {
+        out
+    })
 }
 
 /// `text` after the note saying which path was used instead of the one asked for.
@@ -311,6 +321,26 @@ pub(super) fn visible_entries(root: &Path, dir: &Path) -> Result<Vec<(PathBuf, b
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reading_a_folder_lists_it_without_what_the_tools_hide() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("docs/api")).unwrap();
+        std::fs::write(dir.path().join("docs/index.rst"), "Welcome\n").unwrap();
+        std::fs::write(dir.path().join("docs/.env"), "TOKEN=x\n").unwrap();
+        let read = ReadFile {
+            root: dir.path().to_path_buf(),
+        };
+        let args = serde_json::json!({"path": "docs"});
+        let shown = read.call(args.as_object().unwrap()).unwrap();
+        assert_eq!(
+            shown,
+            "(docs is a folder, not a file; its files and folders:)\ndocs/api/\ndocs/index.rst"
+        );
+        // Outside the workspace is refused as before, not listed.
+        let args = serde_json::json!({"path": ".."});
+        assert!(read.call(args.as_object().unwrap()).is_err());
+    }
 
     #[test]
     fn a_range_of_a_small_file_shows_it_whole() {

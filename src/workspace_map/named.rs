@@ -396,9 +396,14 @@ pub fn word_fits(stems: &[String], word: &str) -> bool {
     let full = ABBREVIATIONS
         .iter()
         .find(|(short, _)| *short == lower)
-        .map_or(lower.as_str(), |(_, full)| full);
-    let word = stem(full);
-    word.chars().count() >= 4 && stems.iter().any(|s| fits(s, &word))
+        .map(|(_, full)| *full);
+    // The word as written and its spelled-out form: `docs` fits "docs" and
+    // "documentation".
+    let fits_one = |w: &str| {
+        let w = stem(w);
+        w.chars().count() >= 4 && stems.iter().any(|s| fits(s, &w))
+    };
+    fits_one(&lower) || full.is_some_and(fits_one)
 }
 
 /// Prose for people: a Markdown or text file, anything under a `docs`/`doc` folder, or a

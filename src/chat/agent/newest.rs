@@ -17,13 +17,23 @@ pub(super) fn newest_entry(request: &str, path: &str, result: &str) -> Option<St
         return None;
     }
     let (notes, lines) = super::focus::split_numbered(result);
-    let mut versioned = (0..lines.len()).filter(|&i| versioned_heading(&lines, i));
+    let heads: Vec<usize> = (0..lines.len())
+        .filter(|&i| versioned_heading(&lines, i))
+        .collect();
+    if heads.len() < 2 {
+        return None;
+    }
     // What comes before the first version is a title or changes not released yet: asked
     // the same in express, whose `History.md` opens with "Unreleased Changes", the 1.5B
-    // gave those as the latest release's.
-    let first = versioned.next()?;
-    let second = versioned.next()?;
-    let end = second.min(first + MAX_SHOWN);
+    // gave those as the latest release's. A version not released yet is passed over the
+    // same way (itsdangerous' `CHANGES.rst` opens with "Version 2.3.0" over "Unreleased").
+    let skip = usize::from(unreleased(&lines, heads[0]));
+    let first = heads[skip];
+    let end = heads
+        .get(skip + 1)
+        .copied()
+        .unwrap_or(lines.len())
+        .min(first + MAX_SHOWN);
     // No note on what is left out: the 0.5B answered "What changed in the latest
     // release?" with one ("The changelog's newest entry: read_file with start_line …").
     let mut out: String = notes.iter().map(|n| format!("{n}\n")).collect();
@@ -55,6 +65,29 @@ fn versioned_heading(lines: &[(usize, &str)], i: usize) -> bool {
         next.len() >= 3 && (next.chars().all(|c| c == '=') || next.chars().all(|c| c == '-'))
     });
     (text.starts_with('#') || underlined) && has_version(text)
+}
+
+/// Whether the entry headed at line `i` says it is not released: its heading
+/// (`## [2.3.0] - Unreleased`) or the first line of text under it ("Unreleased").
+fn unreleased(lines: &[(usize, &str)], i: usize) -> bool {
+    let says = |text: &str| {
+        let t = text
+            .trim()
+            .trim_start_matches(['(', '*', '_'])
+            .to_lowercase();
+        t.starts_with("unreleased")
+            || t.starts_with("not released")
+            || t.starts_with("not yet released")
+    };
+    let heading = lines[i].1.to_lowercase();
+    let is_rule =
+        |t: &str| t.len() >= 3 && (t.chars().all(|c| c == '=') || t.chars().all(|c| c == '-'));
+    heading.contains("unreleased")
+        || lines[i + 1..]
+            .iter()
+            .map(|(_, t)| t.trim())
+            .find(|t| !t.is_empty() && !is_rule(t))
+            .is_some_and(says)
 }
 
 /// Whether `text` holds a version number: digits, a dot, digits.
@@ -103,6 +136,49 @@ mod tests {
         // Changes not released yet are not the latest release's.
         assert!(!shown.contains("nothing yet"), "{shown}");
         assert!(shown.starts_with("    6| ## [2.1.0]"), "{shown}");
+    }
+
+    #[test]
+    fn a_version_not_released_yet_is_passed_over() {
+        let rst = "Version 2.3.0\n-------------\n\nUnreleased\n\n-   Drop support for Python 3.8.\n\n\nVersion 2.2.0\n-------------\n\nReleased 2024-04-16\n\n-   Drop support for Python 3.7.\n\n\nVersion 2.1.2\n-------------\n\n-   Fix a typo.\n";
+        let shown = newest_entry(
+            "What changed in the most recent release?",
+            "CHANGES.rst",
+            &numbered(rst),
+        )
+        .unwrap();
+        assert!(
+            shown.contains("Python 3.7") && shown.contains("Released 2024-04-16"),
+            "{shown}"
+        );
+        assert!(
+            !shown.contains("Python 3.8") && !shown.contains("2.1.2"),
+            "{shown}"
+        );
+        // In the heading, and with only one released entry after it (shown to the end).
+        let md = "## [1.1.0] - Unreleased\n- soon\n\n## [1.0.0] - 2024-01-01\n- first\n";
+        let shown = newest_entry(
+            "What is in the latest release?",
+            "CHANGELOG.md",
+            &numbered(md),
+        )
+        .unwrap();
+        assert!(
+            shown.contains("first") && !shown.contains("soon"),
+            "{shown}"
+        );
+        // A released entry that mentions the word later is kept.
+        let md = "## 2.0.0\n- Released the unreleased parser\n\n## 1.0.0\n- first\n";
+        let shown = newest_entry(
+            "What is in the latest release?",
+            "CHANGELOG.md",
+            &numbered(md),
+        )
+        .unwrap();
+        assert!(
+            shown.contains("unreleased parser") && !shown.contains("first"),
+            "{shown}"
+        );
     }
 
     #[test]

@@ -108,6 +108,8 @@ pub struct Ask<'a> {
 pub struct Plan {
     pub label: String,
     pub runs: Vec<Vec<String>>,
+    /// The commit's patch, shown below the runs only when short ([`super::patch::shown`]).
+    pub patch: Option<Vec<String>>,
 }
 
 /// The invocations for `ask`, or what the call must change (said to the model).
@@ -117,11 +119,24 @@ pub fn plan(ask: &Ask<'_>) -> Result<Plan, String> {
         words.extend(more);
         words
     };
+    let mut patch = None;
     let (label, runs) = match ask.action {
-        "last_commit" => (
-            "the newest commit (HEAD): author, date, message, files changed".to_string(),
-            vec![w(&["show", "--stat", "--date=iso", "HEAD"])],
-        ),
+        "last_commit" => {
+            // One line of context, and a merge as its first parent saw it (the default
+            // combined diff of a merge is mostly empty).
+            patch = Some(w(&[
+                "show",
+                "--format=",
+                "--patch",
+                "--unified=1",
+                "--first-parent",
+                "HEAD",
+            ]));
+            (
+                "the newest commit (HEAD): author, date, message, files changed".to_string(),
+                vec![w(&["show", "--stat", "--date=iso", "HEAD"])],
+            )
+        }
         "first_commit" => first_commit(),
         "show_commit" if ask.rev.is_some_and(names_the_first) => first_commit(),
         "show_commit" => {
@@ -210,7 +225,7 @@ pub fn plan(ask: &Ask<'_>) -> Result<Plan, String> {
             ))
         }
     };
-    Ok(Plan { label, runs })
+    Ok(Plan { label, runs, patch })
 }
 
 /// The root commit with what it added (`log --max-parents=0` shows the commit that has

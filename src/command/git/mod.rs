@@ -13,6 +13,7 @@
 
 pub mod actions;
 pub mod drivers;
+pub mod patch;
 pub mod paths;
 
 use super::CommandError;

@@ -108,6 +108,11 @@ mod tests {
             folders_asked(&ws, "Where is the fuzzing code?", 3),
             ["fuzzing/"]
         );
+        let docs = files(&["README.md", "docs/index.rst", "src/pkg/signer.py"]);
+        assert_eq!(
+            folders_asked(&docs, "Where is the documentation kept?", 3),
+            ["docs/"]
+        );
         // Not a where question, or no folder fits.
         assert!(folders_asked(&ws, "How do I run the tests?", 3).is_empty());
         assert!(folders_asked(&ws, "Where are the benchmarks?", 3).is_empty());

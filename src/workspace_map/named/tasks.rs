@@ -16,6 +16,11 @@ const TASK_FILES: &[&str] = &[
     "package.json",
     "tox.ini",
     "noxfile.py",
+    // A Python project's test settings (`[tool.pytest…]`, `[tool.tox]`) often live in its
+    // manifest: asked "How do I run the tests?" in itsdangerous, both Qwen models read
+    // the README and answered with its usage example.
+    "pyproject.toml",
+    "setup.cfg",
 ];
 
 /// The top-level task files of `files` when `request` asks about running or writing
@@ -47,6 +52,11 @@ mod tests {
             ["Makefile", "tox.ini"]
         );
         assert!(task_files(&ws, "How do I build it?").is_empty());
+        let py = super::super::tests::files(&["README.md", "pyproject.toml", "src/a.py"]);
+        assert_eq!(
+            task_files(&py, "How do I run the tests?"),
+            ["pyproject.toml"]
+        );
         let none = super::super::tests::files(&["README.md", "src/lib.rs"]);
         assert!(task_files(&none, "How do I run the tests?").is_empty());
     }

@@ -144,6 +144,19 @@ fn a_short_form_in_code_fits_the_word_spelled_out() {
     assert!(word_fits(&asked, "contexts"));
     assert!(!word_fits(&asked, "cfg"));
     assert!(word_fits(&asked_stems("Which database do we use?"), "db"));
+    // A short form fits its spelled-out word and still fits itself.
+    assert!(word_fits(
+        &asked_stems("Where is the documentation kept?"),
+        "docs"
+    ));
+    assert!(word_fits(
+        &asked_stems("What is in the docs folder?"),
+        "docs"
+    ));
+    assert!(!word_fits(
+        &asked_stems("Where is the documentation kept?"),
+        "src"
+    ));
 }
 
 #[test]

@@ -233,4 +233,13 @@ pub(super) const ABBREVIATIONS: &[(&str, &str)] = &[
     ("prefs", "preferences"),
     ("perm", "permission"),
     ("perms", "permissions"),
+    // Asked "Where is the documentation kept?" in itsdangerous, neither Qwen model was
+    // pointed at `docs/`; both read `docs` as a file.
+    ("doc", "documentation"),
+    ("docs", "documentation"),
+    ("lib", "library"),
+    ("util", "utility"),
+    ("utils", "utilities"),
+    ("deps", "dependencies"),
+    ("cmd", "command"),
 ];
