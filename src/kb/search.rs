@@ -108,6 +108,7 @@ impl Silo for KbSilo<'_> {
                 section: Section::Knowledge,
                 text: observation_line(o),
                 score: o.score,
+                written: 0,
             })
             .collect())
     }

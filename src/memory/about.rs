@@ -94,6 +94,7 @@ mod tests {
             section,
             text: text.into(),
             score: 1.0,
+            written: 0,
         }
     }
 

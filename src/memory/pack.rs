@@ -52,6 +52,10 @@ pub struct Candidate {
     pub text: String,
     /// Larger is better; comparable within one silo.
     pub score: f64,
+    /// When the item was written or last changed (unix seconds), or any number that
+    /// orders its section's items oldest first; 0 where unknown. Factual sections are
+    /// listed by it, oldest first ([`render`]).
+    pub written: i64,
 }
 
 /// An item that made it into the block, with its exact token cost.
@@ -237,7 +241,11 @@ fn fit_whole<C: TokenCounter + ?Sized>(
     }
 }
 
-/// The block text: header, then each non-empty section with its items in rank order.
+/// The block text: header, then each non-empty section, a factual one's items oldest
+/// first ([`Candidate::written`]), the others' in rank order. An added fact then goes
+/// last in its section, so the block before it, and the cached prefix holding it, stays
+/// the same: with facts newest first, three `harvey memory add`s made the next start
+/// prefill 445 tokens again behind the restored head.
 pub fn render(items: &[Packed]) -> String {
     if items.is_empty() {
         return String::new();
@@ -250,12 +258,15 @@ pub fn render(items: &[Packed]) -> String {
         Section::Experience,
         Section::Knowledge,
     ] {
-        let mut lines = items
+        let mut lines: Vec<&Packed> = items
             .iter()
             .filter(|p| p.candidate.section == section)
-            .peekable();
-        if lines.peek().is_none() {
+            .collect();
+        if lines.is_empty() {
             continue;
+        }
+        if section.is_factual() {
+            lines.sort_by_key(|p| p.candidate.written);
         }
         text.push_str(section.header());
         text.push('\n');
@@ -280,6 +291,7 @@ mod tests {
             section,
             text: text.trim_end().to_string(),
             score,
+            written: 0,
         }
     }
 
@@ -289,6 +301,39 @@ mod tests {
             factual_share: 0.5,
             max_relevant: 5,
         }
+    }
+
+    #[test]
+    fn an_added_fact_goes_last_so_the_block_before_it_stays_the_same() {
+        let fact = |id: &str, written: i64, score: f64| Candidate {
+            written,
+            ..c(id, Section::Facts, 4, score)
+        };
+        // Facts score newest first (recency), and are listed oldest first.
+        let before = vec![fact("old", 100, 1.0), fact("mid", 200, 2.0)];
+        let mut after = before.clone();
+        after.push(fact("new", 300, 3.0));
+        let l = Limits::budgeted(1000, 0.5);
+        let before = pack(before, l, &WordCounter).text;
+        let after = pack(after, l, &WordCounter).text;
+        assert!(after.starts_with(&before), "{before}\n---\n{after}");
+        assert!(after.ends_with("- new w w\n"), "{after}");
+        // Relevant items keep their rank order.
+        let rel = vec![
+            Candidate {
+                written: 1,
+                ..c("weak", Section::Experience, 4, 0.1)
+            },
+            Candidate {
+                written: 9,
+                ..c("strong", Section::Experience, 4, 0.9)
+            },
+        ];
+        let text = pack(rel, l, &WordCounter).text;
+        assert!(
+            text.find("strong").unwrap() < text.find("weak").unwrap(),
+            "{text}"
+        );
     }
 
     #[test]

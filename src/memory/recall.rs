@@ -159,6 +159,7 @@ impl Silo for MemorySilo<'_> {
             section: section_of(row.mtype),
             text: memory_line(row),
             score,
+            written: row.updated,
         };
         // Factual: by confidence and recency, not by the query, so this part of the
         // block is the same for every first message and can be cached as a prefix.

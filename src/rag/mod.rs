@@ -422,6 +422,7 @@ impl Silo for RagSilo<'_> {
                 section: Section::Knowledge,
                 text: chunk_line(h),
                 score: h.score,
+                written: 0,
             })
             .collect())
     }

@@ -313,6 +313,8 @@ impl crate::memory::Silo for SessionSilo<'_> {
                 ),
                 // Newest first; below every fact (facts score ≥ 0.5 × 0.8).
                 score: 0.1 * (n - i) as f64 / n as f64,
+                // Listed oldest first (the rows come newest first).
+                written: -(i as i64),
             })
             .collect())
     }

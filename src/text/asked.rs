@@ -8,7 +8,7 @@
 /// Words that open a question asking for information.
 const ASKING: &[&str] = &[
     "who", "whom", "whose", "what", "which", "where", "when", "why", "how", "is", "are", "was",
-    "were", "does", "do", "did", "has", "have", "had",
+    "were", "does", "do", "did", "has", "have", "had", "what's", "where's", "who's",
 ];
 
 /// Openings of a question asking how the user would do something themselves.

@@ -179,6 +179,53 @@ fn stem(word: &str) -> String {
     crate::text::words::stem(word, &["est", "ing", "ed", "es", "er", "s"], 3).to_string()
 }
 
+/// Lines shown that mention a bare word read as a path.
+const MENTIONS: usize = 16;
+
+/// `requested` (a read's path) is a bare word (`salt`) that names no file and no
+/// definition: the lines that mention it, a document's (not a changelog's) first, then in
+/// file order; `None` for a path, a short word, or a word no line holds. Asked "What is
+/// the salt for?" in itsdangerous, the 0.5B read `salt` twice, was told it does not
+/// exist, and answered "3".
+pub fn mentions(root: &Path, requested: &str, walk: &mut Walk<'_>) -> Option<String> {
+    let word = requested.trim();
+    let bare = word.chars().count() >= 3
+        && word
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '-');
+    if !bare {
+        return None;
+    }
+    let regex = regex::Regex::new(&format!(r"(?i)\b{}\b", regex::escape(word))).ok()?;
+    let mut hits: Vec<(bool, usize, String)> = Vec::new();
+    walk(&mut |path, text| {
+        let shown_path = display(root, path);
+        let prose = crate::workspace_map::named::is_document(&shown_path)
+            && !crate::workspace_map::named::is_changelog(&shown_path);
+        for (i, line) in text.lines().enumerate() {
+            if regex.is_match(line) {
+                let shown: String = line.trim().chars().take(200).collect();
+                let order = hits.len();
+                hits.push((!prose, order, format!("{shown_path}:{}: {shown}", i + 1)));
+            }
+        }
+    });
+    if hits.is_empty() {
+        return None;
+    }
+    let total = hits.len();
+    hits.sort();
+    let shown: Vec<String> = hits.into_iter().take(MENTIONS).map(|h| h.2).collect();
+    let mut out = format!(
+        "({word} is not a file in the workspace; lines that mention it:)\n{}",
+        shown.join("\n")
+    );
+    if total > MENTIONS {
+        out.push_str(&format!("\n[cut: showed {MENTIONS} of {total} lines]"));
+    }
+    Some(out)
+}
+
 /// Lines that hold words of `pattern` (a search that matched nothing): those with the
 /// most of them first, then in file order; `None` when the pattern gives no words or no
 /// line holds one.
@@ -233,6 +280,43 @@ mod tests {
     }
 
     const LIB: &str = "//! Tides.\n\npub fn high_water_mark(r: &[f64]) -> f64 {\n    r[0]\n}\n\npub fn moon_phase_factor(day: u32) -> f64 {\n    1.0\n}\n";
+
+    #[test]
+    fn a_bare_word_read_as_a_path_shows_the_lines_that_mention_it_documents_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let files = [
+            ("CHANGES.rst", "- Fix the salt default.\n"),
+            (
+                "src/signer.py",
+                "def sign(self, salt=None):\n    salted = 1\n",
+            ),
+            (
+                "docs/concepts.rst",
+                "The salt is combined with the secret key.\n",
+            ),
+        ];
+        let found = mentions(dir.path(), "salt", &mut walk_over(&files, dir.path())).unwrap();
+        let lines: Vec<&str> = found.lines().collect();
+        assert_eq!(
+            lines,
+            [
+                "(salt is not a file in the workspace; lines that mention it:)",
+                "docs/concepts.rst:1: The salt is combined with the secret key.",
+                "CHANGES.rst:1: - Fix the salt default.",
+                "src/signer.py:1: def sign(self, salt=None):",
+            ]
+        );
+        for not_bare in ["docs/salt.md", "sa", "salt.txt"] {
+            assert_eq!(
+                mentions(dir.path(), not_bare, &mut walk_over(&files, dir.path())),
+                None
+            );
+        }
+        assert_eq!(
+            mentions(dir.path(), "pepper", &mut walk_over(&files, dir.path())),
+            None
+        );
+    }
 
     #[test]
     fn a_guessed_file_named_after_an_identifier_shows_its_definition() {

@@ -90,6 +90,8 @@ impl Tool for ReadFile {
                     misses::definition(&self.root, requested, &mut everywhere),
                 ) {
                     (false, Some(found)) => Ok(found),
+                    (false, None) => misses::mentions(&self.root, requested, &mut everywhere)
+                        .ok_or_else(|| e.into()),
                     _ => Err(e.into()),
                 };
             }

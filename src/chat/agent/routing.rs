@@ -66,7 +66,7 @@ pub(super) fn first_step(
 fn known_step(set: &ToolSet<'_>, request: &str) -> Option<(&'static str, Route)> {
     let (registry, words) = (set.registry, set.request);
     let named = crate::workspace_map::named::named_in(request);
-    let rules: [(&'static str, &dyn Fn() -> Option<Route>); 6] = [
+    let rules: [(&'static str, &dyn Fn() -> Option<Route>); 7] = [
         ("who or when changed", &|| {
             route::about_change(registry, words)
         }),
@@ -79,6 +79,7 @@ fn known_step(set: &ToolSet<'_>, request: &str) -> Option<(&'static str, Route)>
         }),
         ("place", &|| route::about_place(registry, words, &named)),
         ("code", &|| route::about_code(registry, words, &named)),
+        ("purpose", &|| route::about_purpose(registry, words, &named)),
     ];
     rules
         .iter()

@@ -148,6 +148,54 @@ pub fn about_code(registry: &Registry, words: &str, named: &[String]) -> Option<
     .then(|| Route::Tool(SEARCH.to_string()))
 }
 
+/// A question about what one of the workspace's own things is for ("What is the salt
+/// for?", "What does the watcher do?", "What is the purpose of the cache?"; the definite
+/// article says it is theirs, not a concept's) that names no file and no identifier goes
+/// to the search, which finds the lines that explain it: asked "What is the salt for?" in
+/// itsdangerous, the 1.5B read a guessed `docs/conf.py` and answered that no salt is
+/// defined, and the 0.5B read `salt` as a file. "What is a salt for?" is left to the router.
+pub fn about_purpose(registry: &Registry, words: &str, named: &[String]) -> Option<Route> {
+    use crate::text::asked::{asked, code_names, Asked};
+    let lower = words.trim().to_lowercase().replace('’', "'");
+    let thing = purpose_of(&lower)?;
+    let few = (1..=3).contains(&thing.split_whitespace().count());
+    (few && named.is_empty()
+        && code_names(words).is_empty()
+        && asked(words) == Asked::Information
+        && !asked::speaks_of_history(words)
+        && offered(registry).0.iter().any(|(name, _)| *name == SEARCH))
+    .then(|| Route::Tool(SEARCH.to_string()))
+}
+
+/// The thing lowercase `q` asks the purpose of, after "the": "What is the salt for?",
+/// "What's the X for?", "What are the X used for?", "What does the X do?", "What is the
+/// purpose of the X?"; `None` for another question.
+fn purpose_of(q: &str) -> Option<&str> {
+    fn after_the(rest: &str) -> Option<&str> {
+        rest.strip_prefix("the ").map(str::trim)
+    }
+    let q = q.trim_end_matches(['?', '.', '!', ' ']);
+    for lead in ["what is the purpose of ", "what's the purpose of "] {
+        if let Some(rest) = q.strip_prefix(lead) {
+            return after_the(rest);
+        }
+    }
+    for (lead, tail) in [
+        ("what is ", " for"),
+        ("what's ", " for"),
+        ("what are ", " for"),
+        ("what is ", " used for"),
+        ("what are ", " used for"),
+        ("what does ", " do"),
+        ("what do ", " do"),
+    ] {
+        if let Some(rest) = q.strip_prefix(lead).and_then(|r| r.strip_suffix(tail)) {
+            return after_the(rest.trim_end_matches(" used"));
+        }
+    }
+    None
+}
+
 /// A question a conventional file answers (a version, a license, what the project
 /// depends on), whose hint names that file, reads it without asking the router model:
 /// both Qwen models chose `read_file` for such questions in every benchmark run, and the

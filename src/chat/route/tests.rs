@@ -488,6 +488,8 @@ fn a_question_its_named_conventional_file_answers_reads_it_without_the_model() {
         "What version is this package?",
         "Which license is this project under?",
         "Which packages does this project depend on?",
+        // The 0.5B's router answered this one itself: "Python 3.8, Python 3.9, Python 3.10".
+        "Which Python versions does it support?",
     ] {
         assert_eq!(
             about_conventional_file(&r, words, &manifest),
@@ -506,5 +508,39 @@ fn a_question_its_named_conventional_file_answers_reads_it_without_the_model() {
         about_conventional_file(&r, "What version is this package?", &[]),
         None,
         "no file named"
+    );
+}
+
+#[test]
+fn a_question_about_what_the_workspaces_own_thing_is_for_goes_to_the_search() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(
+        ws.path().join("notes.md"),
+        "The salt keeps contexts apart.\n",
+    )
+    .unwrap();
+    let (r, _) = crate::app::default_tools(ws.path(), &crate::config::Config::default());
+    let search = Some(Route::Tool("search_files".into()));
+    for words in [
+        "What is the salt for?",
+        "What's the staging box used for?",
+        "What does the watcher do?",
+        "What is the purpose of the pending queue?",
+    ] {
+        assert_eq!(about_purpose(&r, words, &[]), search, "{words}");
+    }
+    for left in [
+        "What is a salt for?",
+        "What is the capital of France?",
+        "What does the renderPage function do?",
+        "What does the thing that we wrote last spring for the parser do?",
+        "Who changed what the salt is for?",
+    ] {
+        assert_eq!(about_purpose(&r, left, &[]), None, "{left}");
+    }
+    assert_eq!(
+        about_purpose(&r, "What is the salt for?", &["docs/salt.md".to_string()]),
+        None,
+        "a named file is read"
     );
 }

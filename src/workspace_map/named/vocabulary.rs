@@ -117,7 +117,7 @@ pub(super) const CONVENTIONS: &[(&[&str], &[&str])] = &[
     // twice and answered "4.0.8", and the 0.5B read a `cJSONConfigVersion.cmake.in`
     // template and answered "1.5".
     (
-        &["version", "package", "crate"],
+        &["version", "versions", "package", "crate"],
         &["cargo", "package", "pyproject", BUILD_FILE],
     ),
     // A manifest of any language lists the dependencies ([`super::is_manifest`]) and what the
