@@ -170,7 +170,7 @@ pub fn about_purpose(registry: &Registry, words: &str, named: &[String]) -> Opti
 /// The thing lowercase `q` asks the purpose of, after "the": "What is the salt for?",
 /// "What's the X for?", "What are the X used for?", "What does the X do?", "What is the
 /// purpose of the X?"; `None` for another question.
-fn purpose_of(q: &str) -> Option<&str> {
+pub fn purpose_of(q: &str) -> Option<&str> {
     fn after_the(rest: &str) -> Option<&str> {
         rest.strip_prefix("the ").map(str::trim)
     }

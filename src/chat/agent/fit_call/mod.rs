@@ -117,11 +117,28 @@ pub fn fit_to_request(tools: &mut [ToolInfo], asking: &Asking<'_>) {
                         force(tool, "pattern", values);
                         tool.params.retain(|p| p.name != "path");
                     }
+                } else if let Some(values) = purpose_thing(asking) {
+                    force(tool, "pattern", values);
+                    tool.params.retain(|p| p.name != "path");
                 }
             }
             _ => {}
         }
     }
+}
+
+/// The thing a question asks the purpose of ("What is the salt for?": `salt`), as the
+/// one pattern a turn's first search may take, in the whole workspace: asked that in
+/// itsdangerous, the 0.5B searched "salt" in the git remote's path (from its notes),
+/// was refused twice and gave no answer. `None` after a search or read, or for another
+/// question.
+fn purpose_thing(asking: &Asking<'_>) -> Option<&'static [&'static str]> {
+    if !asking.read.is_empty() || !asking.found.is_empty() {
+        return None;
+    }
+    let lower = asking.words.trim().to_lowercase().replace('’', "'");
+    let thing = crate::chat::route::purpose_of(&lower)?;
+    interned(&[thing.to_string()])
 }
 
 /// Whether `request` asks for particular lines of a file: it names a line ("line 40",

@@ -317,6 +317,31 @@ fn a_search_for_the_one_identifier_named_looks_everywhere() {
 }
 
 #[test]
+fn a_search_for_what_a_thing_is_for_looks_for_the_thing_everywhere() {
+    let mut tools = chosen("search_files");
+    fit_to_request(&mut tools, &Asking::words("What is the salt for?"));
+    assert_forced(&tools, "pattern", "salt");
+    assert_eq!(kind_of(&tools, "path"), None);
+    let mut tools = chosen("search_files");
+    fit_to_request(&mut tools, &Asking::words("What does the staging box do?"));
+    assert_forced(&tools, "pattern", "staging box");
+    // After a first search, the model's own.
+    let found = [("src/a.py".to_string(), 3)];
+    let mut tools = chosen("search_files");
+    fit_to_request(
+        &mut tools,
+        &Asking {
+            found: &found,
+            ..Asking::words("What is the salt for?")
+        },
+    );
+    assert!(matches!(
+        kind_of(&tools, "pattern"),
+        Some((ParamKind::Str { .. }, _))
+    ));
+}
+
+#[test]
 fn who_changed_a_thing_in_one_named_code_file_reads_its_history() {
     let words = "Who last changed the markdown renderer?";
     let request = hinted(words, &["src/render/markdown.rs"]);
