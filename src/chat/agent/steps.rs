@@ -238,14 +238,22 @@ pub(super) fn previous_exchange(turns: &[Message], tools: &[ToolInfo]) -> Option
     Some(out)
 }
 
-/// The file the previous exchange in `turns` used: the `path` of the last of its calls
-/// that names one. `None` in a conversation's first turn, or where no call named a file.
+/// Tools whose `path` is a file (a search's or a listing's is a folder).
+const FILE_TOOLS: &[&str] = &["read_file", "edit_file", "write_file"];
+
+/// The file the previous exchange in `turns` used: the `path` of the last of its file
+/// calls, or else the first path its answer names. Asked "Which file defines the Printer
+/// struct?" in hexyl, the 1.5B searched `.` and answered `src/lib.rs`; "Show me the first
+/// 10 lines of it." then read `.`, the search's folder. `None` in a conversation's first
+/// turn, or where neither names a file.
 pub(super) fn previous_path(turns: &[Message], tools: &[ToolInfo]) -> Option<String> {
     let asked_at = turns.iter().rposition(|m| m.role == Role::User)?;
-    turns[asked_at + 1..]
+    let after = &turns[asked_at + 1..];
+    let read = after
         .iter()
         .filter(|m| m.role == Role::Assistant)
         .filter_map(|m| formats::find_call(&m.content, tools))
+        .filter(|f| FILE_TOOLS.contains(&f.call.name.as_str()))
         .filter_map(|f| {
             f.call
                 .arguments
@@ -253,7 +261,34 @@ pub(super) fn previous_path(turns: &[Message], tools: &[ToolInfo]) -> Option<Str
                 .and_then(|p| p.as_str())
                 .map(str::to_string)
         })
-        .next_back()
+        .next_back();
+    read.or_else(|| {
+        let answer = after.iter().rev().find(|m| {
+            m.role == Role::Assistant && formats::find_call(&m.content, tools).is_none()
+        })?;
+        answer.content.split_whitespace().find_map(file_path)
+    })
+}
+
+/// `word` as a relative file path (`src/lib.rs`, `` `Cargo.toml` ``): a name with an
+/// extension, in folders or not, quotes and punctuation around it dropped; `None` for
+/// other words, a URL or an absolute path.
+fn file_path(word: &str) -> Option<String> {
+    let around = |c: char| "`'\"*()[]<>,;:!?".contains(c);
+    let w = word
+        .trim_start_matches(around)
+        .trim_end_matches(|c: char| around(c) || c == '.');
+    let name = w.rsplit('/').next().unwrap_or(w);
+    let (stem, ext) = name.rsplit_once('.')?;
+    let plain = w.chars().all(|c| c.is_alphanumeric() || "/._-".contains(c));
+    (plain
+        && !w.starts_with('/')
+        && !w.contains("..")
+        && stem.chars().count() >= 2
+        && (1..=5).contains(&ext.len())
+        && ext.chars().all(|c| c.is_ascii_alphanumeric())
+        && ext.chars().any(|c| c.is_ascii_alphabetic()))
+    .then(|| w.to_string())
 }
 
 /// The router's request for a turn's first step: the previous exchange, then the words.
@@ -448,5 +483,41 @@ mod tests {
         );
         assert_eq!(previous_exchange(&[], &tools), None);
         assert_eq!(with_previous("Hi", None), "Hi");
+    }
+
+    #[test]
+    fn after_a_search_the_previous_file_is_the_one_the_answer_named() {
+        let tools = crate::app::workspace_tools(std::path::Path::new(".")).list();
+        let turns = vec![
+            Message::new(Role::User, "Which file defines the Printer struct?"),
+            Message::new(
+                Role::Assistant,
+                "<tool_call>\n{\"name\": \"search_files\", \"arguments\": {\"pattern\": \"Printer\", \"path\": \".\"}}</tool_call>",
+            ),
+            Message::new(Role::Tool, "src/lib.rs:404: pub struct Printer"),
+            Message::new(Role::Assistant, "It is defined in `src/lib.rs`."),
+        ];
+        assert_eq!(previous_path(&turns, &tools).as_deref(), Some("src/lib.rs"));
+        // A read's file wins over a path the answer mentions.
+        let read = vec![
+            Message::new(Role::User, "What does main do?"),
+            Message::new(
+                Role::Assistant,
+                "<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"src/main.rs\"}}</tool_call>",
+            ),
+            Message::new(Role::Tool, "fn main() {}"),
+            Message::new(Role::Assistant, "It calls parse from src/lib.rs."),
+        ];
+        assert_eq!(previous_path(&read, &tools).as_deref(), Some("src/main.rs"));
+        for (word, path) in [
+            ("Cargo.toml.", Some("Cargo.toml")),
+            ("`docs/a_b.md`,", Some("docs/a_b.md")),
+            ("1.88", None),
+            ("https://x.org/a.md", None),
+            ("/etc/passwd.txt", None),
+            ("e.g.", None),
+        ] {
+            assert_eq!(file_path(word).as_deref(), path, "{word}");
+        }
     }
 }
