@@ -66,23 +66,15 @@ pub(super) fn how_to_config(request: &str, path: &str, result: &str) -> Option<S
         return None;
     }
     fitting.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-    let mut keep = vec![false; lines.len()];
-    keep.iter_mut().take(HEAD_LINES).for_each(|k| *k = true);
-    for (_, start, end) in fitting {
+    let spans = fitting.into_iter().map(|(_, start, end)| {
         // A section's trailing blank lines add nothing.
         let end = (start..end)
             .rev()
             .find(|&i| !lines[i].1.trim().is_empty())
             .map_or(end, |i| i + 1);
-        let adds = (start..end).filter(|&i| !keep[i]).count();
-        if keep.iter().filter(|k| **k).count() + adds > MAX_SHOWN {
-            continue;
-        }
-        (start..end).for_each(|i| keep[i] = true);
-    }
-    if keep.iter().filter(|k| **k).count() <= HEAD_LINES {
-        return None;
-    }
+        start..end
+    });
+    let keep = super::sections::keep_spans(lines.len(), HEAD_LINES, MAX_SHOWN, spans)?;
     Some(super::focus::kept_lines(&notes, NOTE, &lines, &keep))
 }
 

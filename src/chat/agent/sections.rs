@@ -49,29 +49,42 @@ pub(super) fn how_to_sections(request: &str, path: &str, result: &str) -> Option
         return None;
     }
     fitting.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)));
-    let mut keep = vec![false; lines.len()];
-    keep.iter_mut().take(HEAD_LINES).for_each(|k| *k = true);
-    for (_, level, h) in fitting {
+    let spans = fitting.into_iter().map(|(_, level, h)| {
         let start = headings[h].0;
         let end = headings[h + 1..]
             .iter()
             .find(|(_, l, _)| *l <= level)
             .map_or(lines.len(), |(i, _, _)| *i);
-        let adds = (start..end).filter(|&i| !keep[i]).count();
-        if keep.iter().filter(|k| **k).count() + adds > MAX_SHOWN {
-            continue;
-        }
-        (start..end).for_each(|i| keep[i] = true);
-    }
-    if keep.iter().filter(|k| **k).count() <= HEAD_LINES {
-        return None;
-    }
+        start..end
+    });
+    let keep = keep_spans(lines.len(), HEAD_LINES, MAX_SHOWN, spans)?;
     Some(super::focus::kept_lines(
         &notes,
         SECTIONS_NOTE,
         &lines,
         &keep,
     ))
+}
+
+/// Which of `len` lines to show: the first `head`, then each of `spans` in turn that
+/// still fits under `max` lines in all (one that does not is passed over); `None` when no
+/// span fits.
+pub(super) fn keep_spans(
+    len: usize,
+    head: usize,
+    max: usize,
+    spans: impl IntoIterator<Item = std::ops::Range<usize>>,
+) -> Option<Vec<bool>> {
+    let mut keep = vec![false; len];
+    keep.iter_mut().take(head).for_each(|k| *k = true);
+    for span in spans {
+        let adds = span.clone().filter(|&i| !keep[i]).count();
+        if keep.iter().filter(|k| **k).count() + adds > max {
+            continue;
+        }
+        span.for_each(|i| keep[i] = true);
+    }
+    (keep.iter().filter(|k| **k).count() > head.min(len)).then_some(keep)
 }
 
 /// The Markdown headings of `lines` outside fenced code: (index, level, text).
