@@ -17,6 +17,8 @@
 //! - `command`: running programs safely (no shell, allowlist, timeout, audit log).
 //! - `config`: raw YAML shape -> resolved, immutable [`config::Config`].
 //! - `engine`: the only importer of `llama_cpp_2`: load, template, tokenize, generate.
+//! - `evidence`: answers from evidence: the workspace's files, history, memories and
+//!   session summaries in one ranked index, fitted to a budget per question.
 //! - `tokens`: the token-counting boundary other modules use instead of the engine.
 //! - `text`: shared text helpers (chunking lines to a token limit, durations as written).
 //! - `sandbox`: the workspace's path rules (inside it, not `agents/`, `.git/` or a secret)
@@ -38,6 +40,7 @@ pub mod chat;
 pub mod command;
 pub mod config;
 pub mod engine;
+pub mod evidence;
 pub mod files;
 pub mod kb;
 pub mod memory;

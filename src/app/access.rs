@@ -275,7 +275,7 @@ impl App {
         }
         let dir = self.route_dir();
         let saved = self.route_saved(&dir);
-        let hinted = self.with_hints(request, &mut |_| {});
+        let hinted = self.with_hints(request, None, &mut |_| {});
         if hinted.remembered && route::asks_a_question(request) {
             return Ok(Some(Route::Answer));
         }

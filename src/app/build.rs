@@ -141,6 +141,8 @@ impl App {
             rag_enabled,
             injection: None,
             workspace_map: Default::default(),
+            evidence: None,
+            evidence_failed: false,
             recorder,
             sessions,
             transcript: Vec::new(),

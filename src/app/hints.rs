@@ -11,6 +11,8 @@ pub(crate) struct Hinted {
     pub text: String,
     /// A memory about the request is among the lines.
     pub remembered: bool,
+    /// The `[evidence]` block is among the lines: the model chooses the first step.
+    pub evidence: bool,
 }
 
 /// Memories drawn from the silo for one request before [`crate::memory::about`] picks.
@@ -19,11 +21,25 @@ const MEMORY_POOL: usize = 4;
 impl App {
     /// `text` with its hint lines, each on its own line after it; a notice names the
     /// memories shown.
-    pub(crate) fn with_hints(&self, text: &str, on_event: &mut dyn FnMut(TurnEvent)) -> Hinted {
+    pub(crate) fn with_hints(
+        &self,
+        text: &str,
+        evidence: Option<&crate::evidence::Block>,
+        on_event: &mut dyn FnMut(TurnEvent),
+    ) -> Hinted {
         let mut out = Hinted {
             text: text.to_string(),
             remembered: false,
+            evidence: false,
         };
+        // The evidence block holds the files and memories that rank for the request: the
+        // name hint and the memory gate would only repeat it less well.
+        if let Some(block) = evidence {
+            out.text.push('\n');
+            out.text.push_str(block.text.trim_end());
+            out.evidence = true;
+            return out;
+        }
         if let Some(hint) = self.named_hint(text) {
             out.text.push('\n');
             out.text.push_str(&hint);

@@ -9,6 +9,7 @@ mod close;
 mod commands;
 mod compress;
 pub mod context;
+mod evidence;
 mod hints;
 mod later;
 mod map;
@@ -111,6 +112,10 @@ pub struct App {
     injection: Option<Injection>,
     /// The `[workspace files]` block of this session (built at first use; see `map`).
     workspace_map: std::cell::OnceCell<Option<crate::workspace_map::fit::MapBlock>>,
+    /// The evidence index (opened at the first question; see `evidence`).
+    evidence: Option<crate::evidence::Index>,
+    /// The index could not be opened (said once).
+    evidence_failed: bool,
     /// The session record under `agents/sessions/`.
     recorder: Recorder,
     /// The sessions index and stats (`None` if it could not be opened).
@@ -247,6 +252,14 @@ impl App {
     ) -> Result<AgentTurn, TurnError> {
         self.abort.clear();
         let recall = self.first_message_recall(text, on_event);
+        let mut gathered = Vec::new();
+        let evidence = self.evidence_for(text, &mut |e| {
+            if let TurnEvent::Step(s) = &e {
+                gathered.push(s.clone());
+            }
+            on_event(e)
+        });
+        let recall: Vec<_> = recall.into_iter().chain(gathered).collect();
         let opts = self.generate_options();
         let rolling = &self.config.memory.rolling_summary;
         let limits = TurnLimits {
@@ -268,7 +281,7 @@ impl App {
         };
         let route_dir = self.route_dir();
         let session = self.record_name_or_planned();
-        let routed = self.with_hints(text, on_event);
+        let routed = self.with_hints(text, evidence.as_ref(), on_event);
         let narrowed_forms = narrowed.map(|r| call_forms(r, &self.engine.info().template_text));
         let registry = narrowed.unwrap_or(&self.tools);
         let tool_set = ToolSet {
@@ -291,6 +304,7 @@ impl App {
             request: text,
             session: session.as_deref(),
             remembered: routed.remembered,
+            evidence: routed.evidence,
         };
         let tools = (self.tools_enabled && !registry.is_empty()).then_some(&tool_set);
         // Per-turn context rides on this user message only (the cached prefix stays).

@@ -111,6 +111,9 @@ pub struct ToolSet<'a> {
     /// A memory about the request rides with it (`(already known: …)`): a question is
     /// then answered without the router ([`crate::memory::about`]).
     pub remembered: bool,
+    /// The request's `[evidence]` block rides with it ([`crate::evidence`]): the model
+    /// answers from it or calls a tool itself; no router or rule chooses the first step.
+    pub evidence: bool,
 }
 
 /// How calls open and what grammar each opening continues under.

@@ -358,12 +358,40 @@ fn nothing_to_read(registry: &Registry) -> bool {
 
 /// A question, not a request to make, change, run or keep something.
 pub fn asks_a_question(request: &str) -> bool {
-    let t = request.trim().to_lowercase();
+    request.contains('?') && !is_a_task(request)
+}
+
+/// Whether `request` opens with a verb that asks for something to be done (created,
+/// run, changed, remembered) rather than answered.
+pub fn is_a_task(request: &str) -> bool {
     const DOING: &[&str] = &[
-        "create", "write", "make", "add", "run", "build", "delete", "remove", "save", "remember",
-        "install", "edit", "change", "rename", "fix",
+        "create",
+        "write",
+        "make",
+        "add",
+        "run",
+        "build",
+        "delete",
+        "remove",
+        "save",
+        "remember",
+        "install",
+        "edit",
+        "change",
+        "rename",
+        "fix",
+        "update",
+        "forget",
+        "refactor",
+        "implement",
     ];
-    t.contains('?') && !DOING.iter().any(|d| t.starts_with(d))
+    let first = request
+        .trim_start()
+        .split_whitespace()
+        .next()
+        .unwrap_or("")
+        .to_lowercase();
+    DOING.contains(&first.trim_end_matches([',', ':', '.']))
 }
 
 /// Makes the router's instructions ready in the chat context's free cells, restored from

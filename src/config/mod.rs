@@ -51,6 +51,8 @@ pub const DEFAULT_RAG_TOP_K: usize = 5;
 pub const DEFAULT_MAX_TOOL_ROUNDS: usize = 5;
 /// Share of n_ctx the `[workspace files]` map may take (0: no map).
 pub const DEFAULT_WORKSPACE_MAP_PCT: f64 = 0.06;
+/// Share of n_ctx the `[evidence]` block of one question may take.
+pub const DEFAULT_EVIDENCE_PCT: f64 = 0.08;
 pub const DEFAULT_RUN_TIMEOUT: &str = "2m";
 
 /// The resolved configuration. Built once at startup; never mutated.
@@ -81,6 +83,9 @@ pub struct ToolsConfig {
     pub route: RouteMode,
     /// Share of n_ctx the `[workspace files]` map at session start may take (0: none).
     pub workspace_map_pct: f64,
+    /// Share of n_ctx the `[evidence]` block sent with a question may take (0: no block;
+    /// the first step is then the router's).
+    pub evidence_pct: f64,
     /// `tools.schemas`: how the tools are described in the fixed prompt (see [`ToolSchemas`]).
     pub schemas: ToolSchemas,
 }

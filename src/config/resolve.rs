@@ -83,6 +83,7 @@ fn tools(t: RawTools) -> ToolsConfig {
             _ => RouteMode::Auto,
         },
         workspace_map_pct: t.workspace_map_pct,
+        evidence_pct: t.evidence_pct,
         schemas: match t.schemas.trim() {
             "template" => ToolSchemas::Template,
             _ => ToolSchemas::Compact,
@@ -253,6 +254,11 @@ fn check_tools(t: &RawTools) -> Check {
     require(
         (0.0..=0.5).contains(&t.workspace_map_pct),
         "tools.workspace_map_pct",
+        "must be between 0 and 0.5",
+    )?;
+    require(
+        (0.0..=0.5).contains(&t.evidence_pct),
+        "tools.evidence_pct",
         "must be between 0 and 0.5",
     )
 }

@@ -9,6 +9,7 @@
 //! nothing here imports them back, except `vector`'s arithmetic and scan copy.
 
 pub mod connection;
+pub mod evidence;
 #[cfg(test)]
 pub mod fixtures;
 pub mod kb;

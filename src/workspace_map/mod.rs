@@ -87,38 +87,14 @@ fn visible(root: &Path, rel: &str) -> Option<FileEntry> {
 /// Tracked and untracked-but-not-ignored files under `root`, from git; `None` when the
 /// workspace is not in a git work tree or git is missing, fails or is slow.
 fn git_files(root: &Path) -> Option<Vec<String>> {
-    use crate::command::exec::{self, Ending};
-    let path_var = std::env::var_os("PATH");
-    let git = crate::command::policy::resolve("git", root, path_var.as_deref()).ok()?;
-    let args: Vec<String> = [
-        "--no-pager",
-        "--no-optional-locks",
-        "-c",
-        "core.fsmonitor=false",
+    let args = [
         "ls-files",
         "-z",
         "--cached",
         "--others",
         "--exclude-standard",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    let vars = std::env::vars_os()
-        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
-        .filter(|(k, _)| !k.starts_with("GIT_"));
-    let spec = exec::Spec {
-        program: &git,
-        args: &args,
-        cwd: root,
-        env: crate::command::env::cleaned(vars),
-        timeout: GIT_TIMEOUT,
-    };
-    let mut all = Vec::new();
-    let outcome = exec::run(&spec, &mut |chunk| all.extend_from_slice(chunk), &|| false).ok()?;
-    if outcome.ending != Ending::Exited(0) {
-        return None;
-    }
+    ];
+    let all = crate::command::git::quiet(root, &args, GIT_TIMEOUT)?;
     let text = String::from_utf8_lossy(&all);
     Some(
         text.split('\0')

@@ -65,6 +65,7 @@ fn tool_set<'a>(registry: &'a Registry, forms: &'a CallForms, request: &'a str) 
         request,
         session: None,
         remembered: false,
+        evidence: false,
     }
 }
 

@@ -40,6 +40,10 @@ pub(super) fn first_step(
                     return Ok(Some(skill));
                 }
             }
+            if set.evidence {
+                Step::timed(StepKind::Router, "evidence", std::time::Instant::now()).send(on_event);
+                return Ok(None);
+            }
             if set.remembered && route::asks_a_question(set.request) {
                 // Memory first: asked with a routed step, the 1.5B sent "How do we cut a
                 // new release?" to git with the procedure in view; told in the router's

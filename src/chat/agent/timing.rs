@@ -18,6 +18,8 @@ pub enum StepKind {
     Recall,
     /// Older turns folded to make room.
     Compression,
+    /// The question's evidence gathered (index refreshed, ranked, fitted).
+    Evidence,
     /// The aside call choosing the next step.
     Router,
     /// A generation that wrote a tool call.
@@ -78,6 +80,7 @@ impl Step {
         let name = match self.kind {
             StepKind::Recall => "recall",
             StepKind::Compression => "compression",
+            StepKind::Evidence => "evidence",
             StepKind::Router => "router",
             StepKind::Call => "call",
             StepKind::Tool => "tool",

@@ -70,6 +70,43 @@ const SAFE_CONFIG: &[&str] = &[
     "submodule.recurse=false",
 ];
 
+/// The output of a git command harvey itself runs to look at the workspace (listing its
+/// files, reading its history), with no pager, no optional locks, no fsmonitor and none of
+/// the caller's `GIT_*` variables; `None` when git is missing, fails or takes longer
+/// than `timeout`.
+pub fn quiet(
+    root: &std::path::Path,
+    args: &[&str],
+    timeout: std::time::Duration,
+) -> Option<Vec<u8>> {
+    use crate::command::exec::{self, Ending};
+    let path_var = std::env::var_os("PATH");
+    let git = crate::command::policy::resolve("git", root, path_var.as_deref()).ok()?;
+    let args: Vec<String> = [
+        "--no-pager",
+        "--no-optional-locks",
+        "-c",
+        "core.fsmonitor=false",
+    ]
+    .iter()
+    .chain(args)
+    .map(|s| s.to_string())
+    .collect();
+    let vars = std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .filter(|(k, _)| !k.starts_with("GIT_"));
+    let spec = exec::Spec {
+        program: &git,
+        args: &args,
+        cwd: root,
+        env: crate::command::env::cleaned(vars),
+        timeout,
+    };
+    let mut all = Vec::new();
+    let outcome = exec::run(&spec, &mut |chunk| all.extend_from_slice(chunk), &|| false).ok()?;
+    (outcome.ending == Ending::Exited(0)).then_some(all)
+}
+
 /// The arguments for `git` given what follows `git` (subcommand first) and the
 /// repository's driver overrides (`-c` values), or why not.
 pub fn argv(words: &[String], drivers: &[String]) -> Result<Vec<String>, CommandError> {

@@ -1,0 +1,149 @@
+//! A question's `[evidence]` block ([`crate::evidence`]): the workspace's files, its
+//! history, the memories and the session summaries that rank for it, fitted to
+//! `tools.evidence_pct` of n_ctx and sent with the question (this message only, so the
+//! cached prefix stays). With a block, the model answers from it or calls a tool itself:
+//! no router and no question-kind rule chooses the first step.
+//!
+//! The index is opened and brought up to date at the first question of a session, and
+//! refreshed before each later one (only changed files are read again). A failure only
+//! loses the block: the turn goes on as it would without one.
+
+use std::time::Instant;
+
+use super::App;
+use crate::chat::agent::{Step, StepKind, TurnEvent};
+use crate::evidence::{Block, Index, MemoryUnit, SessionUnit};
+
+/// Words that point back at the previous exchange: such a request is a follow-up, and
+/// its own words are no question to search for.
+const BACK_REFERENCES: &[&str] = &[
+    "it", "its", "that", "this", "them", "those", "there", "same",
+];
+
+impl App {
+    /// The evidence block for `text`, or `None` when the block is off, the request is not
+    /// a question about the workspace (a task, a memory to keep, a follow-up, a commit
+    /// named by its place), or nothing ranks for it.
+    pub(crate) fn evidence_for(
+        &mut self,
+        text: &str,
+        on_event: &mut dyn FnMut(TurnEvent),
+    ) -> Option<Block> {
+        let pct = self.config.tools.evidence_pct;
+        if !self.tools_enabled || pct <= 0.0 || !self.evidence_applies(text) {
+            return None;
+        }
+        let started = Instant::now();
+        let n_ctx = self.engine.info().n_ctx;
+        let budget = crate::memory::recall::budget(n_ctx, pct);
+        self.evidence_index(on_event)?;
+        let index = self.evidence.as_ref()?;
+        let block = index.gather(text, budget, self.engine.as_ref());
+        let block = match block {
+            Ok(b) => b,
+            Err(e) => {
+                tracing::warn!("evidence: {e}");
+                return None;
+            }
+        };
+        let what = format!("{} snippets, {} tokens", block.snippets.len(), block.tokens);
+        Step::timed(StepKind::Evidence, what, started).send(on_event);
+        (!block.snippets.is_empty()).then_some(block)
+    }
+
+    /// Whether `text` asks something the workspace may answer: not a task, not a memory
+    /// to keep, not a follow-up to the previous exchange, not a commit named by its place
+    /// (the git tool answers that exactly).
+    fn evidence_applies(&self, text: &str) -> bool {
+        let registry = &self.tools;
+        if crate::chat::route::is_a_task(text)
+            || crate::chat::route::told_to_remember(registry, text).is_some()
+            || crate::chat::route::about_change(registry, text).is_some()
+        {
+            return false;
+        }
+        let answered_before = self.conversation.turns().len() >= 2;
+        let points_back = crate::text::words::name_words(text)
+            .iter()
+            .any(|w| BACK_REFERENCES.contains(&w.as_str()));
+        !(answered_before && points_back)
+    }
+
+    /// The index, opened at first use and refreshed (files, history, memories, session
+    /// summaries); `None` when it cannot be opened (said once).
+    fn evidence_index(&mut self, on_event: &mut dyn FnMut(TurnEvent)) -> Option<()> {
+        if self.evidence.is_none() {
+            match Index::open(&self.workspace) {
+                Ok(index) => self.evidence = Some(index),
+                Err(e) => {
+                    if !self.evidence_failed {
+                        on_event(TurnEvent::Notice(format!("no evidence block: {e}")));
+                        self.evidence_failed = true;
+                    }
+                    return None;
+                }
+            }
+        }
+        let memories = self.memory_units();
+        let sessions = self.session_units();
+        let index = self.evidence.as_mut()?;
+        let mut shown = false;
+        let refreshed = index.refresh(&mut |done, total| {
+            if total >= 200 && !shown {
+                on_event(TurnEvent::Notice(format!(
+                    "indexing the workspace: {total} files …"
+                )));
+                shown = true;
+            }
+            let _ = done;
+        });
+        let synced = refreshed
+            .and_then(|_| index.sync_memories(&memories))
+            .and_then(|_| index.sync_sessions(&sessions));
+        if let Err(e) = synced {
+            tracing::warn!("evidence refresh: {e}");
+        }
+        Some(())
+    }
+
+    /// The active memories as evidence units (their block lines).
+    fn memory_units(&self) -> Vec<MemoryUnit> {
+        let Some(store) = self.memory.as_ref() else {
+            return Vec::new();
+        };
+        store
+            .index()
+            .list(false)
+            .unwrap_or_default()
+            .iter()
+            // What onboarding read from the manifests is the files' to say: the files
+            // themselves are in the index.
+            .filter(|row| !row.tags.split([',', ' ']).any(|t| t.trim() == "manifest"))
+            .map(|row| MemoryUnit {
+                id: row.id.clone(),
+                updated: row.updated,
+                text: crate::memory::recall::memory_line(row),
+            })
+            .collect()
+    }
+
+    /// The summarized sessions as evidence units.
+    fn session_units(&self) -> Vec<SessionUnit> {
+        let Some(sessions) = self.sessions.as_ref() else {
+            return Vec::new();
+        };
+        sessions
+            .recent_summarized(10_000)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|s| SessionUnit {
+                text: match &s.name {
+                    Some(name) => format!("{name}: {}", s.summary),
+                    None => s.summary.clone(),
+                },
+                started: s.started.chars().take(10).collect(),
+                file: s.file,
+            })
+            .collect()
+    }
+}

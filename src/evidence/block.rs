@@ -1,0 +1,259 @@
+//! Fit: the ranked units into one `[evidence]` block under an exact token budget, each
+//! snippet headed by its source (`path:first-last`, a commit's short hash and date, a
+//! memory's id, a session's record), so the model can answer from the block and name
+//! what it used. A unit longer than its share is cut to the lines around those that hold
+//! most of the question's terms; a snippet that does not fit is skipped, not a stop.
+//! Pure: hits and a token counter in, text out.
+
+use serde::Serialize;
+
+use crate::storage::evidence::Hit;
+use crate::tokens::TokenCounter;
+
+/// The block's first line: what it is and what the model should do with it.
+pub const HEADER: &str = "[evidence: what the workspace, its history and memory say about this; answer from it and name the source you used, or call a tool if it does not answer]";
+
+/// A hit below this share of the best hit's score is not evidence for the question.
+pub const MIN_RELATIVE: f64 = 0.4;
+
+/// Most snippets from one source (a file's chunks).
+const MAX_PER_SOURCE: usize = 2;
+
+/// Most commits in one block.
+const MAX_COMMITS: usize = 3;
+
+/// One snippet in the block.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Snippet {
+    /// `src/printer.rs:45-80`, `commit abc1234`, `memory project_fact_1a2b`.
+    pub source: String,
+    pub kind: String,
+    pub score: f64,
+    pub tokens: usize,
+}
+
+/// The assembled block.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Block {
+    /// The exact text (empty when nothing was found).
+    pub text: String,
+    pub tokens: usize,
+    pub budget: usize,
+    pub snippets: Vec<Snippet>,
+    /// Hits considered that did not fit or fell below the relative floor.
+    pub skipped: usize,
+}
+
+/// How a hit is named in its snippet's head line.
+pub fn source_label(hit: &Hit) -> String {
+    let (kind, name) = hit.source.split_once(':').unwrap_or(("", &hit.source));
+    match kind {
+        "file" if hit.first > 0 => format!("{name}:{}-{}", hit.first, hit.last),
+        "file" => name.to_string(),
+        "commit" => format!("commit {}", &name[..name.len().min(7)]),
+        "memory" => format!("memory {name}"),
+        "session" => format!("session {name}"),
+        _ => hit.source.clone(),
+    }
+}
+
+/// The block for `hits` (best first) under `budget` tokens; `terms` are the question's,
+/// used to keep the right lines of a long unit.
+pub fn fit(hits: &[Hit], terms: &[String], budget: usize, counter: &dyn TokenCounter) -> Block {
+    let mut block = Block {
+        budget,
+        ..Block::default()
+    };
+    let Some(best) = hits.first().map(|h| h.score) else {
+        return block;
+    };
+    let header = format!("{HEADER}\n");
+    let mut used = counter.count_tokens(&header);
+    let mut per_source: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    let mut commits = 0;
+    let mut text = header;
+    for hit in hits {
+        let seen = per_source.entry(hit.source.as_str()).or_default();
+        let over = *seen >= MAX_PER_SOURCE || (hit.kind == "commit" && commits >= MAX_COMMITS);
+        if over || hit.score < best * MIN_RELATIVE {
+            block.skipped += 1;
+            continue;
+        }
+        let room = budget.saturating_sub(used);
+        let Some((label, snippet, tokens)) = snippet_within(hit, terms, room, counter) else {
+            block.skipped += 1;
+            continue;
+        };
+        *seen += 1;
+        commits += usize::from(hit.kind == "commit");
+        used += tokens;
+        text.push_str(&snippet);
+        block.snippets.push(Snippet {
+            source: label,
+            kind: hit.kind.clone(),
+            score: hit.score,
+            tokens,
+        });
+    }
+    if block.snippets.is_empty() {
+        return block;
+    }
+    block.tokens = counter.count_tokens(&text);
+    block.text = text;
+    block
+}
+
+/// Smallest snippet worth showing, in tokens (a head line and a few lines).
+const MIN_SNIPPET: usize = 24;
+
+/// `hit` rendered in at most `room` tokens (its label, text and cost), cut around its best
+/// lines when it is longer; `None` when not even a few lines fit.
+fn snippet_within(
+    hit: &Hit,
+    terms: &[String],
+    room: usize,
+    counter: &dyn TokenCounter,
+) -> Option<(String, String, usize)> {
+    if room < MIN_SNIPPET {
+        return None;
+    }
+    let lines: Vec<&str> = hit.text.lines().collect();
+    let best = best_line(&lines, terms);
+    let (mut from, mut to) = (0, lines.len());
+    loop {
+        let (label, text) = render(hit, &lines, from, to);
+        let tokens = counter.count_tokens(&text);
+        if tokens <= room {
+            return Some((label, text, tokens));
+        }
+        if to - from <= 2 {
+            return None;
+        }
+        // Halve the window, keeping the best line inside it.
+        let keep = ((to - from) / 2).max(2);
+        from = best.saturating_sub(keep / 3).max(from).min(to - keep);
+        to = from + keep;
+    }
+}
+
+/// The index of the line holding most of `terms` (the first such line).
+fn best_line(lines: &[&str], terms: &[String]) -> usize {
+    let score = |l: &str| {
+        let l = l.to_lowercase();
+        terms.iter().filter(|t| l.contains(t.as_str())).count()
+    };
+    let mut best = (0, 0);
+    for (i, l) in lines.iter().enumerate() {
+        let s = score(l);
+        if s > best.1 {
+            best = (i, s);
+        }
+    }
+    best.0
+}
+
+/// The snippet for lines `from..to` of `hit` (its label, and its head line then the lines).
+fn render(hit: &Hit, lines: &[&str], from: usize, to: usize) -> (String, String) {
+    let mut label = source_label(hit);
+    if hit.source.starts_with("file:") && hit.first > 0 && (from > 0 || to < lines.len()) {
+        let first = hit.first + from as i64;
+        let last = hit.first + to as i64 - 1;
+        let name = hit.source.trim_start_matches("file:");
+        label = format!("{name}:{first}-{last}");
+    }
+    let mut out = format!("--- {label}");
+    if !hit.heading.is_empty() && hit.kind != "commit" {
+        out.push_str(&format!(" ({})", hit.heading));
+    }
+    out.push('\n');
+    for l in &lines[from..to] {
+        out.push_str(l);
+        out.push('\n');
+    }
+    (label, out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Words;
+    impl TokenCounter for Words {
+        fn count_tokens(&self, text: &str) -> usize {
+            text.split_whitespace().count()
+        }
+    }
+
+    fn hit(source: &str, kind: &str, text: &str, score: f64) -> Hit {
+        Hit {
+            id: 0,
+            source: source.into(),
+            kind: kind.into(),
+            first: 10,
+            last: 10 + text.lines().count() as i64 - 1,
+            heading: String::new(),
+            text: text.into(),
+            written: 0,
+            score,
+        }
+    }
+
+    #[test]
+    fn the_block_is_counted_exactly_and_stays_in_its_budget() {
+        let long: String = (0..200).map(|i| format!("line {i} words here\n")).collect();
+        let hits = [
+            hit("file:src/a.rs", "code", "fn retry() {}\n", 9.0),
+            hit("file:docs/big.md", "doc", &long, 8.0),
+            hit(
+                "commit:abcdef0123",
+                "commit",
+                "commit abcdef0 (2024-01-02, Ann): Add retry",
+                7.0,
+            ),
+        ];
+        for budget in [40, 90, 300, 2000] {
+            let b = fit(&hits, &["retry".into()], budget, &Words);
+            assert!(b.tokens <= budget, "{budget}: {}", b.tokens);
+            assert_eq!(b.tokens, Words.count_tokens(&b.text));
+            assert!(b.text.starts_with(HEADER) || (b.text.is_empty() && b.snippets.is_empty()));
+        }
+        let b = fit(&hits, &["retry".into()], 300, &Words);
+        let sources: Vec<&str> = b.snippets.iter().map(|s| s.source.as_str()).collect();
+        assert_eq!(sources[0], "src/a.rs:10-10");
+        assert!(sources.contains(&"commit abcdef0"), "{sources:?}");
+    }
+
+    #[test]
+    fn a_long_unit_keeps_the_lines_with_the_question_terms() {
+        let mut text: String = (0..100).map(|i| format!("filler {i}\n")).collect();
+        text.push_str("the default timeout is 30 seconds\n");
+        text.extend((0..100).map(|i| format!("more {i}\n")));
+        let hits = [hit("file:docs/conf.md", "doc", &text, 5.0)];
+        let b = fit(&hits, &["timeout".into(), "default".into()], 80, &Words);
+        assert!(b.text.contains("default timeout is 30"), "{}", b.text);
+        let label = &b.snippets[0].source;
+        assert!(
+            label.starts_with("docs/conf.md:") && label != "docs/conf.md:10-210",
+            "{label}"
+        );
+    }
+
+    #[test]
+    fn weak_hits_and_too_many_of_one_source_are_skipped() {
+        let hits = [
+            hit("file:a", "code", "x", 10.0),
+            hit("file:a", "code", "y", 9.0),
+            hit("file:a", "code", "z", 8.0),
+            hit("file:b", "code", "w", 1.0),
+        ];
+        let b = fit(&hits, &[], 1000, &Words);
+        assert_eq!(b.snippets.len(), 2);
+        assert_eq!(b.skipped, 2);
+    }
+
+    #[test]
+    fn nothing_found_is_no_block() {
+        let b = fit(&[], &[], 100, &Words);
+        assert!(b.text.is_empty() && b.snippets.is_empty());
+    }
+}

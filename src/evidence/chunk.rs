@@ -1,0 +1,501 @@
+//! Chunks by structure, so that a snippet is a unit a model can quote: code by definition
+//! (its doc comment and attributes with it), Markdown and reStructuredText by heading
+//! (changelogs by version heading, the heading kept with its entry so a date cannot come
+//! from another version), config files by section, anything else by windows of lines.
+//! A long unit is cut into pieces that each keep the unit's heading. Pure: text in,
+//! chunks out.
+
+use super::terms::names_in;
+
+/// Most lines in one chunk; a longer unit is cut into pieces of this size.
+pub const MAX_LINES: usize = 40;
+
+/// What a chunk is, as the ranking and the block treat it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Code,
+    Doc,
+    Config,
+    Text,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Code => "code",
+            Kind::Doc => "doc",
+            Kind::Config => "config",
+            Kind::Text => "text",
+        }
+    }
+}
+
+/// One unit of a file: lines `first..=last` (1-based).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Chunk {
+    pub kind: Kind,
+    pub first: usize,
+    pub last: usize,
+    /// The unit's heading: a definition's first line, a section's heading path.
+    pub heading: String,
+    /// The names it defines (code) or its section names (documents, config).
+    pub names: String,
+    pub text: String,
+}
+
+/// The format a file is chunked by, from its name.
+pub fn kind_of(path: &str) -> Kind {
+    let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
+    let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
+    match ext {
+        "md" | "markdown" | "rst" | "adoc" | "txt" if !name.starts_with("cmakelists") => Kind::Doc,
+        "toml" | "ini" | "cfg" | "conf" | "yml" | "yaml" | "json" | "properties" => Kind::Config,
+        "rs" | "py" | "go" | "js" | "mjs" | "cjs" | "ts" | "tsx" | "jsx" | "c" | "h" | "cc"
+        | "cpp" | "hpp" | "cxx" | "java" | "kt" | "kts" | "rb" | "cs" | "swift" | "php"
+        | "scala" | "lua" | "sh" | "bash" | "zsh" | "pl" | "ex" | "exs" | "zig" | "dart" | "m"
+        | "mm" | "r" | "jl" | "hs" | "ml" | "clj" | "vue" | "svelte" | "cmake" => Kind::Code,
+        _ if is_prose_name(&name) => Kind::Doc,
+        _ => Kind::Text,
+    }
+}
+
+/// Files without an extension that are documents (`CHANGES`, `README`, `NEWS`).
+fn is_prose_name(name: &str) -> bool {
+    [
+        "readme",
+        "changes",
+        "changelog",
+        "history",
+        "news",
+        "contributing",
+        "authors",
+    ]
+    .iter()
+    .any(|p| name.starts_with(p))
+}
+
+/// The chunks of `text`, the file at `path`.
+pub fn chunks(path: &str, text: &str) -> Vec<Chunk> {
+    let lines: Vec<&str> = text.lines().collect();
+    let kind = kind_of(path);
+    let units = match kind {
+        Kind::Code => code_units(&lines),
+        Kind::Doc => doc_units(&lines),
+        Kind::Config => config_units(&lines, path.rsplit('.').next().unwrap_or("")),
+        Kind::Text => vec![Unit::plain(0, lines.len())],
+    };
+    let mut out = Vec::new();
+    for unit in units {
+        for (from, to) in pieces(unit.start, unit.end) {
+            let body = lines[from..to].join("\n");
+            if body.trim().is_empty() {
+                continue;
+            }
+            out.push(Chunk {
+                kind,
+                first: from + 1,
+                last: to,
+                heading: unit.heading.clone(),
+                names: unit.names.clone(),
+                text: body,
+            });
+        }
+    }
+    out
+}
+
+/// A unit before it is cut to size: lines `start..end` (0-based, end exclusive).
+struct Unit {
+    start: usize,
+    end: usize,
+    heading: String,
+    names: String,
+}
+
+impl Unit {
+    fn plain(start: usize, end: usize) -> Self {
+        Self {
+            start,
+            end,
+            heading: String::new(),
+            names: String::new(),
+        }
+    }
+}
+
+/// `start..end` cut into pieces of at most [`MAX_LINES`].
+fn pieces(start: usize, end: usize) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut from = start;
+    while from < end {
+        let to = (from + MAX_LINES).min(end);
+        out.push((from, to));
+        from = to;
+    }
+    out
+}
+
+/// Units that start at each of `starts` (sorted line indexes), the lines before the first
+/// one a unit of their own.
+fn units_at(lines: &[&str], starts: &[(usize, String, String)]) -> Vec<Unit> {
+    let mut out = Vec::new();
+    let first = starts.first().map_or(lines.len(), |s| s.0);
+    if first > 0 {
+        out.push(Unit::plain(0, first));
+    }
+    for (i, (start, heading, names)) in starts.iter().enumerate() {
+        let end = starts.get(i + 1).map_or(lines.len(), |s| s.0);
+        out.push(Unit {
+            start: *start,
+            end,
+            heading: heading.clone(),
+            names: names.clone(),
+        });
+    }
+    out
+}
+
+/// Words a definition line may open with, after any modifiers.
+const DEFINERS: &[&str] = &[
+    "fn",
+    "struct",
+    "enum",
+    "impl",
+    "trait",
+    "type",
+    "mod",
+    "macro_rules!",
+    "def",
+    "class",
+    "func",
+    "function",
+    "interface",
+    "module",
+    "const",
+    "static",
+    "object",
+    "record",
+    "typedef",
+    "union",
+    "namespace",
+    "describe(",
+    "it(",
+    "test(",
+];
+
+/// Modifiers that may stand before a definer.
+const MODIFIERS: &[&str] = &[
+    "pub",
+    "pub(crate)",
+    "pub(super)",
+    "export",
+    "default",
+    "async",
+    "unsafe",
+    "public",
+    "private",
+    "protected",
+    "static",
+    "final",
+    "abstract",
+    "extern",
+    "inline",
+    "override",
+    "open",
+    "data",
+    "sealed",
+    "internal",
+    "suspend",
+    "declare",
+];
+
+/// Whether `line` opens a definition: a definer after modifiers, or a C-style function
+/// head (`int name(...)` at the margin with no `;`).
+fn is_definition(line: &str) -> bool {
+    let t = line.trim_start();
+    let mut words = t.split_whitespace().peekable();
+    while words.peek().is_some_and(|w| MODIFIERS.contains(w)) {
+        words.next();
+    }
+    let Some(word) = words.next() else {
+        return false;
+    };
+    if DEFINERS
+        .iter()
+        .any(|d| word == *d || (d.ends_with('(') && word.starts_with(d)))
+    {
+        return true;
+    }
+    // `const name = (…) =>` and `name: function` are left to the windows; a C function
+    // head has a type, a name and a parenthesis, and is not a statement.
+    line == t
+        && t.contains('(')
+        && !t.ends_with(';')
+        && !t.starts_with(['#', '/', '*', '}', '{'])
+        && t.split('(').next().is_some_and(|h| {
+            let w: Vec<&str> = h.split_whitespace().collect();
+            w.len() >= 2
+                && w.iter().all(|x| {
+                    x.chars()
+                        .all(|c| c.is_alphanumeric() || "_*&:<>,".contains(c))
+                })
+        })
+}
+
+/// Whether `line` belongs to the definition below it (a doc comment, an attribute, a
+/// decorator).
+fn is_preamble(line: &str) -> bool {
+    let t = line.trim_start();
+    ["///", "//", "#[", "@", "/**", "*", "# "]
+        .iter()
+        .any(|p| t.starts_with(p))
+        || t == "#"
+}
+
+fn indent(line: &str) -> usize {
+    line.len() - line.trim_start().len()
+}
+
+/// Code: a unit per definition at the file's outer level; a unit longer than
+/// [`MAX_LINES`] is cut at the definitions inside it (methods of a class or an impl).
+fn code_units(lines: &[&str]) -> Vec<Unit> {
+    let defs: Vec<usize> = (0..lines.len())
+        .filter(|&i| is_definition(lines[i]))
+        .collect();
+    let Some(outer) = defs.iter().map(|&i| indent(lines[i])).min() else {
+        return vec![Unit::plain(0, lines.len())];
+    };
+    let starts = |level: usize, from: usize, to: usize| -> Vec<(usize, String, String)> {
+        defs.iter()
+            .filter(|&&i| i >= from && i < to && indent(lines[i]) == level)
+            .map(|&i| {
+                let mut start = i;
+                while start > from && is_preamble(lines[start - 1]) {
+                    start -= 1;
+                }
+                let head = lines[i].trim().to_string();
+                (start, head.clone(), names_in(&head).join(" "))
+            })
+            .collect()
+    };
+    let mut out = Vec::new();
+    for unit in units_at(lines, &starts(outer, 0, lines.len())) {
+        if unit.end - unit.start <= MAX_LINES || unit.heading.is_empty() {
+            out.push(unit);
+            continue;
+        }
+        let inner_level = defs
+            .iter()
+            .filter(|&&i| i > unit.start && i < unit.end)
+            .map(|&i| indent(lines[i]))
+            .filter(|&l| l > outer)
+            .min();
+        let Some(level) = inner_level else {
+            out.push(unit);
+            continue;
+        };
+        let inner = starts(level, unit.start + 1, unit.end);
+        let Some(first_inner) = inner.first().map(|s| s.0) else {
+            out.push(unit);
+            continue;
+        };
+        out.push(Unit {
+            start: unit.start,
+            end: first_inner,
+            heading: unit.heading.clone(),
+            names: unit.names.clone(),
+        });
+        for (i, (start, head, names)) in inner.iter().enumerate() {
+            let end = inner.get(i + 1).map_or(unit.end, |s| s.0);
+            out.push(Unit {
+                start: *start,
+                end,
+                heading: format!("{} > {head}", unit.heading),
+                names: format!("{} {names}", unit.names),
+            });
+        }
+    }
+    out
+}
+
+/// Documents: a unit per heading (Markdown `#`, or a reStructuredText/Setext title
+/// underlined with `=`, `-`, `~`, `^`, `*`, `+`), its heading path as its heading.
+fn doc_units(lines: &[&str]) -> Vec<Unit> {
+    let mut path: Vec<(usize, String)> = Vec::new();
+    let mut starts = Vec::new();
+    let mut in_fence = false;
+    let mut underline_levels: Vec<char> = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let t = line.trim();
+        if t.starts_with("```") || t.starts_with("~~~") {
+            in_fence = !in_fence;
+        }
+        if in_fence {
+            continue;
+        }
+        let heading = if let Some(rest) = t.strip_prefix('#') {
+            let level = 1 + rest.chars().take_while(|&c| c == '#').count();
+            let title = rest.trim_start_matches('#').trim();
+            (level <= 6 && rest.starts_with(['#', ' ']) && !title.is_empty())
+                .then(|| (i, level, title.to_string()))
+        } else {
+            underlined(lines, i).map(|c| {
+                let level = match underline_levels.iter().position(|&u| u == c) {
+                    Some(p) => p + 1,
+                    None => {
+                        underline_levels.push(c);
+                        underline_levels.len()
+                    }
+                };
+                (i, level, t.to_string())
+            })
+        };
+        if let Some((at, level, title)) = heading {
+            path.retain(|(l, _)| *l < level);
+            path.push((level, title.clone()));
+            let full: Vec<&str> = path.iter().map(|(_, t)| t.as_str()).collect();
+            starts.push((at, full.join(" > "), title));
+        }
+    }
+    units_at(lines, &starts)
+}
+
+/// The underline character when line `i` is a title underlined on the next line.
+fn underlined(lines: &[&str], i: usize) -> Option<char> {
+    let title = lines[i].trim();
+    let under = lines.get(i + 1)?.trim();
+    let c = under.chars().next()?;
+    let is_rule = "=-~^*+#".contains(c) && under.chars().all(|x| x == c) && under.len() >= 3;
+    (is_rule && !title.is_empty() && !title.starts_with(['-', '*', '|', '`', '='])).then_some(c)
+}
+
+/// Config: a unit per `[section]` (TOML, INI) or per top-level key (YAML, JSON; `ext`
+/// says which).
+fn config_units(lines: &[&str], ext: &str) -> Vec<Unit> {
+    let ext = ext.to_ascii_lowercase();
+    let (yaml, json) = (ext == "yml" || ext == "yaml", ext == "json");
+    let starts: Vec<(usize, String, String)> = lines
+        .iter()
+        .enumerate()
+        .filter_map(|(i, line)| {
+            let t = line.trim_end();
+            let section = t.starts_with('[') && t.ends_with(']') && !t.contains(',');
+            let yaml_key = yaml
+                && !t.starts_with([' ', '\t', '#', '-', '{', '}', '[', ']'])
+                && t.contains(':')
+                && !t.is_empty();
+            let json_key =
+                json && t.starts_with("  \"") && !t.starts_with("   ") && t.contains("\":");
+            (section || yaml_key || json_key).then(|| {
+                let head = t.trim().to_string();
+                let names = names_in(&head).join(" ");
+                (i, head, names)
+            })
+        })
+        .collect();
+    // Many tiny keys (a flat YAML file) are better read together.
+    if starts.len() > 3 && starts.len() * 4 > lines.len() {
+        return vec![Unit::plain(0, lines.len())];
+    }
+    units_at(lines, &starts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headings(path: &str, text: &str) -> Vec<(usize, usize, String)> {
+        chunks(path, text)
+            .into_iter()
+            .map(|c| (c.first, c.last, c.heading))
+            .collect()
+    }
+
+    #[test]
+    fn rust_is_cut_by_definition_with_its_doc_comment() {
+        let src = "use std::io;\n\n/// Parses args.\n#[inline]\npub fn parse_args() {\n    x();\n}\n\npub struct RetryPolicy {\n    n: u32,\n}\n";
+        let c = chunks("src/lib.rs", src);
+        assert_eq!(c.len(), 3, "{c:?}");
+        assert_eq!(
+            (c[1].first, c[1].heading.as_str()),
+            (3, "pub fn parse_args() {")
+        );
+        assert!(c[1].text.starts_with("/// Parses args."));
+        assert_eq!(c[1].names, "parse_args");
+        assert_eq!(c[2].names, "RetryPolicy");
+    }
+
+    #[test]
+    fn a_long_class_is_cut_at_its_methods() {
+        let mut src = String::from("class Signer:\n    \"\"\"Signs.\"\"\"\n");
+        for m in ["sign", "verify", "unsign"] {
+            src.push_str(&format!("    def {m}(self):\n"));
+            for i in 0..20 {
+                src.push_str(&format!("        x{i} = 1\n"));
+            }
+        }
+        let h = headings("signer.py", &src);
+        assert_eq!(h[0], (1, 2, "class Signer:".into()));
+        assert_eq!(h[1].2, "class Signer: > def sign(self):");
+        assert_eq!(h.len(), 4, "{h:?}");
+    }
+
+    #[test]
+    fn c_functions_are_definitions() {
+        let src = "#include <x.h>\n\nstatic int helper(int a)\n{\n  return a;\n}\n\nCJSON_PUBLIC(cJSON *) cJSON_Parse(const char *value)\n{\n}\n";
+        let h = headings("cJSON.c", src);
+        assert_eq!(h[1].2, "static int helper(int a)", "{h:?}");
+    }
+
+    #[test]
+    fn markdown_by_heading_with_its_path() {
+        let md = "# Tool\nintro\n## Install\nrun it\n```\n# not a heading\n```\n## Usage\nuse it\n";
+        let h = headings("README.md", md);
+        assert_eq!(
+            h,
+            [
+                (1, 2, "Tool".into()),
+                (3, 7, "Tool > Install".into()),
+                (8, 9, "Tool > Usage".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn changelog_versions_keep_their_heading_and_date() {
+        let rst = "Changes\n=======\n\nVersion 2.2.0\n-------------\n\nReleased 2024-04-16\n\n- one\n\nVersion 2.1.2\n-------------\n\nReleased 2023-03-06\n";
+        let c = chunks("CHANGES.rst", rst);
+        let v22 = c
+            .iter()
+            .find(|c| c.heading.ends_with("Version 2.2.0"))
+            .unwrap();
+        assert!(v22.text.contains("2024-04-16") && !v22.text.contains("2023-03-06"));
+        let md = "4.19.0 / 2024-03-20\n==========\n\n  * fix\n\n4.18.3 / 2024-02-26\n==========\n";
+        let h = headings("History.md", md);
+        assert_eq!(h[0].2, "4.19.0 / 2024-03-20");
+        assert_eq!(h[1].2, "4.18.3 / 2024-02-26");
+    }
+
+    #[test]
+    fn config_by_section() {
+        let toml = "[package]\nname = \"x\"\nversion = \"0.1.0\"\n\n[dependencies]\nclap = \"4\"\nserde = \"1\"\n";
+        let h = headings("Cargo.toml", toml);
+        assert_eq!(
+            h,
+            [(1, 4, "[package]".into()), (5, 7, "[dependencies]".into())]
+        );
+    }
+
+    #[test]
+    fn long_units_are_cut_and_keep_the_heading() {
+        let md: String = std::iter::once("# Big\n".to_string())
+            .chain((0..100).map(|i| format!("line {i}\n")))
+            .collect();
+        let c = chunks("doc.md", &md);
+        assert_eq!(c.len(), 3);
+        assert!(c
+            .iter()
+            .all(|c| c.heading == "Big" && c.last - c.first < MAX_LINES));
+        assert_eq!(c.last().unwrap().last, 101);
+    }
+}

@@ -1,0 +1,203 @@
+//! History as evidence: each commit as one searchable unit (subject, body, author, date,
+//! the files it touched), so "the commit that replaced X", "who first added Y" and "when
+//! did Z change" find their commits by words. Read with one `git log` from the newest
+//! commit back to the one indexed last (all of it the first time, up to
+//! [`MAX_COMMITS`]). The git actions of the `git` tool stay for what they answer exactly
+//! (the last commit, a count, blame).
+
+use std::path::Path;
+use std::time::Duration;
+
+/// Most commits indexed (the newest).
+pub const MAX_COMMITS: usize = 20_000;
+
+/// Files named per commit in its searchable text (a mass rename names the first ones).
+const MAX_FILES_NAMED: usize = 24;
+
+/// How long one `git log` may take.
+const TIMEOUT: Duration = Duration::from_secs(20);
+
+/// One commit as the index keeps it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Commit {
+    pub hash: String,
+    pub author: String,
+    /// `YYYY-MM-DD`.
+    pub date: String,
+    pub subject: String,
+    pub body: String,
+    pub files: Vec<String>,
+}
+
+impl Commit {
+    /// The seven-character hash a snippet names.
+    pub fn short(&self) -> &str {
+        &self.hash[..self.hash.len().min(7)]
+    }
+
+    /// The commit as a snippet: `commit abc1234 (2024-03-20, Ann Lee): subject`, the
+    /// body, then the files.
+    pub fn text(&self) -> String {
+        let mut out = format!(
+            "commit {} ({}, {}): {}",
+            self.short(),
+            self.date,
+            self.author,
+            self.subject
+        );
+        let body = self.body.trim();
+        if !body.is_empty() {
+            out.push('\n');
+            out.push_str(body);
+        }
+        if !self.files.is_empty() {
+            let shown: Vec<&str> = self
+                .files
+                .iter()
+                .take(MAX_FILES_NAMED)
+                .map(String::as_str)
+                .collect();
+            let more = self.files.len().saturating_sub(shown.len());
+            out.push_str("\nfiles: ");
+            out.push_str(&shown.join(", "));
+            if more > 0 {
+                out.push_str(&format!(" and {more} more"));
+            }
+        }
+        out
+    }
+}
+
+/// The commit `HEAD` names, or `None` outside git or in a repository with no commits.
+pub fn head(root: &Path) -> Option<String> {
+    let out = crate::command::git::quiet(root, &["rev-parse", "--verify", "-q", "HEAD"], TIMEOUT)?;
+    let hash = String::from_utf8_lossy(&out).trim().to_string();
+    (hash.len() >= 7).then_some(hash)
+}
+
+/// Whether `older` is an ancestor of `newer` (the history was not rewritten since).
+pub fn is_ancestor(root: &Path, older: &str, newer: &str) -> bool {
+    crate::command::git::quiet(
+        root,
+        &["merge-base", "--is-ancestor", older, newer],
+        TIMEOUT,
+    )
+    .is_some()
+}
+
+/// The commits after `since` up to `head` (all of them when `since` is `None`), newest
+/// first, at most [`MAX_COMMITS`].
+pub fn commits(root: &Path, since: Option<&str>, head: &str) -> Option<Vec<Commit>> {
+    let range = match since {
+        Some(s) => format!("{s}..{head}"),
+        None => head.to_string(),
+    };
+    let max = format!("--max-count={MAX_COMMITS}");
+    let args = [
+        "log",
+        "--no-color",
+        "--no-renames",
+        "--date=short",
+        "--format=%x1e%H%x1f%an%x1f%ad%x1f%s%x1f%b%x1f",
+        "--name-only",
+        max.as_str(),
+        range.as_str(),
+        "--",
+    ];
+    let out = crate::command::git::quiet(root, &args, TIMEOUT)?;
+    Some(parse(&String::from_utf8_lossy(&out)))
+}
+
+/// Commits from `git log` output in the format [`commits`] asks for.
+pub fn parse(text: &str) -> Vec<Commit> {
+    text.split('\u{1e}')
+        .filter_map(|record| {
+            let mut parts = record.split('\u{1f}');
+            let hash = parts.next()?.trim().to_string();
+            let author = parts.next()?.trim().to_string();
+            let date = parts.next()?.trim().to_string();
+            let subject = parts.next()?.trim().to_string();
+            let body = parts.next()?.trim().to_string();
+            let files = parts
+                .next()
+                .unwrap_or("")
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .map(str::to_string)
+                .collect();
+            (hash.len() >= 7).then_some(Commit {
+                hash,
+                author,
+                date,
+                subject,
+                body,
+                files,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log_records_parse_with_their_files() {
+        let log = "\u{1e}aaaaaaaaaaaa\u{1f}Ann Lee\u{1f}2024-03-20\u{1f}Replace md5 with sha256\u{1f}Longer text.\n\u{1f}\n\nsrc/hash.rs\nREADME.md\n\u{1e}bbbbbbbbbbbb\u{1f}Bo\u{1f}2023-01-02\u{1f}Initial commit\u{1f}\u{1f}\n\nsrc/main.rs\n";
+        let c = parse(log);
+        assert_eq!(c.len(), 2);
+        assert_eq!(c[0].files, ["src/hash.rs", "README.md"]);
+        assert_eq!(c[0].body, "Longer text.");
+        assert_eq!(
+            c[0].text(),
+            "commit aaaaaaa (2024-03-20, Ann Lee): Replace md5 with sha256\nLonger text.\nfiles: src/hash.rs, README.md"
+        );
+        assert_eq!(
+            c[1].text(),
+            "commit bbbbbbb (2023-01-02, Bo): Initial commit\nfiles: src/main.rs"
+        );
+    }
+
+    #[test]
+    fn a_real_repository_is_read_and_then_read_on_from_its_last_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        let git = |args: &[&str]| {
+            let ok = std::process::Command::new("git")
+                .args([
+                    "-c",
+                    "user.name=Ann Lee",
+                    "-c",
+                    "user.email=a@x",
+                    "-c",
+                    "commit.gpgsign=false",
+                ])
+                .args(args)
+                .current_dir(dir.path())
+                .output()
+                .unwrap()
+                .status
+                .success();
+            assert!(ok, "git {args:?}");
+        };
+        git(&["init", "-q"]);
+        std::fs::write(dir.path().join("a.txt"), "one\n").unwrap();
+        git(&["add", "a.txt"]);
+        git(&["commit", "-q", "-m", "Add the retry policy"]);
+        let first = head(dir.path()).unwrap();
+        let all = commits(dir.path(), None, &first).unwrap();
+        assert_eq!(all.len(), 1);
+        assert_eq!(
+            (all[0].author.as_str(), all[0].files.as_slice()),
+            ("Ann Lee", &["a.txt".to_string()][..])
+        );
+        std::fs::write(dir.path().join("b.txt"), "two\n").unwrap();
+        git(&["add", "b.txt"]);
+        git(&["commit", "-q", "-m", "Second"]);
+        let second = head(dir.path()).unwrap();
+        assert!(is_ancestor(dir.path(), &first, &second));
+        let newer = commits(dir.path(), Some(&first), &second).unwrap();
+        assert_eq!(newer.len(), 1);
+        assert_eq!(newer[0].subject, "Second");
+    }
+}

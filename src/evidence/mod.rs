@@ -1,0 +1,361 @@
+//! Answers from evidence: one pipeline that finds what answers a question in the
+//! workspace, its history and memory, and fits it to a budget for the model:
+//! **retrieve → rank → fit → answer, with the source named.**
+//!
+//! - [`scan`]: which files are covered (what the read tools may open, less what is not
+//!   text for a reader) and how a changed file is told (size and modification time).
+//! - [`chunk`]: files cut by structure (definitions, headings, sections, versions).
+//! - [`terms`]: identifiers kept whole and split, so plain words find names.
+//! - [`history`]: commits as units (subject, body, author, date, files).
+//! - memories and session summaries enter the same index as units of their own, so a
+//!   word every file has (the project's name) weighs as little for a memory as for a file.
+//! - `storage::evidence`: the one FTS5 table under `agents/evidence.db` (bm25, names and
+//!   headings weighted above text), derived and rebuildable.
+//! - [`block`]: the ranked hits packed under an exact token budget, each with its source.
+//!
+//! Kept fresh incrementally by [`Index::refresh`]: only changed files are chunked again,
+//! and history is read on from the last commit indexed. Nothing here prints.
+
+pub mod block;
+pub mod chunk;
+pub mod history;
+pub mod scan;
+pub mod terms;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::storage::evidence::{EvidenceTables, NewUnit};
+use crate::tokens::TokenCounter;
+
+pub use block::Block;
+
+/// The index file under `agents/`.
+pub const FILE: &str = "evidence.db";
+
+/// Hits read from the index for one question before fitting.
+const POOL: usize = 40;
+
+/// Why the index could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum EvidenceError {
+    #[error("evidence index {path}: {source} ({hint})", hint = crate::storage::hint(source, "delete it: it is rebuilt from the workspace"))]
+    Index {
+        path: PathBuf,
+        source: crate::storage::Error,
+    },
+}
+
+/// What a refresh did.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Refreshed {
+    pub files: usize,
+    /// Files chunked again (new or changed).
+    pub files_read: usize,
+    pub files_removed: usize,
+    pub commits_added: usize,
+    pub units: usize,
+    pub millis: u128,
+}
+
+/// A memory as the index takes it: its id, when it changed, and its block line.
+pub struct MemoryUnit {
+    pub id: String,
+    pub updated: i64,
+    pub text: String,
+}
+
+/// A session summary as the index takes it.
+pub struct SessionUnit {
+    pub file: String,
+    pub started: String,
+    pub text: String,
+}
+
+/// The workspace's evidence index.
+pub struct Index {
+    root: PathBuf,
+    path: PathBuf,
+    tables: EvidenceTables,
+}
+
+impl Index {
+    /// Opens (creating) the index of `workspace` at `agents/evidence.db`.
+    pub fn open(workspace: &Path) -> Result<Self, EvidenceError> {
+        let path = workspace.join("agents").join(FILE);
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let tables = EvidenceTables::open(&path).map_err(|source| EvidenceError::Index {
+            path: path.clone(),
+            source,
+        })?;
+        Ok(Self {
+            root: workspace.to_path_buf(),
+            path,
+            tables,
+        })
+    }
+
+    fn err(&self) -> impl Fn(crate::storage::Error) -> EvidenceError + '_ {
+        |source| EvidenceError::Index {
+            path: self.path.clone(),
+            source,
+        }
+    }
+
+    /// Brings the index up to date with the workspace's files and history; `progress`
+    /// hears (done, total) while files are read.
+    pub fn refresh(
+        &mut self,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<Refreshed, EvidenceError> {
+        let started = Instant::now();
+        let listed = crate::workspace_map::list(&self.root);
+        let scanned = scan::scan(&self.root, &listed);
+        let old = self.tables.stamps("file:").map_err(self.err())?;
+        let mut report = Refreshed {
+            files: scanned.len(),
+            ..Refreshed::default()
+        };
+        let wanted: HashMap<String, &str> = scanned
+            .iter()
+            .map(|s| (format!("file:{}", s.path), s.stamp.as_str()))
+            .collect();
+        let changed: Vec<&scan::Scanned> = scanned
+            .iter()
+            .filter(|s| {
+                old.get(&format!("file:{}", s.path)).map(String::as_str) != Some(s.stamp.as_str())
+            })
+            .collect();
+        let gone: Vec<&String> = old.keys().filter(|k| !wanted.contains_key(*k)).collect();
+        let root = self.root.clone();
+        let total = changed.len();
+        let (read, units) = self
+            .tables
+            .write(|w| {
+                let mut units = 0;
+                for (i, s) in changed.iter().enumerate() {
+                    let found = file_units(&root, &s.path);
+                    units += found.len();
+                    w.replace(&format!("file:{}", s.path), &s.stamp, &found)?;
+                    if i % 50 == 0 {
+                        progress(i, total);
+                    }
+                }
+                for source in &gone {
+                    w.remove(source)?;
+                }
+                Ok((changed.len(), units))
+            })
+            .map_err(self.err())?;
+        progress(total, total);
+        report.files_read = read;
+        report.files_removed = gone.len();
+        report.units = units;
+        report.commits_added = self.refresh_history()?;
+        report.millis = started.elapsed().as_millis();
+        Ok(report)
+    }
+
+    /// Reads the commits after the last one indexed (all, the first time or after a
+    /// rewritten history); how many were added.
+    fn refresh_history(&mut self) -> Result<usize, EvidenceError> {
+        let Some(head) = history::head(&self.root) else {
+            return Ok(0);
+        };
+        let last = self.tables.meta("head").map_err(self.err())?;
+        if last.as_deref() == Some(head.as_str()) {
+            return Ok(0);
+        }
+        let since = last.filter(|l| history::is_ancestor(&self.root, l, &head));
+        if since.is_none() {
+            let old: Vec<String> = self
+                .tables
+                .stamps("commit:")
+                .map_err(self.err())?
+                .into_keys()
+                .collect();
+            self.tables
+                .write(|w| old.iter().try_for_each(|s| w.remove(s)))
+                .map_err(self.err())?;
+        }
+        let Some(commits) = history::commits(&self.root, since.as_deref(), &head) else {
+            return Ok(0);
+        };
+        let n = commits.len();
+        self.tables
+            .write(|w| {
+                for c in &commits {
+                    w.replace(&format!("commit:{}", c.hash), "", &[commit_unit(c)])?;
+                }
+                w.set_meta("head", &head)
+            })
+            .map_err(self.err())?;
+        Ok(n)
+    }
+
+    /// Makes the index's memories those given (the active ones): changed ones are
+    /// replaced, forgotten ones removed.
+    pub fn sync_memories(&mut self, memories: &[MemoryUnit]) -> Result<(), EvidenceError> {
+        let units: Vec<(String, String, NewUnit)> = memories
+            .iter()
+            .map(|m| {
+                let unit = text_unit("memory", &m.text, m.updated);
+                (
+                    format!("memory:{}", m.id),
+                    format!("{}:{}", m.updated, short_hash(&m.text)),
+                    unit,
+                )
+            })
+            .collect();
+        self.sync("memory:", units)
+    }
+
+    /// Makes the index's session summaries those given (a hand-edited summary is read
+    /// again by its new text).
+    pub fn sync_sessions(&mut self, sessions: &[SessionUnit]) -> Result<(), EvidenceError> {
+        let units: Vec<(String, String, NewUnit)> = sessions
+            .iter()
+            .filter(|s| !s.text.trim().is_empty())
+            .map(|s| {
+                let mut unit = text_unit(
+                    "session",
+                    &format!("session of {}: {}", s.started, s.text),
+                    0,
+                );
+                unit.heading = s.started.clone();
+                (format!("session:{}", s.file), short_hash(&s.text), unit)
+            })
+            .collect();
+        self.sync("session:", units)
+    }
+
+    fn sync(
+        &mut self,
+        prefix: &str,
+        units: Vec<(String, String, NewUnit)>,
+    ) -> Result<(), EvidenceError> {
+        let old = self.tables.stamps(prefix).map_err(self.err())?;
+        let keep: std::collections::HashSet<&str> = units.iter().map(|u| u.0.as_str()).collect();
+        let gone: Vec<&String> = old.keys().filter(|k| !keep.contains(k.as_str())).collect();
+        let fresh: Vec<&(String, String, NewUnit)> = units
+            .iter()
+            .filter(|u| old.get(&u.0) != Some(&u.1))
+            .collect();
+        if gone.is_empty() && fresh.is_empty() {
+            return Ok(());
+        }
+        self.tables
+            .write(|w| {
+                for s in &gone {
+                    w.remove(s)?;
+                }
+                for (source, stamp, unit) in fresh {
+                    w.replace(source, stamp, std::slice::from_ref(unit))?;
+                }
+                Ok(())
+            })
+            .map_err(self.err())
+    }
+
+    /// The evidence block for `question` under `budget` tokens.
+    pub fn gather(
+        &self,
+        question: &str,
+        budget: usize,
+        counter: &dyn TokenCounter,
+    ) -> Result<Block, EvidenceError> {
+        let terms = terms::query_terms(question);
+        let Some(query) = terms::fts_query(&terms) else {
+            return Ok(Block {
+                budget,
+                ..Block::default()
+            });
+        };
+        let hits = self.tables.search(&query, &[], POOL).map_err(self.err())?;
+        Ok(block::fit(&hits, &terms, budget, counter))
+    }
+
+    /// Units per kind (for `harvey evidence --stats`).
+    pub fn counts(&self) -> Result<Vec<(String, i64)>, EvidenceError> {
+        self.tables.counts().map_err(self.err())
+    }
+
+    /// Every source the index holds (`file:…`, `commit:…`, `memory:…`, `session:…`).
+    pub fn sources(&self) -> Result<Vec<String>, EvidenceError> {
+        self.tables.sources().map_err(self.err())
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// The units of the file at `path` (none when it is not text for a reader).
+fn file_units(root: &Path, path: &str) -> Vec<NewUnit> {
+    let Some(text) = scan::read_text(root, path) else {
+        return Vec::new();
+    };
+    chunk::chunks(path, &text)
+        .into_iter()
+        .map(|c| NewUnit {
+            kind: c.kind.as_str().into(),
+            first: c.first as i64,
+            last: c.last as i64,
+            extra: terms::split_forms(&format!("{} {}", c.heading, c.text)),
+            heading: c.heading,
+            names: format!("{} {}", c.names, terms::split_forms(&c.names)),
+            path: format!("{path} {}", crate::text::words::name_words(path).join(" ")),
+            text: c.text,
+            written: 0,
+        })
+        .collect()
+}
+
+fn commit_unit(c: &history::Commit) -> NewUnit {
+    let files = c.files.join(" ");
+    NewUnit {
+        kind: "commit".into(),
+        first: 0,
+        last: 0,
+        heading: c.subject.clone(),
+        names: c.author.clone(),
+        path: format!(
+            "{files} {}",
+            crate::text::words::name_words(&files).join(" ")
+        ),
+        extra: terms::split_forms(&c.body),
+        text: c.text(),
+        written: 0,
+    }
+}
+
+fn text_unit(kind: &str, text: &str, written: i64) -> NewUnit {
+    NewUnit {
+        kind: kind.into(),
+        first: 0,
+        last: 0,
+        heading: String::new(),
+        names: String::new(),
+        path: String::new(),
+        extra: terms::split_forms(text),
+        text: text.to_string(),
+        written,
+    }
+}
+
+fn short_hash(text: &str) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(text.as_bytes())
+        .iter()
+        .take(8)
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,254 @@
+//! The pipeline over real files in a temporary workspace.
+
+use super::*;
+
+struct Words;
+impl TokenCounter for Words {
+    fn count_tokens(&self, text: &str) -> usize {
+        text.split_whitespace().count()
+    }
+}
+
+fn write(root: &Path, path: &str, text: &str) {
+    let p = root.join(path);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
+/// A workspace named `tidepool` whose files name the project everywhere.
+fn workspace() -> (tempfile::TempDir, PathBuf) {
+    let outer = tempfile::tempdir().unwrap();
+    let root = outer.path().join("tidepool");
+    write(&root, "README.md", "# tidepool\n\ntidepool reads tide tables.\n\n## Running\n\ntidepool serve starts the tidepool server.\n");
+    write(&root, "src/server.rs", "//! The tidepool server.\n\n/// Where tidepool listens unless TIDEPOOL_PORT is set.\npub const DEFAULT_PORT: u16 = 8080;\n\npub fn listen_port() -> u16 {\n    std::env::var(\"TIDEPOOL_PORT\").ok().and_then(|p| p.parse().ok()).unwrap_or(DEFAULT_PORT)\n}\n");
+    write(&root, "src/retry.rs", "/// How tidepool retries a station.\npub struct RetryPolicy {\n    pub max_retries: u32,\n}\n\npub fn fetch_station() -> Result<(), String> {\n    Err(\"station not found: check the station id\".into())\n}\n");
+    write(
+        &root,
+        "Cargo.toml",
+        "[package]\nname = \"tidepool\"\nversion = \"0.3.1\"\n\n[dependencies]\nserde = \"1\"\n",
+    );
+    write(
+        &root,
+        "docs/logo.svg",
+        "<svg><text>tidepool port station</text></svg>\n",
+    );
+    write(
+        &root,
+        "Cargo.lock",
+        "[[package]]\nname = \"tidepool port\"\n",
+    );
+    write(
+        &root,
+        "web/app.min.js",
+        &format!("var port=1;{}\n", "a=1,".repeat(2000)),
+    );
+    write(&root, ".env", "TIDEPOOL_PORT=9999\n");
+    write(
+        &root,
+        "agents/memories/project_fact/x.spmd",
+        "tidepool port is 7777\n",
+    );
+    (outer, root)
+}
+
+fn sources(index: &Index) -> Vec<String> {
+    index.sources().unwrap()
+}
+
+#[test]
+fn only_text_for_a_reader_inside_the_workspace_is_indexed() {
+    let (_t, root) = workspace();
+    let mut index = Index::open(&root).unwrap();
+    let r = index.refresh(&mut |_, _| {}).unwrap();
+    let files = sources(&index);
+    assert_eq!(
+        files,
+        [
+            "file:Cargo.toml",
+            "file:README.md",
+            "file:src/retry.rs",
+            "file:src/server.rs"
+        ],
+        "{r:?}"
+    );
+    // Nothing of what was left out is ever shown, whatever is asked.
+    for q in ["tidepool port station", "TIDEPOOL_PORT 9999", "7777"] {
+        let b = index.gather(q, 500, &Words).unwrap();
+        assert!(
+            !b.text.contains("9999") && !b.text.contains("7777") && !b.text.contains("<svg>"),
+            "{q}: {}",
+            b.text
+        );
+        assert!(b.snippets.iter().all(|s| !s.source.starts_with("agents/")));
+    }
+}
+
+#[test]
+fn a_question_in_plain_words_finds_the_named_code_with_its_source() {
+    let (_t, root) = workspace();
+    let mut index = Index::open(&root).unwrap();
+    index.refresh(&mut |_, _| {}).unwrap();
+    let b = index
+        .gather("What port is used if I never set one?", 300, &Words)
+        .unwrap();
+    // The definition with its doc comment, as one unit.
+    assert_eq!(b.snippets[0].source, "src/server.rs:3-5", "{}", b.text);
+    assert!(b
+        .text
+        .contains("--- src/server.rs:3-5 (pub const DEFAULT_PORT: u16 = 8080;)\n/// Where"));
+    let b = index
+        .gather("What does the retry policy hold?", 300, &Words)
+        .unwrap();
+    assert!(
+        b.snippets[0].source.starts_with("src/retry.rs"),
+        "{}",
+        b.text
+    );
+    let b = index
+        .gather("what is the error when the station is missing", 300, &Words)
+        .unwrap();
+    assert!(b.text.contains("station not found"), "{}", b.text);
+}
+
+#[test]
+fn a_one_file_change_reads_only_that_file() {
+    let (_t, root) = workspace();
+    let mut index = Index::open(&root).unwrap();
+    let first = index.refresh(&mut |_, _| {}).unwrap();
+    assert_eq!(first.files_read, 4);
+    let again = index.refresh(&mut |_, _| {}).unwrap();
+    assert_eq!((again.files_read, again.files_removed), (0, 0));
+    write(&root, "src/retry.rs", "pub struct BackoffPolicy;\n");
+    std::fs::remove_file(root.join("README.md")).unwrap();
+    let changed = index.refresh(&mut |_, _| {}).unwrap();
+    assert_eq!((changed.files_read, changed.files_removed), (1, 1));
+    let b = index.gather("backoff policy", 300, &Words).unwrap();
+    assert!(b.text.contains("BackoffPolicy"));
+    assert!(!index
+        .gather("RetryPolicy", 300, &Words)
+        .unwrap()
+        .text
+        .contains("RetryPolicy"));
+}
+
+#[test]
+fn a_memory_sharing_only_the_project_name_is_not_used() {
+    let (_t, root) = workspace();
+    let mut index = Index::open(&root).unwrap();
+    index.refresh(&mut |_, _| {}).unwrap();
+    let memories = [
+        MemoryUnit {
+            id: "project_fact_a1".into(),
+            updated: 1,
+            text: "- tidepool releases are tagged on Fridays".into(),
+        },
+        MemoryUnit {
+            id: "project_fact_b2".into(),
+            updated: 1,
+            text: "- We deploy tidepool with ./deploy.sh; it refuses a dirty git tree".into(),
+        },
+    ];
+    index.sync_memories(&memories).unwrap();
+    let b = index
+        .gather("What port does tidepool listen on?", 400, &Words)
+        .unwrap();
+    assert!(!b.snippets.is_empty());
+    assert!(b.snippets.iter().all(|s| s.kind != "memory"), "{}", b.text);
+    // The memory that speaks to the question is used.
+    let b = index
+        .gather("How do I deploy tidepool?", 400, &Words)
+        .unwrap();
+    assert_eq!(b.snippets[0].source, "memory project_fact_b2", "{}", b.text);
+    // A forgotten memory leaves the index.
+    index.sync_memories(&memories[..1]).unwrap();
+    let b = index
+        .gather("How do I deploy tidepool?", 400, &Words)
+        .unwrap();
+    assert!(b
+        .snippets
+        .iter()
+        .all(|s| s.source != "memory project_fact_b2"));
+}
+
+#[test]
+fn an_edited_session_summary_is_found_by_its_new_words() {
+    let (_t, root) = workspace();
+    let mut index = Index::open(&root).unwrap();
+    let mut sessions: Vec<SessionUnit> = (0..6)
+        .map(|i| SessionUnit {
+            file: format!("harvey-session-2026110{i}-100000.spmd"),
+            started: format!("2026-11-0{i}"),
+            text: format!("Worked on tide table parsing, part {i}."),
+        })
+        .collect();
+    sessions[0].text = "Discussed the compaction of old turns and its threshold.".into();
+    index.sync_sessions(&sessions).unwrap();
+    let b = index
+        .gather("what did we decide about compaction?", 300, &Words)
+        .unwrap();
+    assert_eq!(
+        b.snippets[0].source, "session harvey-session-20261100-100000.spmd",
+        "{}",
+        b.text
+    );
+    sessions[1].text = "Chose sqlite for the station cache.".into();
+    index.sync_sessions(&sessions).unwrap();
+    let b = index.gather("station cache", 300, &Words).unwrap();
+    assert!(
+        b.text.contains("sqlite for the station cache"),
+        "{}",
+        b.text
+    );
+}
+
+#[test]
+fn commits_are_found_by_their_message_author_and_files() {
+    let (_t, root) = workspace();
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .args([
+                "-c",
+                "user.name=Ann Lee",
+                "-c",
+                "user.email=a@x",
+                "-c",
+                "commit.gpgsign=false",
+            ])
+            .args(args)
+            .current_dir(&root)
+            .output()
+            .unwrap()
+            .status
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["add", "src/retry.rs"]);
+    git(&[
+        "commit",
+        "-q",
+        "-m",
+        "Replace the md5 checksum with sha256 in station fetches",
+    ]);
+    git(&["add", "-A"]);
+    git(&["commit", "-q", "-m", "Add the readme"]);
+    let mut index = Index::open(&root).unwrap();
+    let r = index.refresh(&mut |_, _| {}).unwrap();
+    assert_eq!(r.commits_added, 2);
+    let b = index
+        .gather(
+            "Which file did the commit that replaced md5 change?",
+            300,
+            &Words,
+        )
+        .unwrap();
+    let first = &b.snippets[0];
+    assert_eq!(first.kind, "commit", "{}", b.text);
+    assert!(
+        b.text.contains("files: src/retry.rs") && b.text.contains("Ann Lee"),
+        "{}",
+        b.text
+    );
+    // Read on from the last commit: nothing new, nothing added.
+    assert_eq!(index.refresh(&mut |_, _| {}).unwrap().commits_added, 0);
+}
