@@ -100,6 +100,11 @@ enum Command {
     /// Go harvey reads): list, show. Run them in the REPL: /skill run NAME or /NAME.
     #[command(subcommand)]
     Skill(cli::skill::SkillCommand),
+    /// The evidence index each question is answered from (agents/evidence.db: the
+    /// workspace's files, git history, memories and session summaries): refresh, show
+    /// QUESTION, stats. Derived: deleting it loses nothing.
+    #[command(subcommand)]
+    Evidence(cli::evidence::EvidenceCommand),
 }
 
 #[derive(Debug, Subcommand)]
@@ -307,6 +312,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         Some(Command::Kb(cmd)) => cli::knowledge::kb(&options, cmd),
         Some(Command::Model(cmd)) => cli::model::run(&options, cmd),
         Some(Command::Skill(cmd)) => cli::skill::run(&options, cmd),
+        Some(Command::Evidence(cmd)) => cli::evidence::run(&options, cmd),
     }
 }
 

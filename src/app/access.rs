@@ -133,6 +133,11 @@ impl App {
         self.injection.as_ref()
     }
 
+    /// The `[evidence]` block sent with the last message (`None`: none was sent).
+    pub fn last_evidence(&self) -> Option<&crate::evidence::Block> {
+        self.last_evidence.as_ref()
+    }
+
     /// The session record under `agents/sessions/`.
     pub fn recorder(&self) -> &Recorder {
         &self.recorder

@@ -143,6 +143,7 @@ impl App {
             workspace_map: Default::default(),
             evidence: None,
             evidence_failed: false,
+            last_evidence: None,
             recorder,
             sessions,
             transcript: Vec::new(),

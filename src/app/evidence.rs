@@ -53,12 +53,13 @@ impl App {
 
     /// Whether `text` asks something the workspace may answer: not a task, not a memory
     /// to keep, not a follow-up to the previous exchange, not a commit named by its place
-    /// (the git tool answers that exactly).
+    /// or counted (the git tool answers that exactly; who or when something changed is in the
+    /// history the index holds).
     fn evidence_applies(&self, text: &str) -> bool {
         let registry = &self.tools;
         if crate::chat::route::is_a_task(text)
             || crate::chat::route::told_to_remember(registry, text).is_some()
-            || crate::chat::route::about_change(registry, text).is_some()
+            || crate::chat::route::names_a_commit(&text.to_lowercase())
         {
             return false;
         }

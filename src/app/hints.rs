@@ -35,8 +35,11 @@ impl App {
         // The evidence block holds the files and memories that rank for the request: the
         // name hint and the memory gate would only repeat it less well.
         if let Some(block) = evidence {
-            out.text.push('\n');
-            out.text.push_str(block.text.trim_end());
+            out.text = format!(
+                "{}\n\n{text}\n{}",
+                block.text.trim_end(),
+                crate::evidence::block::ANSWER_NOTE
+            );
             out.evidence = true;
             return out;
         }

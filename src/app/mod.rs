@@ -116,6 +116,8 @@ pub struct App {
     evidence: Option<crate::evidence::Index>,
     /// The index could not be opened (said once).
     evidence_failed: bool,
+    /// The block sent with the last message (`harvey run --json` shows its sources).
+    last_evidence: Option<crate::evidence::Block>,
     /// The session record under `agents/sessions/`.
     recorder: Recorder,
     /// The sessions index and stats (`None` if it could not be opened).
@@ -282,6 +284,7 @@ impl App {
         let route_dir = self.route_dir();
         let session = self.record_name_or_planned();
         let routed = self.with_hints(text, evidence.as_ref(), on_event);
+        self.last_evidence = evidence;
         let narrowed_forms = narrowed.map(|r| call_forms(r, &self.engine.info().template_text));
         let registry = narrowed.unwrap_or(&self.tools);
         let tool_set = ToolSet {

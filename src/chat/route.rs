@@ -429,7 +429,7 @@ mod skills;
 
 pub use rules::{
     about_change, about_code, about_conventional_file, about_identifier, about_place,
-    about_purpose, about_release, purpose_of, told_to_remember,
+    about_purpose, about_release, names_a_commit, purpose_of, told_to_remember,
 };
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! the result; none imports another face (`repl`).
 
 pub mod bench_mining;
+pub mod evidence;
 pub mod knowledge;
 pub mod memory;
 pub mod model;

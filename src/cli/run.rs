@@ -25,10 +25,11 @@ pub struct RunArgs {
     /// The prompt; read from stdin when omitted.
     prompt: Option<String>,
     /// Print {reply, prompt_tokens, evaluated_tokens, completion_tokens, prefill_tps,
-    /// decode_tps, ttft_ms, draft_tokens, accepted_tokens, stop, prefix, memory, tool_calls,
-    /// steps, timing} as JSON instead of the plain reply (draft/accepted: prompt-lookup
-    /// decoding, engine.lookup; steps: each step of the turn with its seconds — recall,
-    /// router, each call's prefill and decode, each tool, the answer; timing: open_ms (config,
+    /// decode_tps, ttft_ms, draft_tokens, accepted_tokens, stop, prefix, memory, evidence,
+    /// tool_calls, steps, timing} as JSON instead of the plain reply (draft/accepted:
+    /// prompt-lookup decoding, engine.lookup; evidence: the sources of the [evidence] block
+    /// sent with the question; steps: each step of the turn with its seconds — recall,
+    /// evidence, router, each call's prefill and decode, each tool, the answer; timing: open_ms (config,
     /// stores, model load), prefix_ms, turn_ms, close_ms).
     #[arg(long)]
     json: bool,
@@ -242,6 +243,11 @@ fn run_json(
             "tokens": i.tokens,
             "budget": i.budget,
             "text": i.text,
+        })),
+        "evidence": app.last_evidence().map(|b| serde_json::json!({
+            "sources": b.snippets.iter().map(|s| &s.source).collect::<Vec<_>>(),
+            "tokens": b.tokens,
+            "budget": b.budget,
         })),
         "prefix_from_cache": matches!(app.prefix(), harvey::chat::prefix_cache::PrefixOutcome::Restored { .. }),
         "steps": &turn.steps,

@@ -10,8 +10,23 @@ use serde::Serialize;
 use crate::storage::evidence::Hit;
 use crate::tokens::TokenCounter;
 
-/// The block's first line: what it is and what the model should do with it.
-pub const HEADER: &str = "[evidence: what the workspace, its history and memory say about this; answer from it and name the source you used, or call a tool if it does not answer]";
+/// The block's first line: what it holds.
+pub const HEADER: &str = "[evidence: snippets of this workspace's files, git history and memory that match the question, best first]";
+
+/// What the model is asked after the question: to answer from the block, briefly, with
+/// its source. Last, next to where the answer begins (small models follow the nearest
+/// instruction).
+pub const ANSWER_NOTE: &str = "(Answer from the evidence above in one or two sentences and name the file or commit it came from. If the evidence does not answer the question, call a tool instead.)";
+
+/// The user's own words of a message sent with a block (`block`, a blank line, the words,
+/// [`ANSWER_NOTE`]); any other message as it is.
+pub fn words_of(message: &str) -> &str {
+    let Some(rest) = message.strip_prefix(HEADER) else {
+        return message;
+    };
+    let body = rest.strip_suffix(ANSWER_NOTE).unwrap_or(rest).trim_end();
+    body.rsplit_once("\n\n").map_or(body, |(_, words)| words)
+}
 
 /// A hit below this share of the best hit's score is not evidence for the question.
 pub const MIN_RELATIVE: f64 = 0.4;
@@ -21,6 +36,38 @@ const MAX_PER_SOURCE: usize = 2;
 
 /// Most commits in one block.
 const MAX_COMMITS: usize = 3;
+
+/// A commit below this share of the best hit's score is left out: a commit speaks to a
+/// question about history, and a file to one about the code as it is.
+const COMMIT_RELATIVE: f64 = 0.6;
+
+/// What makes commits one series (version bumps, merges of numbered pull requests): their
+/// subject without its numbers. Of a series only the newest is shown.
+fn series(hit: &Hit) -> Option<String> {
+    (hit.kind == "commit").then(|| {
+        hit.heading
+            .chars()
+            .filter(|c| !c.is_ascii_digit() && *c != '.' && *c != '#')
+            .collect::<String>()
+            .to_lowercase()
+    })
+}
+
+/// `hits` with each commit series reduced to its newest commit, in rank order.
+fn newest_of_each_series(hits: &[Hit]) -> Vec<&Hit> {
+    let mut newest: std::collections::HashMap<String, &Hit> = std::collections::HashMap::new();
+    for h in hits {
+        if let Some(key) = series(h) {
+            let e = newest.entry(key).or_insert(h);
+            if h.written > e.written {
+                *e = h;
+            }
+        }
+    }
+    hits.iter()
+        .filter(|h| series(h).is_none_or(|k| std::ptr::eq(newest[&k], *h)))
+        .collect()
+}
 
 /// One snippet in the block.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -72,10 +119,12 @@ pub fn fit(hits: &[Hit], terms: &[String], budget: usize, counter: &dyn TokenCou
     let mut per_source: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     let mut commits = 0;
     let mut text = header;
-    for hit in hits {
+    for hit in newest_of_each_series(hits) {
         let seen = per_source.entry(hit.source.as_str()).or_default();
-        let over = *seen >= MAX_PER_SOURCE || (hit.kind == "commit" && commits >= MAX_COMMITS);
-        if over || hit.score < best * MIN_RELATIVE {
+        let is_commit = hit.kind == "commit";
+        let over = *seen >= MAX_PER_SOURCE || (is_commit && commits >= MAX_COMMITS);
+        let floor = if is_commit { COMMIT_RELATIVE } else { MIN_RELATIVE };
+        if over || hit.score < best * floor {
             block.skipped += 1;
             continue;
         }
@@ -249,6 +298,28 @@ mod tests {
         let b = fit(&hits, &[], 1000, &Words);
         assert_eq!(b.snippets.len(), 2);
         assert_eq!(b.skipped, 2);
+    }
+
+    #[test]
+    fn a_series_of_like_commits_shows_its_newest() {
+        let mut old = hit("commit:aaaaaaa1", "commit", "commit aaaaaaa: Update version to 1.7.13", 9.0);
+        old.heading = "Update version to 1.7.13".into();
+        old.written = 20200402;
+        let mut new = hit("commit:bbbbbbb2", "commit", "commit bbbbbbb: Update version to 1.7.14", 8.5);
+        new.heading = "Update version to 1.7.14".into();
+        new.written = 20200903;
+        let b = fit(&[old, new, hit("file:CMakeLists.txt", "config", "VERSION 1.7.19", 8.0)], &[], 500, &Words);
+        let sources: Vec<&str> = b.snippets.iter().map(|s| s.source.as_str()).collect();
+        assert_eq!(sources, ["commit bbbbbbb", "CMakeLists.txt:10-10"]);
+    }
+
+    #[test]
+    fn the_words_of_a_message_sent_with_a_block_are_the_users() {
+        let hits = [hit("file:src/a.rs", "code", "fn retry() {}\n\nmore", 9.0)];
+        let b = fit(&hits, &["retry".into()], 300, &Words);
+        let sent = format!("{}\n\nHow does it retry?\n{ANSWER_NOTE}", b.text.trim_end());
+        assert_eq!(words_of(&sent), "How does it retry?");
+        assert_eq!(words_of("plain words"), "plain words");
     }
 
     #[test]

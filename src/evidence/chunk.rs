@@ -5,7 +5,7 @@
 //! A long unit is cut into pieces that each keep the unit's heading. Pure: text in,
 //! chunks out.
 
-use super::terms::names_in;
+use super::terms::{defined_names, names_in};
 
 /// Most lines in one chunk; a longer unit is cut into pieces of this size.
 pub const MAX_LINES: usize = 40;
@@ -226,7 +226,15 @@ fn is_definition(line: &str) -> bool {
     {
         return true;
     }
-    // `const name = (…) =>` and `name: function` are left to the windows; a C function
+    // A function given a name by assignment at the margin (`app.use = function use(fn) {`,
+    // `exports.etag = function`, `const parse = (s) => {`).
+    let assigned = t.contains("= function")
+        || t.contains("= async function")
+        || (t.contains(" = (") && t.contains(") => {"));
+    if line == t && assigned {
+        return true;
+    }
+    // `name: function` is left to the windows; a C function
     // head has a type, a name and a parenthesis, and is not a statement.
     line == t
         && t.contains('(')
@@ -274,7 +282,7 @@ fn code_units(lines: &[&str]) -> Vec<Unit> {
                     start -= 1;
                 }
                 let head = lines[i].trim().to_string();
-                (start, head.clone(), names_in(&head).join(" "))
+                (start, head.clone(), defined_names(&head).join(" "))
             })
             .collect()
     };

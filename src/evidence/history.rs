@@ -36,7 +36,7 @@ impl Commit {
     }
 
     /// The commit as a snippet: `commit abc1234 (2024-03-20, Ann Lee): subject`, the
-    /// body, then the files.
+    /// files, then the body (so a snippet cut to its first lines keeps the files).
     pub fn text(&self) -> String {
         let mut out = format!(
             "commit {} ({}, {}): {}",
@@ -45,11 +45,6 @@ impl Commit {
             self.author,
             self.subject
         );
-        let body = self.body.trim();
-        if !body.is_empty() {
-            out.push('\n');
-            out.push_str(body);
-        }
         if !self.files.is_empty() {
             let shown: Vec<&str> = self
                 .files
@@ -63,6 +58,11 @@ impl Commit {
             if more > 0 {
                 out.push_str(&format!(" and {more} more"));
             }
+        }
+        let body = self.body.trim();
+        if !body.is_empty() {
+            out.push('\n');
+            out.push_str(body);
         }
         out
     }
@@ -151,7 +151,7 @@ mod tests {
         assert_eq!(c[0].body, "Longer text.");
         assert_eq!(
             c[0].text(),
-            "commit aaaaaaa (2024-03-20, Ann Lee): Replace md5 with sha256\nLonger text.\nfiles: src/hash.rs, README.md"
+            "commit aaaaaaa (2024-03-20, Ann Lee): Replace md5 with sha256\nfiles: src/hash.rs, README.md\nLonger text."
         );
         assert_eq!(
             c[1].text(),

@@ -36,8 +36,19 @@ pub use block::Block;
 /// The index file under `agents/`.
 pub const FILE: &str = "evidence.db";
 
-/// Hits read from the index for one question before fitting.
-const POOL: usize = 40;
+/// Hits read from the index for one question before fitting: files, memories and
+/// sessions in one pool, commits in their own (they are many and short, and bm25 favours
+/// short units: in a repository with 6,000 commits they filled the whole pool).
+const POOL: usize = 30;
+const COMMIT_POOL: usize = 10;
+
+/// A commit's score against a file's: a commit is a few words, so each of its matches
+/// weighs more under bm25 than the same match in a file's chunk.
+const COMMIT_PRIOR: f64 = 0.7;
+
+/// A test's chunk against the code it tests: both match the code's names, and the code
+/// says what it does.
+const TEST_PRIOR: f64 = 0.8;
 
 /// Why the index could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -276,7 +287,17 @@ impl Index {
                 ..Block::default()
             });
         };
-        let hits = self.tables.search(&query, &[], POOL).map_err(self.err())?;
+        let kinds = ["code", "doc", "config", "text", "memory", "session"];
+        let mut hits = self.tables.search(&query, &kinds, POOL).map_err(self.err())?;
+        hits.extend(self.tables.search(&query, &["commit"], COMMIT_POOL).map_err(self.err())?);
+        for h in &mut hits {
+            if h.kind == "commit" {
+                h.score *= COMMIT_PRIOR;
+            } else if is_test_path(h.source.trim_start_matches("file:")) {
+                h.score *= TEST_PRIOR;
+            }
+        }
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score));
         Ok(block::fit(&hits, &terms, budget, counter))
     }
 
@@ -295,6 +316,22 @@ impl Index {
     }
 }
 
+/// Whether `path` is a test's: under a `test`/`tests`/`spec`/`__tests__` folder, or named
+/// as one (`test_x.py`, `x_test.go`, `x.test.js`, `x.spec.ts`).
+fn is_test_path(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    let name = lower.rsplit('/').next().unwrap_or(&lower);
+    lower
+        .split('/')
+        .rev()
+        .skip(1)
+        .any(|d| matches!(d, "test" | "tests" | "spec" | "specs" | "__tests__" | "testing"))
+        || name.starts_with("test_")
+        || name.contains("_test.")
+        || name.contains(".test.")
+        || name.contains(".spec.")
+}
+
 /// The units of the file at `path` (none when it is not text for a reader).
 fn file_units(root: &Path, path: &str) -> Vec<NewUnit> {
     let Some(text) = scan::read_text(root, path) else {
@@ -306,9 +343,9 @@ fn file_units(root: &Path, path: &str) -> Vec<NewUnit> {
             kind: c.kind.as_str().into(),
             first: c.first as i64,
             last: c.last as i64,
-            extra: terms::split_forms(&format!("{} {}", c.heading, c.text)),
+            extra: terms::split_forms(&format!("{} {} {}", c.names, c.heading, c.text)),
             heading: c.heading,
-            names: format!("{} {}", c.names, terms::split_forms(&c.names)),
+            names: c.names,
             path: format!("{path} {}", crate::text::words::name_words(path).join(" ")),
             text: c.text,
             written: 0,
@@ -316,21 +353,21 @@ fn file_units(root: &Path, path: &str) -> Vec<NewUnit> {
         .collect()
 }
 
+/// A commit as a unit: its subject as the heading, its author as its name; the files it
+/// touched are in its text (the body column), not the path column, so a commit is not
+/// found by the project's file names alone.
 fn commit_unit(c: &history::Commit) -> NewUnit {
-    let files = c.files.join(" ");
     NewUnit {
         kind: "commit".into(),
         first: 0,
         last: 0,
         heading: c.subject.clone(),
         names: c.author.clone(),
-        path: format!(
-            "{files} {}",
-            crate::text::words::name_words(&files).join(" ")
-        ),
+        path: String::new(),
         extra: terms::split_forms(&c.body),
         text: c.text(),
-        written: 0,
+        // `YYYYMMDD`: orders commits by day.
+        written: c.date.replace('-', "").parse().unwrap_or(0),
     }
 }
 

@@ -75,12 +75,36 @@ fn is_filler(word: &str) -> bool {
         "actually",
         "exactly",
         "currently",
+        "checkout",
+        "workspace",
+        "defined",
+        "define",
+        "declared",
+        "implemented",
+        "implements",
+        "located",
+        "live",
+        "lives",
+        "kept",
     ];
     !crate::memory::query::is_topic(word) || FILLER.contains(&word)
 }
 
-/// The terms a question searches for: each compound name whole and split, each other
-/// topic word once, in the question's order (so the first terms survive the cap).
+/// Dotted tokens of a question kept whole: a version (`5.0.1`) or a member (`app.use`,
+/// `res.redirect()`): searched as a phrase, so `5.0.1` is not the digits 5, 0 and 1
+/// anywhere, and `use` counts though alone it is a stopword.
+fn dotted(question: &str) -> Vec<String> {
+    question
+        .split(|c: char| !(c.is_alphanumeric() || c == '.' || c == '_'))
+        .map(|t| t.trim_matches('.'))
+        .filter(|t| t.contains('.') && !t.contains("..") && t.len() > 2)
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// The terms a question searches for: dotted versions and members whole, each compound
+/// name whole and split, each other topic word once, in the question's order (so the
+/// first terms survive the cap).
 pub fn query_terms(question: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let push = |t: String, out: &mut Vec<String>| {
@@ -88,12 +112,17 @@ pub fn query_terms(question: &str) -> Vec<String> {
             out.push(t);
         }
     };
+    let whole = dotted(question);
+    for d in &whole {
+        push(d.clone(), &mut out);
+    }
+    let in_dotted = |w: &str| whole.iter().any(|d| d.split(['.', '_']).any(|p| p == w));
     for token in tokens(question) {
         if is_compound(token) {
             push(token.to_lowercase(), &mut out);
         }
         for word in name_words(token) {
-            if !is_filler(&word) {
+            if !is_filler(&word) && !in_dotted(&word) {
                 push(word, &mut out);
             }
         }
@@ -104,9 +133,10 @@ pub fn query_terms(question: &str) -> Vec<String> {
 /// The FTS5 query for `terms`: each quoted (so no operator or punctuation of the user's
 /// reaches `MATCH`), OR-ed; `None` when nothing is left to search for.
 pub fn fts_query(terms: &[String]) -> Option<String> {
+    // A dotted term is a phrase of its parts (the index's tokenizer splits at dots).
     let quoted: Vec<String> = terms
         .iter()
-        .map(|t| format!("\"{}\"", t.replace('"', "")))
+        .map(|t| format!("\"{}\"", t.replace('"', "").replace('.', " ")))
         .filter(|q| q.len() > 2)
         .collect();
     (!quoted.is_empty()).then(|| quoted.join(" OR "))
@@ -155,8 +185,59 @@ const KEYWORDS: &[&str] = &[
     "where",
 ];
 
-/// The identifiers of a definition's first line (its `names` column, weighted above the
-/// body): every name on it but the language's keywords.
+/// Words after which a definition's own name follows (`fn NAME`, `typedef struct NAME`).
+const NAMERS: &[&str] = &[
+    "fn", "struct", "enum", "union", "trait", "type", "mod", "def", "class", "func",
+    "function", "interface", "module", "const", "static", "object", "record", "typedef",
+    "namespace", "impl", "let", "var",
+];
+
+/// The names a definition's first line defines (its `names` column, weighted above the
+/// body): the word after a definer (`fn parse_args`, `class Signer`, `typedef struct
+/// cJSON`, both types of `impl Display for Printer`), else the last word before the first
+/// parenthesis (a C function's head); every name on the line when neither is found.
+pub fn defined_names(line: &str) -> Vec<String> {
+    let words: Vec<&str> = tokens(line).collect();
+    let mut out: Vec<String> = Vec::new();
+    let add = |w: &str, out: &mut Vec<String>| {
+        if !out.iter().any(|o| o == w) {
+            out.push(w.to_string());
+        }
+    };
+    for (i, w) in words.iter().enumerate() {
+        if NAMERS.contains(w) {
+            let next = words[i + 1..]
+                .iter()
+                .find(|n| !KEYWORDS.contains(n) && !NAMERS.contains(n));
+            if let Some(next) = next {
+                add(next, &mut out);
+            }
+        }
+    }
+    if let Some((_, target)) = line.trim_start().strip_prefix("impl").and_then(|l| l.split_once(" for ")) {
+        if let Some(t) = tokens(target).next() {
+            add(t, &mut out);
+        }
+    }
+    if out.is_empty() && line.contains('(') {
+        let head = line.split('(').next().unwrap_or("");
+        let head = if head.trim().is_empty() {
+            // A Go method: `func (r *T) Name(`.
+            line.splitn(3, ')').nth(1).and_then(|r| r.split('(').next()).unwrap_or("")
+        } else {
+            head
+        };
+        if let Some(name) = tokens(head).last().filter(|n| !KEYWORDS.contains(n)) {
+            add(name, &mut out);
+        }
+    }
+    if out.is_empty() {
+        return names_in(line);
+    }
+    out
+}
+
+/// Every name on a line but the language's keywords.
 pub fn names_in(line: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for t in tokens(line).filter(|t| t.len() > 1 && !t.starts_with('-')) {
@@ -197,6 +278,17 @@ mod tests {
     }
 
     #[test]
+    fn versions_and_members_are_searched_whole() {
+        let t = query_terms("When was Express 5.0.1 released?");
+        assert_eq!(t[0], "5.0.1");
+        assert!(!t.contains(&"5".to_string()) && !t.contains(&"1".to_string()), "{t:?}");
+        let t = query_terms("What error do I get if I call app.use() without a function?");
+        assert_eq!(t[0], "app.use");
+        assert!(!t.contains(&"app".to_string()), "{t:?}");
+        assert_eq!(fts_query(&["5.0.1".into()]).unwrap(), "\"5 0 1\"");
+    }
+
+    #[test]
     fn punctuation_never_reaches_match() {
         let q = fts_query(&query_terms("what's \"retry\": (policy) ? b* OR c")).unwrap();
         assert!(
@@ -204,6 +296,16 @@ mod tests {
             "{q}"
         );
         assert_eq!(fts_query(&query_terms("what is the?")), None);
+    }
+
+    #[test]
+    fn a_definition_names_what_it_defines() {
+        assert_eq!(defined_names("pub fn parse_args(x: u32) -> Args {"), ["parse_args"]);
+        assert_eq!(defined_names("typedef struct cJSON"), ["cJSON"]);
+        assert_eq!(defined_names("class Signer(object):"), ["Signer"]);
+        assert_eq!(defined_names("impl fmt::Display for Printer {"), ["fmt", "Printer"]);
+        assert_eq!(defined_names("static int helper(int a)"), ["helper"]);
+        assert_eq!(defined_names("func (l *Logger) WithField(key string) *Entry {"), ["Logger", "WithField"]);
     }
 
     #[test]

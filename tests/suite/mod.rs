@@ -7,6 +7,7 @@ mod config;
 mod disk_full;
 mod embedder;
 mod engine;
+mod evidence;
 mod faults;
 mod files;
 mod files_model;

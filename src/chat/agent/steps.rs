@@ -219,7 +219,8 @@ fn gist(text: &str) -> String {
 /// the answer. `None` in a conversation's first turn.
 pub(super) fn previous_exchange(turns: &[Message], tools: &[ToolInfo]) -> Option<String> {
     let asked_at = turns.iter().rposition(|m| m.role == Role::User)?;
-    let asked = clip(turns[asked_at].content.trim(), GIST_CHARS / 2);
+    let words = crate::evidence::block::words_of(&turns[asked_at].content);
+    let asked = clip(words.trim(), GIST_CHARS / 2);
     let after = &turns[asked_at + 1..];
     let path = previous_path(turns, tools);
     let answer = after

@@ -52,7 +52,7 @@ pub fn about_change(registry: &Registry, words: &str) -> Option<Route> {
 /// what the first git commit changed." in the agent benchmark, the 1.5B's router chose
 /// `git` in one run and `read_file` in another (`.git/refs/heads/main`, refused), the
 /// kept instructions' cells in another order.
-fn names_a_commit(words: &str) -> bool {
+pub fn names_a_commit(words: &str) -> bool {
     let tokens: Vec<&str> = words
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
