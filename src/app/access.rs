@@ -281,16 +281,6 @@ impl App {
         let dir = self.route_dir();
         let saved = self.route_saved(&dir);
         let hinted = self.with_hints(request, None, &mut |_| {});
-        if hinted.remembered && route::asks_a_question(request) {
-            return Ok(Some(Route::Answer));
-        }
-        if let Some(search) = route::about_identifier(
-            &self.tools,
-            request,
-            &crate::workspace_map::named::named_in(&hinted.text),
-        ) {
-            return Ok(Some(search));
-        }
         route::choose(
             self.engine.as_mut(),
             &self.tools,

@@ -427,10 +427,7 @@ pub mod asked;
 mod rules;
 mod skills;
 
-pub use rules::{
-    about_change, about_code, about_conventional_file, about_identifier, about_place,
-    about_purpose, about_release, names_a_commit, purpose_of, told_to_remember,
-};
+pub use rules::{about_change, names_a_commit, purpose_of, told_to_remember};
 
 #[cfg(test)]
 mod tests;

@@ -78,6 +78,8 @@ pub fn run(options: &AppOptions, cmd: EvidenceCommand) -> Result<ExitCode> {
             let budget = budget.unwrap_or_else(|| {
                 harvey::memory::recall::budget(n_ctx, config.tools.evidence_pct)
             });
+            // The tokenizer loads at its first count: not part of the retrieval's time.
+            harvey::tokens::TokenCounter::count_tokens(&vocab, "warm");
             let started = Instant::now();
             let block = index.gather(&question, budget, &vocab)?;
             let ms = started.elapsed().as_secs_f64() * 1000.0;

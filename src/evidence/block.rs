@@ -16,7 +16,7 @@ pub const HEADER: &str = "[evidence: snippets of this workspace's files, git his
 /// What the model is asked after the question: to answer from the block, briefly, with
 /// its source. Last, next to where the answer begins (small models follow the nearest
 /// instruction).
-pub const ANSWER_NOTE: &str = "(Answer from the evidence above in one or two sentences and name the file or commit it came from. If the evidence does not answer the question, call a tool instead.)";
+pub const ANSWER_NOTE: &str = "(Answer the question from the evidence above in one or two sentences, then name the file or commit the answer came from. If the evidence does not answer it, call a tool instead.)";
 
 /// The user's own words of a message sent with a block (`block`, a blank line, the words,
 /// [`ANSWER_NOTE`]); any other message as it is.
@@ -123,7 +123,11 @@ pub fn fit(hits: &[Hit], terms: &[String], budget: usize, counter: &dyn TokenCou
         let seen = per_source.entry(hit.source.as_str()).or_default();
         let is_commit = hit.kind == "commit";
         let over = *seen >= MAX_PER_SOURCE || (is_commit && commits >= MAX_COMMITS);
-        let floor = if is_commit { COMMIT_RELATIVE } else { MIN_RELATIVE };
+        let floor = if is_commit {
+            COMMIT_RELATIVE
+        } else {
+            MIN_RELATIVE
+        };
         if over || hit.score < best * floor {
             block.skipped += 1;
             continue;
@@ -302,13 +306,32 @@ mod tests {
 
     #[test]
     fn a_series_of_like_commits_shows_its_newest() {
-        let mut old = hit("commit:aaaaaaa1", "commit", "commit aaaaaaa: Update version to 1.7.13", 9.0);
+        let mut old = hit(
+            "commit:aaaaaaa1",
+            "commit",
+            "commit aaaaaaa: Update version to 1.7.13",
+            9.0,
+        );
         old.heading = "Update version to 1.7.13".into();
         old.written = 20200402;
-        let mut new = hit("commit:bbbbbbb2", "commit", "commit bbbbbbb: Update version to 1.7.14", 8.5);
+        let mut new = hit(
+            "commit:bbbbbbb2",
+            "commit",
+            "commit bbbbbbb: Update version to 1.7.14",
+            8.5,
+        );
         new.heading = "Update version to 1.7.14".into();
         new.written = 20200903;
-        let b = fit(&[old, new, hit("file:CMakeLists.txt", "config", "VERSION 1.7.19", 8.0)], &[], 500, &Words);
+        let b = fit(
+            &[
+                old,
+                new,
+                hit("file:CMakeLists.txt", "config", "VERSION 1.7.19", 8.0),
+            ],
+            &[],
+            500,
+            &Words,
+        );
         let sources: Vec<&str> = b.snippets.iter().map(|s| s.source.as_str()).collect();
         assert_eq!(sources, ["commit bbbbbbb", "CMakeLists.txt:10-10"]);
     }

@@ -27,7 +27,13 @@ pub struct Commit {
     pub subject: String,
     pub body: String,
     pub files: Vec<String>,
+    /// The compound names (`cJSON_SetBoolValue`, `max_retries`) on the lines it added:
+    /// searched, never shown, so "who added X" finds the commit whose subject never says X.
+    pub added: Vec<String>,
 }
+
+/// Most added names kept per commit.
+const MAX_ADDED: usize = 200;
 
 impl Commit {
     /// The seven-character hash a snippet names.
@@ -105,7 +111,61 @@ pub fn commits(root: &Path, since: Option<&str>, head: &str) -> Option<Vec<Commi
         "--",
     ];
     let out = crate::command::git::quiet(root, &args, TIMEOUT)?;
-    Some(parse(&String::from_utf8_lossy(&out)))
+    let mut commits = parse(&String::from_utf8_lossy(&out));
+    if let Some(added) = added_names(root, &range, &max) {
+        for c in &mut commits {
+            if let Some(names) = added.get(&c.hash) {
+                c.added = names.clone();
+            }
+        }
+    }
+    Some(commits)
+}
+
+/// The compound names on each commit's added lines, by hash: one `git log -p` with no
+/// context lines over the same range (about 1 s for 6,000 commits); `None` when git fails.
+fn added_names(
+    root: &Path,
+    range: &str,
+    max: &str,
+) -> Option<std::collections::HashMap<String, Vec<String>>> {
+    let args = [
+        "log",
+        "--no-color",
+        "--no-renames",
+        "--no-ext-diff",
+        "--no-textconv",
+        "-p",
+        "--unified=0",
+        "--format=%x1e%H",
+        max,
+        range,
+        "--",
+    ];
+    let out = crate::command::git::quiet(root, &args, TIMEOUT)?;
+    Some(parse_added(&String::from_utf8_lossy(&out)))
+}
+
+/// Added names per commit from `git log -p --format=%x1e%H` output.
+pub fn parse_added(text: &str) -> std::collections::HashMap<String, Vec<String>> {
+    let mut out = std::collections::HashMap::new();
+    for record in text.split('\u{1e}') {
+        let mut lines = record.lines();
+        let Some(hash) = lines.next().map(str::trim).filter(|h| h.len() >= 7) else {
+            continue;
+        };
+        let mut names: Vec<String> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        for line in lines.filter(|l| l.starts_with('+') && !l.starts_with("+++")) {
+            for name in super::terms::compound_names(&line[1..]) {
+                if names.len() < MAX_ADDED && seen.insert(name.clone()) {
+                    names.push(name);
+                }
+            }
+        }
+        out.insert(hash.to_string(), names);
+    }
+    out
 }
 
 /// Commits from `git log` output in the format [`commits`] asks for.
@@ -133,6 +193,7 @@ pub fn parse(text: &str) -> Vec<Commit> {
                 subject,
                 body,
                 files,
+                added: Vec::new(),
             })
         })
         .collect()
@@ -157,6 +218,17 @@ mod tests {
             c[1].text(),
             "commit bbbbbbb (2023-01-02, Bo): Initial commit\nfiles: src/main.rs"
         );
+    }
+
+    #[test]
+    fn the_names_a_commit_added_are_read_from_its_patch() {
+        let log = "\u{1e}aaaaaaaaaa\n\ndiff --git a/x.c b/x.c\n+++ b/x.c\n@@ -1 +1 @@\n-old_name();\n+CJSON_PUBLIC(void) cJSON_SetBoolValue(cJSON *item)\n+plain words here\n\u{1e}bbbbbbbbbb\n";
+        let added = parse_added(log);
+        assert_eq!(
+            added["aaaaaaaaaa"],
+            ["CJSON_PUBLIC", "cJSON_SetBoolValue", "cJSON"]
+        );
+        assert!(added["bbbbbbbbbb"].is_empty());
     }
 
     #[test]

@@ -43,8 +43,17 @@ const POOL: usize = 30;
 const COMMIT_POOL: usize = 10;
 
 /// A commit's score against a file's: a commit is a few words, so each of its matches
-/// weighs more under bm25 than the same match in a file's chunk.
+/// weighs more under bm25 than the same match in a file's chunk. Lower still when the
+/// question does not speak of history at all (a commit, a change, who or when): then the
+/// files as they are answer it ("Which version is this?" was answered from a commit of
+/// 2011 that bumped the version to 0.20).
 const COMMIT_PRIOR: f64 = 0.7;
+const COMMIT_PRIOR_NO_HISTORY: f64 = 0.4;
+
+/// Each folder between the workspace's top and a file costs its score this share: the
+/// project's own top-level files over a vendored test suite's (cJSON's license question
+/// found `tests/json-patch-tests/README.md`'s Apache license before `LICENSE`).
+const DEPTH_PRIOR: f64 = 0.93;
 
 /// A test's chunk against the code it tests: both match the code's names, and the code
 /// says what it does.
@@ -288,13 +297,29 @@ impl Index {
             });
         };
         let kinds = ["code", "doc", "config", "text", "memory", "session"];
-        let mut hits = self.tables.search(&query, &kinds, POOL).map_err(self.err())?;
-        hits.extend(self.tables.search(&query, &["commit"], COMMIT_POOL).map_err(self.err())?);
+        let mut hits = self
+            .tables
+            .search(&query, &kinds, POOL)
+            .map_err(self.err())?;
+        hits.extend(
+            self.tables
+                .search(&query, &["commit"], COMMIT_POOL)
+                .map_err(self.err())?,
+        );
+        let commit_prior = if crate::chat::route::asked::speaks_of_history(question) {
+            COMMIT_PRIOR
+        } else {
+            COMMIT_PRIOR_NO_HISTORY
+        };
         for h in &mut hits {
             if h.kind == "commit" {
-                h.score *= COMMIT_PRIOR;
-            } else if is_test_path(h.source.trim_start_matches("file:")) {
-                h.score *= TEST_PRIOR;
+                h.score *= commit_prior;
+            } else if let Some(path) = h.source.strip_prefix("file:") {
+                let depth = path.matches('/').count() as i32;
+                h.score *= DEPTH_PRIOR.powi(depth);
+                if is_test_path(path) {
+                    h.score *= TEST_PRIOR;
+                }
             }
         }
         hits.sort_by(|a, b| b.score.total_cmp(&a.score));
@@ -321,12 +346,12 @@ impl Index {
 fn is_test_path(path: &str) -> bool {
     let lower = path.to_ascii_lowercase();
     let name = lower.rsplit('/').next().unwrap_or(&lower);
-    lower
-        .split('/')
-        .rev()
-        .skip(1)
-        .any(|d| matches!(d, "test" | "tests" | "spec" | "specs" | "__tests__" | "testing"))
-        || name.starts_with("test_")
+    lower.split('/').rev().skip(1).any(|d| {
+        matches!(
+            d,
+            "test" | "tests" | "spec" | "specs" | "__tests__" | "testing"
+        )
+    }) || name.starts_with("test_")
         || name.contains("_test.")
         || name.contains(".test.")
         || name.contains(".spec.")
@@ -364,7 +389,7 @@ fn commit_unit(c: &history::Commit) -> NewUnit {
         heading: c.subject.clone(),
         names: c.author.clone(),
         path: String::new(),
-        extra: terms::split_forms(&c.body),
+        extra: format!("{} {}", terms::split_forms(&c.body), c.added.join(" ")),
         text: c.text(),
         // `YYYYMMDD`: orders commits by day.
         written: c.date.replace('-', "").parse().unwrap_or(0),

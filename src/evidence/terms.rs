@@ -26,6 +26,15 @@ fn is_compound(token: &str) -> bool {
             .any(|w| w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase())
 }
 
+/// The compound names in `text` (`cJSON_SetBoolValue`, `max_retries`, `--dry-run`), in
+/// order, with repeats.
+pub fn compound_names(text: &str) -> Vec<String> {
+    tokens(text)
+        .filter(|t| is_compound(t) && t.len() > 3)
+        .map(str::to_string)
+        .collect()
+}
+
 /// The split forms of the compound names in `text`, each once, space-separated: appended
 /// to a chunk's searchable text beside the text itself.
 pub fn split_forms(text: &str) -> String {
@@ -187,9 +196,28 @@ const KEYWORDS: &[&str] = &[
 
 /// Words after which a definition's own name follows (`fn NAME`, `typedef struct NAME`).
 const NAMERS: &[&str] = &[
-    "fn", "struct", "enum", "union", "trait", "type", "mod", "def", "class", "func",
-    "function", "interface", "module", "const", "static", "object", "record", "typedef",
-    "namespace", "impl", "let", "var",
+    "fn",
+    "struct",
+    "enum",
+    "union",
+    "trait",
+    "type",
+    "mod",
+    "def",
+    "class",
+    "func",
+    "function",
+    "interface",
+    "module",
+    "const",
+    "static",
+    "object",
+    "record",
+    "typedef",
+    "namespace",
+    "impl",
+    "let",
+    "var",
 ];
 
 /// The names a definition's first line defines (its `names` column, weighted above the
@@ -197,8 +225,18 @@ const NAMERS: &[&str] = &[
 /// cJSON`, both types of `impl Display for Printer`), else the last word before the first
 /// parenthesis (a C function's head); every name on the line when neither is found.
 pub fn defined_names(line: &str) -> Vec<String> {
-    let words: Vec<&str> = tokens(line).collect();
     let mut out: Vec<String> = Vec::new();
+    // A Go method, `func (l *Logger) WithField(…)`: its name, then its receiver's type.
+    if let Some((recv, after)) = line
+        .trim_start()
+        .strip_prefix("func (")
+        .and_then(|r| r.split_once(')'))
+    {
+        out.extend(tokens(after).next().map(str::to_string));
+        out.extend(tokens(recv).last().map(str::to_string));
+        return out;
+    }
+    let words: Vec<&str> = tokens(line).collect();
     let add = |w: &str, out: &mut Vec<String>| {
         if !out.iter().any(|o| o == w) {
             out.push(w.to_string());
@@ -214,7 +252,11 @@ pub fn defined_names(line: &str) -> Vec<String> {
             }
         }
     }
-    if let Some((_, target)) = line.trim_start().strip_prefix("impl").and_then(|l| l.split_once(" for ")) {
+    if let Some((_, target)) = line
+        .trim_start()
+        .strip_prefix("impl")
+        .and_then(|l| l.split_once(" for "))
+    {
         if let Some(t) = tokens(target).next() {
             add(t, &mut out);
         }
@@ -223,7 +265,10 @@ pub fn defined_names(line: &str) -> Vec<String> {
         let head = line.split('(').next().unwrap_or("");
         let head = if head.trim().is_empty() {
             // A Go method: `func (r *T) Name(`.
-            line.splitn(3, ')').nth(1).and_then(|r| r.split('(').next()).unwrap_or("")
+            line.splitn(3, ')')
+                .nth(1)
+                .and_then(|r| r.split('(').next())
+                .unwrap_or("")
         } else {
             head
         };
@@ -272,7 +317,7 @@ mod tests {
         assert!(t.contains(&"flag".to_string()));
         assert!(!t.contains(&"the".to_string()) && !t.contains(&"what".to_string()));
         let t = query_terms("Where is RetryPolicy defined?");
-        assert_eq!(t, ["retrypolicy", "retry", "policy", "defined"]);
+        assert_eq!(t, ["retrypolicy", "retry", "policy"]);
         let t = query_terms("which env var sets APP_LOG_LEVEL");
         assert!(t.contains(&"app_log_level".to_string()), "{t:?}");
     }
@@ -281,7 +326,10 @@ mod tests {
     fn versions_and_members_are_searched_whole() {
         let t = query_terms("When was Express 5.0.1 released?");
         assert_eq!(t[0], "5.0.1");
-        assert!(!t.contains(&"5".to_string()) && !t.contains(&"1".to_string()), "{t:?}");
+        assert!(
+            !t.contains(&"5".to_string()) && !t.contains(&"1".to_string()),
+            "{t:?}"
+        );
         let t = query_terms("What error do I get if I call app.use() without a function?");
         assert_eq!(t[0], "app.use");
         assert!(!t.contains(&"app".to_string()), "{t:?}");
@@ -300,12 +348,21 @@ mod tests {
 
     #[test]
     fn a_definition_names_what_it_defines() {
-        assert_eq!(defined_names("pub fn parse_args(x: u32) -> Args {"), ["parse_args"]);
+        assert_eq!(
+            defined_names("pub fn parse_args(x: u32) -> Args {"),
+            ["parse_args"]
+        );
         assert_eq!(defined_names("typedef struct cJSON"), ["cJSON"]);
         assert_eq!(defined_names("class Signer(object):"), ["Signer"]);
-        assert_eq!(defined_names("impl fmt::Display for Printer {"), ["fmt", "Printer"]);
+        assert_eq!(
+            defined_names("impl fmt::Display for Printer {"),
+            ["fmt", "Printer"]
+        );
         assert_eq!(defined_names("static int helper(int a)"), ["helper"]);
-        assert_eq!(defined_names("func (l *Logger) WithField(key string) *Entry {"), ["Logger", "WithField"]);
+        assert_eq!(
+            defined_names("func (l *Logger) WithField(key string) *Entry {"),
+            ["WithField", "Logger"]
+        );
     }
 
     #[test]

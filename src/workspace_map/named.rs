@@ -192,23 +192,6 @@ pub fn asks_about_code(request: &str) -> bool {
         .any(|w| CODE_WORDS.contains(&w.as_str()))
 }
 
-/// Whether `request` asks about this project's code ([`asks_about_code`]) by pointing at
-/// it: a code word with "the", "this", "our", "its", "which" or "your" at most one word
-/// before it ("the default nesting limit", "the Signer class"). "What is a trait in
-/// Rust?" asks about the language, not the workspace.
-pub fn points_at_code(request: &str) -> bool {
-    let words = crate::text::words::name_words(request);
-    let pointing = |w: &String| {
-        matches!(
-            w.as_str(),
-            "the" | "this" | "our" | "its" | "which" | "your"
-        )
-    };
-    words.iter().enumerate().any(|(i, w)| {
-        CODE_WORDS.contains(&w.as_str()) && words[i.saturating_sub(2)..i].iter().any(pointing)
-    })
-}
-
 /// The project's README at the top of the workspace.
 fn is_readme(path: &str) -> bool {
     let lower = path.to_ascii_lowercase();
@@ -430,17 +413,6 @@ pub fn is_changelog(path: &str) -> bool {
         && ["change", "history", "news", "release"]
             .iter()
             .any(|s| name.starts_with(s))
-}
-
-/// Whether `request` asks for what a conventional document or manifest says (a version,
-/// a license, a release, what it depends on), not a setting: such a question is the
-/// file's, even where it names the project as code writes it ("What version of cJSON is
-/// this?").
-pub fn asks_a_conventional_file(request: &str) -> bool {
-    let config = stem("config");
-    conventional(request)
-        .iter()
-        .any(|n| *n != config && *n != stem("settings"))
 }
 
 /// The name words (stemmed) of the conventional files for what `request` asks about.

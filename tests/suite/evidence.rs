@@ -25,7 +25,13 @@ fn a_workspace_question_is_answered_from_evidence_whose_sources_exist() {
     let out = harvey(root)
         .args(["-m"])
         .arg(qwen_path())
-        .args(["run", "--json", "--max-tokens", "64", "Which port is used if I never set TIDEPOOL_PORT?"])
+        .args([
+            "run",
+            "--json",
+            "--max-tokens",
+            "64",
+            "Which port is used if I never set TIDEPOOL_PORT?",
+        ])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -38,20 +44,41 @@ fn a_workspace_question_is_answered_from_evidence_whose_sources_exist() {
         .collect();
     assert!(!sources.is_empty());
     for source in &sources {
-        let (path, lines) = source.split_once(':').expect("a file source names its lines");
-        let body = std::fs::read_to_string(root.join(path)).unwrap_or_else(|_| panic!("{source} is no file of the workspace"));
+        let (path, lines) = source
+            .split_once(':')
+            .expect("a file source names its lines");
+        let body = std::fs::read_to_string(root.join(path))
+            .unwrap_or_else(|_| panic!("{source} is no file of the workspace"));
         let (first, last) = lines.split_once('-').unwrap();
         let (first, last): (usize, usize) = (first.parse().unwrap(), last.parse().unwrap());
-        assert!(1 <= first && first <= last && last <= body.lines().count(), "{source}");
-        assert!(!path.ends_with(".svg") && !path.starts_with("agents/"), "{source}");
+        assert!(
+            1 <= first && first <= last && last <= body.lines().count(),
+            "{source}"
+        );
+        assert!(
+            !path.ends_with(".svg") && !path.starts_with("agents/"),
+            "{source}"
+        );
     }
     assert!(v["evidence"]["tokens"].as_u64().unwrap() <= v["evidence"]["budget"].as_u64().unwrap());
     let steps = v["steps"].as_array().unwrap();
     assert!(steps.iter().any(|s| s["kind"] == "evidence"));
     // The model chose the first step itself: no router model was asked.
-    assert!(steps.iter().all(|s| s["kind"] != "router" || s["what"] == "evidence"), "{steps:?}");
+    assert!(
+        steps
+            .iter()
+            .all(|s| s["kind"] != "router" || s["what"] == "evidence"),
+        "{steps:?}"
+    );
     let reply = v["reply"].as_str().unwrap();
     assert!(!reply.trim().is_empty());
-    assert!(!reply.contains("<|im_") && !reply.contains("[evidence"), "{reply}");
-    assert!(["end_of_generation", "max_tokens", "stop_string"].contains(&v["stop"].as_str().unwrap()), "{}", v["stop"]);
+    assert!(
+        !reply.contains("<|im_") && !reply.contains("[evidence"),
+        "{reply}"
+    );
+    assert!(
+        ["end_of_generation", "max_tokens", "stop_string"].contains(&v["stop"].as_str().unwrap()),
+        "{}",
+        v["stop"]
+    );
 }

@@ -1,10 +1,10 @@
-//! Memory first (issue 44): a memory about the request rides with it, to the router and
-//! the model, as `(already known: …)`; a request no memory speaks to goes alone. Scripted
-//! engine: what is asserted is what the model and the router were shown.
+//! Memory ranked, not a gate: a memory about a question rides with it in the question's
+//! `[evidence]` block, ranked with the workspace's files, and the model answers with no
+//! router; a question no memory speaks to is sent without the memory; with memory off
+//! no memory is in the block. Scripted engine: what is asserted is what the model and the
+//! router were shown.
 
 use harvey::app::App;
-use harvey::chat::agent::TurnEvent;
-use harvey::chat::route::Route;
 use harvey::config::{Config, Embedder, RouteMode};
 use harvey::engine::scripted::{Call, ScriptedEngine};
 
@@ -66,120 +66,67 @@ fn seen_since(log: &std::sync::Mutex<Vec<Call>>, from: usize) -> (Vec<String>, V
     (texts(router), texts(chat))
 }
 
-fn assert_hinted(shown: &str, request: &str) {
-    assert!(
-        shown.contains(&format!("{request}\n(already known: ")),
-        "{shown}"
-    );
-    assert!(shown.contains("cargo publish"), "{shown}");
+/// The user message of the chat call that carried `request`.
+fn sent_with<'a>(chat: &'a [String], request: &str) -> &'a str {
+    chat.iter()
+        .find(|m| m.contains(request))
+        .unwrap_or_else(|| panic!("{request:?} was never sent: {chat:?}"))
 }
 
 #[test]
-fn a_question_a_memory_answers_goes_to_the_model_with_it_and_no_router() {
+fn a_question_a_memory_answers_goes_to_the_model_with_it_in_the_evidence_and_no_router() {
     let ws = tempfile::tempdir().unwrap();
-    let none = harvey::chat::route::Wording::PLAIN.none;
-    let (mut app, log) = app_with_fact(
-        ws.path(),
-        &[
-            "Bump",
-            " the version, tag it, cargo publish.",
-            none,
-            "Done",
-            ".",
-            none,
-            "51",
-            ".",
-        ],
-        true,
-    );
+    let replies = ["Bump the version, tag it, cargo publish."; 6];
+    let (mut app, log) = app_with_fact(ws.path(), &replies, true);
     let before = log.lock().unwrap().len();
-    let mut notices = Vec::new();
     let question = "How are releases done?";
-    let turn = app
-        .agent_turn(question, &mut |e| {
-            if let TurnEvent::Notice(n) = e {
-                notices.push(n);
-            }
-        })
-        .unwrap();
-    assert_eq!(turn.route, Some(Route::Answer));
-    assert!(turn.calls.is_empty());
+    let turn = app.agent_turn(question, &mut |_| {}).unwrap();
+    assert_eq!(turn.route, None, "the model chose the first step");
     let (router, chat) = seen_since(&log, before);
     assert!(
         router.is_empty(),
-        "no router for a question memory answers: {router:?}"
+        "no router for a question with evidence: {router:?}"
     );
-    assert!(!chat.is_empty());
-    chat.iter().for_each(|shown| assert_hinted(shown, question));
+    let shown = sent_with(&chat, question);
+    let block = shown.split(question).next().unwrap();
+    assert!(block.starts_with("[evidence:"), "{shown}");
     assert!(
-        notices.iter().any(|n| n.starts_with("remembered: ")),
-        "{notices:?}"
+        block.contains("--- memory project_fact_") && block.contains("cargo publish"),
+        "{shown}"
     );
-
-    // Not a question: the router chooses, shown the memory too.
-    let before = log.lock().unwrap().len();
-    let asked = "Releases, please.";
-    app.agent_turn(asked, &mut |_| {}).unwrap();
-    let (router, chat) = seen_since(&log, before);
-    assert_eq!(router.len(), 1, "{router:?}");
-    router
-        .iter()
-        .chain(&chat)
-        .for_each(|shown| assert_hinted(shown, asked));
-
-    // A request no memory speaks to goes alone.
-    let before = log.lock().unwrap().len();
-    app.agent_turn("What is 17 times 3?", &mut |_| {}).unwrap();
-    let seen = user_messages(&log, before);
-    assert!(!seen.is_empty());
-    for (_, shown) in seen {
-        assert!(shown.contains("What is 17 times 3?"), "{shown}");
-        assert!(!shown.contains("3?\n(already known"), "{shown}");
-    }
+    assert!(!shown.contains("(already known"), "{shown}");
 }
 
 #[test]
-fn no_hint_when_memory_is_off() {
+fn a_question_no_memory_speaks_to_is_sent_without_it() {
+    let ws = tempfile::tempdir().unwrap();
+    let replies = ["51."; 6];
+    let (mut app, log) = app_with_fact(ws.path(), &replies, true);
+    let before = log.lock().unwrap().len();
+    app.agent_turn("What is 17 times 3?", &mut |_| {}).unwrap();
+    let (_, chat) = seen_since(&log, before);
+    let shown = sent_with(&chat, "What is 17 times 3?");
+    let request = shown.split("What is 17 times 3?").next().unwrap();
+    assert!(
+        !request.contains("[evidence:") || !request.contains("--- memory"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn no_memory_in_the_evidence_when_memory_is_off() {
     let ws = tempfile::tempdir().unwrap();
     let none = harvey::chat::route::Wording::PLAIN.none;
-    let (mut app, log) = app_with_fact(ws.path(), &[none, "Tag", " it."], false);
+    let (mut app, log) = app_with_fact(ws.path(), &[none, "Tag it.", "Tag it.", "Tag it."], false);
     let before = log.lock().unwrap().len();
     app.agent_turn("How do we cut a new release?", &mut |_| {})
         .unwrap();
     let seen = user_messages(&log, before);
     assert!(!seen.is_empty());
     for (_, shown) in seen {
-        assert!(!shown.contains("already known"), "{shown}");
+        assert!(
+            !shown.contains("--- memory") && !shown.contains("cargo publish"),
+            "{shown}"
+        );
     }
-}
-
-#[test]
-fn a_reply_that_repeats_the_note_is_replaced_by_the_memory_it_pointed_at() {
-    let ws = tempfile::tempdir().unwrap();
-    let (mut app, _log) = app_with_fact(
-        ws.path(),
-        &[
-            "Yes",
-            ", the line after the request answers this: answer from it in plain text.",
-        ],
-        true,
-    );
-    let mut notices = Vec::new();
-    let turn = app
-        .agent_turn("How are releases done?", &mut |e| {
-            if let TurnEvent::Notice(n) = e {
-                notices.push(n);
-            }
-        })
-        .unwrap();
-    let reply = &turn.completion.text;
-    assert!(reply.starts_with("From what is already known: "), "{reply}");
-    assert!(reply.contains("cargo publish"), "{reply}");
-    assert!(!reply.contains("line after the request"), "{reply}");
-    assert!(
-        notices
-            .iter()
-            .any(|n| n.contains("repeated harvey's instructions")),
-        "{notices:?}"
-    );
 }

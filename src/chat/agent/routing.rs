@@ -1,6 +1,7 @@
 //! The router's part of a turn: the first step (a skill the user's words ask for, a
-//! memory write they ask for, an answer from a memory shown with a question, or the
-//! router's choice) and the next step after a routed call, each sent as a timed step.
+//! memory write they ask for, the model's own choice when the question came with its
+//! evidence, git for a commit named by its place, or the router's choice) and the next
+//! step after a routed call, each sent as a timed step.
 
 use crate::chat::route::{self, Route};
 use crate::engine::{Engine, GenerateOptions};
@@ -44,16 +45,7 @@ pub(super) fn first_step(
                 Step::timed(StepKind::Router, "evidence", std::time::Instant::now()).send(on_event);
                 return Ok(None);
             }
-            if set.remembered && route::asks_a_question(set.request) {
-                // Memory first: asked with a routed step, the 1.5B sent "How do we cut a
-                // new release?" to git with the procedure in view; told in the router's
-                // prompt that such a line answers, it sent two git questions to
-                // read_file (docs/benchmarks.md, "Memory first").
-                Step::timed(StepKind::Router, "already known", std::time::Instant::now())
-                    .send(on_event);
-                return Ok(Some(Route::Answer));
-            }
-            if let Some((label, step)) = known_step(set, request) {
+            if let Some((label, step)) = known_step(set) {
                 Step::timed(StepKind::Router, label, std::time::Instant::now()).send(on_event);
                 return Ok(Some(step));
             }
@@ -64,30 +56,11 @@ pub(super) fn first_step(
     }
 }
 
-/// The first step the rules of [`route`] know without the router model, in their order,
-/// with the label its step is timed under; `None` leaves the choice to the router.
-/// `request` is the router's (hint lines included), `set.request` the user's own words.
-fn known_step(set: &ToolSet<'_>, request: &str) -> Option<(&'static str, Route)> {
-    let (registry, words) = (set.registry, set.request);
-    let named = crate::workspace_map::named::named_in(request);
-    let rules: [(&'static str, &dyn Fn() -> Option<Route>); 7] = [
-        ("who or when changed", &|| {
-            route::about_change(registry, words)
-        }),
-        ("release", &|| route::about_release(registry, request)),
-        ("identifier", &|| {
-            route::about_identifier(registry, words, &named)
-        }),
-        ("conventional file", &|| {
-            route::about_conventional_file(registry, words, &named)
-        }),
-        ("place", &|| route::about_place(registry, words, &named)),
-        ("code", &|| route::about_code(registry, words, &named)),
-        ("purpose", &|| route::about_purpose(registry, words, &named)),
-    ];
-    rules
-        .iter()
-        .find_map(|(label, rule)| rule().map(|step| (*label, step)))
+/// The first step [`route`] knows without the router model (a commit named by its
+/// place, who or when something changed: git), with the label its step is timed under;
+/// `None` leaves the choice to the router.
+fn known_step(set: &ToolSet<'_>) -> Option<(&'static str, Route)> {
+    route::about_change(set.registry, set.request).map(|step| ("who or when changed", step))
 }
 
 /// The router's choice for `request`, its time sent as a step.
