@@ -14,6 +14,28 @@ use super::App;
 use crate::chat::agent::{Step, StepKind, TurnEvent};
 use crate::evidence::{Block, Index, MemoryUnit, SessionUnit};
 
+/// Words that open a request for information without a question mark ("Explain how the
+/// parser works", "Tell me about the cache").
+const ASKING: &[&str] = &[
+    "what",
+    "which",
+    "who",
+    "whom",
+    "whose",
+    "when",
+    "where",
+    "why",
+    "how",
+    "explain",
+    "describe",
+    "tell",
+    "summarize",
+    "summarise",
+    "show",
+    "list",
+    "find",
+];
+
 /// Words that point back at the previous exchange: such a request is a follow-up, and
 /// its own words are no question to search for.
 const BACK_REFERENCES: &[&str] = &[
@@ -51,13 +73,18 @@ impl App {
         (!block.snippets.is_empty()).then_some(block)
     }
 
-    /// Whether `text` asks something the workspace may answer: not a task, not a memory
+    /// Whether `text` asks something the workspace may answer: a question (a question mark,
+    /// or a first word that asks), not a task, not a memory
     /// to keep, not a follow-up to the previous exchange, not a commit named by its place
     /// or counted (the git tool answers that exactly; who or when something changed is in the
     /// history the index holds).
     fn evidence_applies(&self, text: &str) -> bool {
         let registry = &self.tools;
-        if crate::chat::route::is_a_task(text)
+        let first = text.split_whitespace().next().unwrap_or("").to_lowercase();
+        let asks = text.contains('?')
+            || ASKING.contains(&first.trim_matches(|c: char| !c.is_alphanumeric()));
+        if !asks
+            || crate::chat::route::is_a_task(text)
             || crate::chat::route::told_to_remember(registry, text).is_some()
             || crate::chat::route::names_a_commit(&text.to_lowercase())
         {

@@ -255,12 +255,18 @@ impl App {
         self.abort.clear();
         let recall = self.first_message_recall(text, on_event);
         let mut gathered = Vec::new();
-        let evidence = self.evidence_for(text, &mut |e| {
-            if let TurnEvent::Step(s) = &e {
-                gathered.push(s.clone());
-            }
-            on_event(e)
-        });
+        // A skill's turn follows the skill's own instructions.
+        let plain = narrowed.is_none() && skill.is_none();
+        let evidence = plain
+            .then(|| {
+                self.evidence_for(text, &mut |e| {
+                    if let TurnEvent::Step(s) = &e {
+                        gathered.push(s.clone());
+                    }
+                    on_event(e)
+                })
+            })
+            .flatten();
         let recall: Vec<_> = recall.into_iter().chain(gathered).collect();
         let opts = self.generate_options();
         let rolling = &self.config.memory.rolling_summary;

@@ -66,9 +66,10 @@ fn seen_since(log: &std::sync::Mutex<Vec<Call>>, from: usize) -> (Vec<String>, V
     (texts(router), texts(chat))
 }
 
-/// The user message of the chat call that carried `request`.
+/// The user message that carried `request` (of the chat calls' user messages).
 fn sent_with<'a>(chat: &'a [String], request: &str) -> &'a str {
     chat.iter()
+        .flat_map(|m| m.split("\n---\n"))
         .find(|m| m.contains(request))
         .unwrap_or_else(|| panic!("{request:?} was never sent: {chat:?}"))
 }
