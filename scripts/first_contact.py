@@ -36,7 +36,7 @@ Use (from the project root):
 
     scripts/first_contact.py --check                       # validate the battery files only
     scripts/first_contact.py --model models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf \\
-        --repos /work/fc --split tune --out tune-new.json
+        --repos ../checkouts --split tune --out tune-new.json
     scripts/first_contact.py --model M --repos R --repo sharkdp+hexyl --kind version,license
     scripts/first_contact.py --model M --repos R --keep cache --out a.json  # keep agents/cache
     scripts/first_contact.py --compare old.json new.json    # two runs side by side
@@ -71,7 +71,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BATTERY_DIR = ROOT / "benches" / "first_contact"
-DEFAULT_MIRROR = Path("/work/.mirror")
+# Where bare copies of the repositories are looked for when a checkout is missing
+# (MIRROR/<owner>+<name>/repo); a checkout cloned by hand into REPOS needs none.
+DEFAULT_MIRROR = Path(os.environ.get("FIRST_CONTACT_MIRROR", str(ROOT / "target" / "first_contact" / "mirrors")))
 DEFAULT_REPOS = ROOT / "target" / "first_contact"
 
 COMMON_KINDS = (
@@ -596,7 +598,7 @@ def parse_args(argv):
                          "--mirror when missing (default: target/first_contact)")
     ap.add_argument("--mirror", default=str(DEFAULT_MIRROR),
                     help="where fetched mirrors are, MIRROR/<owner>+<name>/repo "
-                         "(default: /work/.mirror)")
+                         "(default: $FIRST_CONTACT_MIRROR, else target/first_contact/mirrors)")
     ap.add_argument("--batteries", default=str(BATTERY_DIR),
                     help="folder of <owner>+<name>.tsv files (default: benches/first_contact)")
     ap.add_argument("--split", choices=("tune", "measure", "all"), default="all")

@@ -155,33 +155,8 @@ fn units_at(lines: &[&str], starts: &[(usize, String, String)]) -> Vec<Unit> {
     out
 }
 
-/// Words a definition line may open with, after any modifiers.
-const DEFINERS: &[&str] = &[
-    "fn",
-    "struct",
-    "enum",
-    "impl",
-    "trait",
-    "type",
-    "mod",
-    "macro_rules!",
-    "def",
-    "class",
-    "func",
-    "function",
-    "interface",
-    "module",
-    "const",
-    "static",
-    "object",
-    "record",
-    "typedef",
-    "union",
-    "namespace",
-    "describe(",
-    "it(",
-    "test(",
-];
+/// Test blocks that open a unit as a definition does (`describe('x', …)`, `it('…')`).
+const TEST_OPENERS: &[&str] = &["describe(", "it(", "test("];
 
 /// Modifiers that may stand before a definer.
 const MODIFIERS: &[&str] = &[
@@ -220,10 +195,9 @@ fn is_definition(line: &str) -> bool {
     let Some(word) = words.next() else {
         return false;
     };
-    if DEFINERS
-        .iter()
-        .any(|d| word == *d || (d.ends_with('(') && word.starts_with(d)))
-    {
+    // A definer (`fn`, `class`, `typedef`; not `let` or `var`: a statement at the margin).
+    let definer = super::terms::NAMERS.contains(&word) && !matches!(word, "let" | "var");
+    if definer || word == "macro_rules!" || TEST_OPENERS.iter().any(|d| word.starts_with(d)) {
         return true;
     }
     // A function given a name by assignment at the margin (`app.use = function use(fn) {`,

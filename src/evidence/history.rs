@@ -199,6 +199,27 @@ pub fn parse(text: &str) -> Vec<Commit> {
         .collect()
 }
 
+/// A git runner in `dir` for tests: commits as "Ann Lee", unsigned; a failure fails the test.
+#[cfg(test)]
+pub(crate) fn git_in(dir: &Path) -> impl Fn(&[&str]) + '_ {
+    move |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .args([
+                "-c",
+                "user.name=Ann Lee",
+                "-c",
+                "user.email=a@x",
+                "-c",
+                "commit.gpgsign=false",
+            ])
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .is_ok_and(|o| o.status.success());
+        assert!(ok, "git {args:?}");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -234,24 +255,7 @@ mod tests {
     #[test]
     fn a_real_repository_is_read_and_then_read_on_from_its_last_commit() {
         let dir = tempfile::tempdir().unwrap();
-        let git = |args: &[&str]| {
-            let ok = std::process::Command::new("git")
-                .args([
-                    "-c",
-                    "user.name=Ann Lee",
-                    "-c",
-                    "user.email=a@x",
-                    "-c",
-                    "commit.gpgsign=false",
-                ])
-                .args(args)
-                .current_dir(dir.path())
-                .output()
-                .unwrap()
-                .status
-                .success();
-            assert!(ok, "git {args:?}");
-        };
+        let git = git_in(dir.path());
         git(&["init", "-q"]);
         std::fs::write(dir.path().join("a.txt"), "one\n").unwrap();
         git(&["add", "a.txt"]);

@@ -194,8 +194,9 @@ const KEYWORDS: &[&str] = &[
     "where",
 ];
 
-/// Words after which a definition's own name follows (`fn NAME`, `typedef struct NAME`).
-const NAMERS: &[&str] = &[
+/// Words after which a definition's own name follows (`fn NAME`, `typedef struct NAME`);
+/// the chunker's definers too.
+pub const NAMERS: &[&str] = &[
     "fn",
     "struct",
     "enum",

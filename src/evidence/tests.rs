@@ -211,24 +211,7 @@ fn an_edited_session_summary_is_found_by_its_new_words() {
 #[test]
 fn commits_are_found_by_their_message_author_and_files() {
     let (_t, root) = workspace();
-    let git = |args: &[&str]| {
-        let ok = std::process::Command::new("git")
-            .args([
-                "-c",
-                "user.name=Ann Lee",
-                "-c",
-                "user.email=a@x",
-                "-c",
-                "commit.gpgsign=false",
-            ])
-            .args(args)
-            .current_dir(&root)
-            .output()
-            .unwrap()
-            .status
-            .success();
-        assert!(ok, "git {args:?}");
-    };
+    let git = super::history::git_in(&root);
     git(&["init", "-q"]);
     git(&["add", "src/retry.rs"]);
     git(&[

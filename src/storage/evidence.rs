@@ -104,11 +104,7 @@ impl EvidenceTables {
     }
 
     pub fn set_meta(&self, key: &str, value: &str) -> super::Result<()> {
-        self.conn.execute(
-            "INSERT INTO meta(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = ?2",
-            params![key, value],
-        )?;
-        Ok(())
+        put_meta(&self.conn, key, value)
     }
 
     /// The stamps of the sources whose name starts with `prefix` (`file:`).
@@ -187,6 +183,14 @@ impl EvidenceTables {
     }
 }
 
+fn put_meta(conn: &Connection, key: &str, value: &str) -> super::Result<()> {
+    conn.execute(
+        "INSERT INTO meta(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = ?2",
+        params![key, value],
+    )?;
+    Ok(())
+}
+
 /// Writes inside one transaction.
 pub struct Writer<'a> {
     conn: &'a Connection,
@@ -235,11 +239,7 @@ impl Writer<'_> {
     }
 
     pub fn set_meta(&self, key: &str, value: &str) -> super::Result<()> {
-        self.conn.execute(
-            "INSERT INTO meta(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = ?2",
-            params![key, value],
-        )?;
-        Ok(())
+        put_meta(&self.conn, key, value)
     }
 }
 
