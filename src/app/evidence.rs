@@ -73,6 +73,21 @@ impl App {
         (!block.snippets.is_empty()).then_some(block)
     }
 
+    /// [`Self::evidence_for`], its step kept in `steps` too (the turn's steps begin with it).
+    pub(crate) fn timed_evidence(
+        &mut self,
+        text: &str,
+        steps: &mut Vec<Step>,
+        on_event: &mut dyn FnMut(TurnEvent),
+    ) -> Option<Block> {
+        self.evidence_for(text, &mut |e| {
+            if let TurnEvent::Step(s) = &e {
+                steps.push(s.clone());
+            }
+            on_event(e)
+        })
+    }
+
     /// Whether `text` asks something the workspace may answer: a question (a question mark,
     /// or a first word that asks), not a task, not a memory
     /// to keep, not a follow-up to the previous exchange, not a commit named by its place

@@ -253,21 +253,15 @@ impl App {
         on_event: &mut dyn FnMut(TurnEvent),
     ) -> Result<AgentTurn, TurnError> {
         self.abort.clear();
-        let recall = self.first_message_recall(text, on_event);
-        let mut gathered = Vec::new();
+        let mut recall: Vec<_> = self
+            .first_message_recall(text, on_event)
+            .into_iter()
+            .collect();
         // A skill's turn follows the skill's own instructions.
         let plain = narrowed.is_none() && skill.is_none();
         let evidence = plain
-            .then(|| {
-                self.evidence_for(text, &mut |e| {
-                    if let TurnEvent::Step(s) = &e {
-                        gathered.push(s.clone());
-                    }
-                    on_event(e)
-                })
-            })
+            .then(|| self.timed_evidence(text, &mut recall, on_event))
             .flatten();
-        let recall: Vec<_> = recall.into_iter().chain(gathered).collect();
         let opts = self.generate_options();
         let rolling = &self.config.memory.rolling_summary;
         let limits = TurnLimits {

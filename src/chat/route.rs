@@ -386,7 +386,6 @@ pub fn is_a_task(request: &str) -> bool {
         "implement",
     ];
     let first = request
-        .trim_start()
         .split_whitespace()
         .next()
         .unwrap_or("")

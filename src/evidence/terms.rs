@@ -264,15 +264,6 @@ pub fn defined_names(line: &str) -> Vec<String> {
     }
     if out.is_empty() && line.contains('(') {
         let head = line.split('(').next().unwrap_or("");
-        let head = if head.trim().is_empty() {
-            // A Go method: `func (r *T) Name(`.
-            line.splitn(3, ')')
-                .nth(1)
-                .and_then(|r| r.split('(').next())
-                .unwrap_or("")
-        } else {
-            head
-        };
         if let Some(name) = tokens(head).last().filter(|n| !KEYWORDS.contains(n)) {
             add(name, &mut out);
         }

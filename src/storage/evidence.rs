@@ -239,7 +239,7 @@ impl Writer<'_> {
     }
 
     pub fn set_meta(&self, key: &str, value: &str) -> super::Result<()> {
-        put_meta(&self.conn, key, value)
+        put_meta(self.conn, key, value)
     }
 }
 
