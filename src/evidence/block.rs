@@ -230,12 +230,7 @@ fn render(hit: &Hit, lines: &[&str], from: usize, to: usize) -> (String, String)
 mod tests {
     use super::*;
 
-    struct Words;
-    impl TokenCounter for Words {
-        fn count_tokens(&self, text: &str) -> usize {
-            text.split_whitespace().count()
-        }
-    }
+    use crate::tokens::WordCounter as Words;
 
     fn hit(source: &str, kind: &str, text: &str, score: f64) -> Hit {
         Hit {

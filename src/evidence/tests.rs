@@ -2,12 +2,7 @@
 
 use super::*;
 
-struct Words;
-impl TokenCounter for Words {
-    fn count_tokens(&self, text: &str) -> usize {
-        text.split_whitespace().count()
-    }
-}
+use crate::tokens::WordCounter as Words;
 
 fn write(root: &Path, path: &str, text: &str) {
     let p = root.join(path);
