@@ -225,11 +225,27 @@ impl MemoryStore {
 
     /// Changes some fields of an active memory (same checks as a write).
     pub fn update(&mut self, id: &str, patch: &Patch) -> Result<Memory, StoreError> {
+        let (row, _, mut m) = self.patch_of(id, patch)?;
+        m.updated_at = now_rfc3339();
+        self.save(&m, &row.path, false)?;
+        self.write_overview()?;
+        Ok(m)
+    }
+
+    /// What [`Self::update`] would make of memory `id`, with nothing written: the memory
+    /// as it is and as it would be (its `updated_at` aside), after the same cleaning and
+    /// checks, so a refusal here is the refusal the update would give.
+    pub fn patched(&self, id: &str, patch: &Patch) -> Result<(Memory, Memory), StoreError> {
+        self.patch_of(id, patch).map(|(_, old, new)| (old, new))
+    }
+
+    fn patch_of(&self, id: &str, patch: &Patch) -> Result<(Row, Memory, Memory), StoreError> {
         let row = self.row(id)?;
         if row.archived {
             return Err(StoreError::Archived { id: id.to_string() });
         }
-        let mut m = self.read(&row)?;
+        let old = self.read(&row)?;
+        let mut m = old.clone();
         let clean = |t: &str| relativize(t.trim(), &self.workspace);
         if let Some(d) = &patch.description {
             let d = clean(d).replace('\n', " ");
@@ -262,10 +278,7 @@ impl MemoryStore {
                 return Err(StoreError::Secret { field, what });
             }
         }
-        m.updated_at = now_rfc3339();
-        self.save(&m, &row.path, false)?;
-        self.write_overview()?;
-        Ok(m)
+        Ok((row, old, m))
     }
 
     /// Writes the file atomically and indexes it.
