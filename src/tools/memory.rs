@@ -8,7 +8,8 @@
 //! tokens of the loaded model's tokenizer. Ids are looked up in the
 //! index, never turned into paths; writes go through the store's checks (type, size cap,
 //! secrets, duplicate → update) and only ever touch `agents/memories/`. `memory_update`
-//! and `memory_forget` ask first and show what will change ([`preview`]).
+//! and `memory_forget` ask first and show what will change ([`preview`]); `memory_list`
+//! shows the index ([`list`]).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -21,7 +22,10 @@ use crate::memory::recall::{Injection, Limits};
 use crate::memory::{Draft, MemoryStore, Patch, StoreError};
 use crate::tokens::Embedder;
 
+mod list;
 mod preview;
+
+pub use list::MemoryList;
 
 /// Tokens a `memory_search` result may hold: a quarter of the default context's memory
 /// budget less than the session start's, well inside the 6000 characters a tool result
@@ -42,14 +46,18 @@ impl MemoryPlace {
     /// Whether no memory, recorded session or RAG store exists yet: a search can only
     /// come back empty (the knowledge base is left out: it is created with the workspace).
     pub fn holds_nothing(&self) -> bool {
-        // The memory store's own files (its index, `MEMORY.md`) are made at start:
-        // only a memory file (`<type>/<id>.spmd`) says something was kept.
-        let memory = |name: &str| name.ends_with(".spmd");
         let any = |_: &str| true;
-        let has = |dir: &str, fits: &dyn Fn(&str) -> bool| {
-            walk_has_file(&self.agents_dir.join(dir), 2, fits)
-        };
-        !(has("memories", &memory) || has("sessions", &any) || has("rag", &any))
+        let has = |dir: &str| walk_has_file(&self.agents_dir.join(dir), 2, &any);
+        !(self.holds_memory() || has("sessions") || has("rag"))
+    }
+
+    /// Whether an active memory file exists (cheap: no index is opened).
+    pub fn holds_memory(&self) -> bool {
+        // The memory store's own files (its index, `MEMORY.md`) are made at start:
+        // only a memory file (`<type>/<id>.spmd`) says something was kept; the
+        // archive's are a level deeper.
+        let memory = |name: &str| name.ends_with(".spmd");
+        walk_has_file(&self.agents_dir.join("memories"), 2, &memory)
     }
 
     /// Where `rel` (under the memories directory) is, as the user finds it: relative to
@@ -397,6 +405,9 @@ impl Tool for MemoryUpdate {
     fn name(&self) -> &'static str {
         "memory_update"
     }
+    fn route(&self) -> Option<&'static str> {
+        Some("the user asks to change or correct something you remember: 'update my preference…', 'that memory is wrong, it should say…'")
+    }
     fn description(&self) -> &'static str {
         "Change fields of one memory note by id (the user approves)."
     }
@@ -478,6 +489,9 @@ fn patch_of(args: &Map<String, Value>) -> Result<Patch, ToolError> {
 impl Tool for MemoryForget {
     fn name(&self) -> &'static str {
         "memory_forget"
+    }
+    fn route(&self) -> Option<&'static str> {
+        Some("the user asks to forget or delete something you remember: 'forget that…', 'delete that memory'")
     }
     fn description(&self) -> &'static str {
         "Archive a wrong or outdated memory note by id (the user approves)."
