@@ -20,8 +20,9 @@ use crate::tokens::Embedder;
 
 mod reconcile;
 mod write;
+pub(super) use write::bad_date;
 pub(super) use write::check_fields;
-pub use write::{Patch, WriteOutcome};
+pub use write::{Dates, Patch, WriteOutcome};
 
 /// Confidence at or below which `/memory flag` archives a memory.
 pub const FLAG_ARCHIVE_AT: f64 = 0.2;
