@@ -251,6 +251,11 @@ const EXAMPLES: &[(&str, &str, bool)] = &[
         false,
     ),
     ("What is in your memory?", "memory_list", false),
+    (
+        "Read me your whole note on the kestrel server.",
+        "memory_read",
+        false,
+    ),
 ];
 
 /// A grammar that admits exactly one of the router's names, but those of `without`

@@ -240,12 +240,20 @@ impl Tool for MemoryRead {
     fn name(&self) -> &'static str {
         "memory_read"
     }
+    /// A first step only for a request about the memory, which comes with the ids of
+    /// the memories that rank for it (`chat::route::memory`).
+    fn route(&self) -> Option<&'static str> {
+        Some("read a remembered note in full")
+    }
     fn description(&self) -> &'static str {
         "Read one memory note in full by id."
     }
     fn params(&self) -> &'static [Param] {
         const P: &[Param] = &[ID];
         P
+    }
+    fn finds_nothing(&self) -> bool {
+        !self.0.holds_memory()
     }
     fn writes(&self) -> bool {
         false
@@ -406,7 +414,7 @@ impl Tool for MemoryUpdate {
         "memory_update"
     }
     fn route(&self) -> Option<&'static str> {
-        Some("the user asks to change or correct something you remember: 'update my preference…', 'that memory is wrong, it should say…'")
+        Some("change or correct a note you remember")
     }
     fn description(&self) -> &'static str {
         "Change fields of one memory note by id (the user approves)."
@@ -443,6 +451,9 @@ impl Tool for MemoryUpdate {
             },
         ];
         P
+    }
+    fn finds_nothing(&self) -> bool {
+        !self.0.holds_memory()
     }
     fn writes(&self) -> bool {
         true
@@ -491,7 +502,7 @@ impl Tool for MemoryForget {
         "memory_forget"
     }
     fn route(&self) -> Option<&'static str> {
-        Some("the user asks to forget or delete something you remember: 'forget that…', 'delete that memory'")
+        Some("forget or delete a note you remember")
     }
     fn description(&self) -> &'static str {
         "Archive a wrong or outdated memory note by id (the user approves)."
@@ -499,6 +510,9 @@ impl Tool for MemoryForget {
     fn params(&self) -> &'static [Param] {
         const P: &[Param] = &[ID];
         P
+    }
+    fn finds_nothing(&self) -> bool {
+        !self.0.holds_memory()
     }
     fn writes(&self) -> bool {
         true

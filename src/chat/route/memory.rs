@@ -156,7 +156,7 @@ pub const MEMORY_STEPS: &[&str] = &[
 
 /// The tools that change or list the memory: held off every request that does not speak
 /// of it, so "Update the README" is never a memory update.
-pub const MEMORY_ONLY: &[&str] = &["memory_list", "memory_update", "memory_forget"];
+pub const MEMORY_ONLY: &[&str] = &["memory_list", "memory_read", "memory_update", "memory_forget"];
 
 /// The router's steps held off for the user's own `words`: every step but the memory's
 /// when they speak of it, the memory's changes and listing when they do not.

@@ -32,7 +32,7 @@ impl Tool for MemoryList {
         "memory_list"
     }
     fn route(&self) -> Option<&'static str> {
-        Some("the user asks what you remember or to list/show the memory index: 'list my memories', 'show the memory index', 'what memories do you have'")
+        Some("list what you remember: the memory index")
     }
     fn description(&self) -> &'static str {
         "List your memory notes, most useful first (ids, types, descriptions)."
