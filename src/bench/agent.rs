@@ -6,17 +6,21 @@
 //!
 //! Scored per task: the first tool called against the expected one, whether its
 //! arguments validate against the registry's schema, a substring check of the reply,
-//! parroting of the prompt (see [`score`]), seconds and stop reason. Writes that need a
-//! person's yes (`write_file`, `edit_file`, `run_command`) are refused as in `harvey
-//! run`; only the first call is scored, so that does not matter. Returns a report;
-//! `render::agent` turns it into text.
+//! parroting of the prompt (see [`score`]), seconds and stop reason, and for the tasks
+//! that say so the workspace after the task ([`state`]: a memory archived or rewritten,
+//! nothing else changed). Writes that need a person's yes (`write_file`, `edit_file`,
+//! `run_command`) are refused as in `harvey run`; a memory update or forget goes through
+//! only where the request asks for it and names that memory, as unattended in `harvey
+//! run`. Returns a report; `render::agent` turns it into text.
 
 pub mod fixture;
 mod git;
+pub mod memory_tasks;
 pub mod project;
 pub mod project_tasks;
 pub mod score;
 pub mod skill_tasks;
+pub mod state;
 pub mod tasks;
 
 use std::time::Instant;
@@ -32,7 +36,7 @@ use crate::engine::{EngineError, EngineParams, LlamaEngine, StopReason};
 use crate::memory::StoreError;
 
 use fixture::{Fixture, FixtureKind};
-use tasks::{Expected, Task, TASKS};
+use tasks::{Expected, Task};
 
 /// Longest reply per generation unless told otherwise: a rambling model cannot take
 /// minutes over one task.
@@ -58,7 +62,7 @@ pub struct AgentOptions {
     /// The skills run ([`skill_tasks`]): the fixture gains three skills and the tasks
     /// are requests that fit one of them or none. Tide fixture only.
     pub skills: bool,
-    /// The workspace, and with it the built-in tasks: tide's ([`TASKS`]) or the
+    /// The workspace, and with it the built-in tasks: tide's ([`tasks::tide`]) or the
     /// project's ([`project_tasks::PROJECT_TASKS`]).
     pub fixture: FixtureKind,
 }
@@ -143,6 +147,10 @@ pub struct TaskResult {
     /// In the skills run: whether that is the skill the request fits (or none where
     /// none does). `None` in other runs.
     pub skill_ok: Option<bool>,
+    /// The workspace after the task against its [`tasks::StateCheck`] (`None`: none).
+    pub state_ok: Option<bool>,
+    /// What was wrong with it ([`score::state_problems`]).
+    pub state_problems: Vec<String>,
 }
 
 /// One call of a task: its one-line summary, schema validity, and whether it ran.
@@ -178,6 +186,9 @@ pub struct Summary {
     pub right_skill: usize,
     pub skill_free_tasks: usize,
     pub no_skill_ok: usize,
+    /// Tasks whose workspace is checked afterwards, and those where it was right.
+    pub state_tasks: usize,
+    pub state_ok: usize,
 }
 
 /// Builds the fixture, loads the model once and runs the tasks.
@@ -189,7 +200,7 @@ pub fn run(opts: &AgentOptions) -> Result<AgentReport, AgentBenchError> {
         Some(path) => read_tasks(path)?,
         None if opts.skills => skill_tasks::SKILL_TASKS.iter().map(|t| t.task).collect(),
         None if opts.fixture == FixtureKind::Project => project_tasks::PROJECT_TASKS.to_vec(),
-        None => TASKS.to_vec(),
+        None => tasks::tide(),
     };
     let tasks = only(tasks, &opts.only)?;
     let fixture = Fixture::create_kind(opts.fixture)?;
@@ -221,11 +232,18 @@ pub fn run(opts: &AgentOptions) -> Result<AgentReport, AgentBenchError> {
             continue;
         }
         fresh_session(&mut app);
+        // The router alone changes nothing: there is no state to check.
+        let check = task.state.filter(|_| !route_only);
+        let before = check.map(|_| state::Snapshot::take(&fixture.dir));
         let mut result = if route_only {
             route_task(&mut app, task)
         } else {
             run_task(&mut app, task)
         };
+        if let (Some(check), Some(before)) = (check, before) {
+            result.state_problems = state::problems_after(check, before, &fixture.dir);
+            result.state_ok = Some(result.state_problems.is_empty());
+        }
         if opts.skills {
             result.skill_ok = skill_tasks::expected(task.id).map(|s| result.skill.as_deref() == s);
         }
@@ -448,6 +466,8 @@ fn empty_result(task: &Task, secs: f64) -> TaskResult {
         error: None,
         skill: None,
         skill_ok: None,
+        state_ok: None,
+        state_problems: Vec::new(),
     }
 }
 
@@ -482,6 +502,8 @@ pub fn summarize(tasks: &[TaskResult]) -> Summary {
         right_skill: count(&|t| t.skill_ok == Some(true) && fits_a_skill(t)),
         skill_free_tasks: count(&|t| t.skill_ok.is_some() && !fits_a_skill(t)),
         no_skill_ok: count(&|t| t.skill_ok == Some(true) && !fits_a_skill(t)),
+        state_tasks: count(&|t| t.state_ok.is_some()),
+        state_ok: count(&|t| t.state_ok == Some(true)),
     }
 }
 
@@ -517,6 +539,7 @@ mod tests {
             needs_git: false,
             answers_from_memory: false,
             then: None,
+            state: None,
         };
         TaskResult {
             expected: expected.iter().map(|s| s.to_string()).collect(),
@@ -549,15 +572,23 @@ mod tests {
         assert_eq!((s.checkable, s.answers_ok), (3, 2));
         assert_eq!(s.total_secs, 8.0);
         assert_eq!(s.median_secs, 2.0);
+        assert_eq!((s.state_tasks, s.state_ok), (0, 0));
+        let checked = |ok| TaskResult {
+            state_ok: Some(ok),
+            ..result(&[], true, &[], None)
+        };
+        let s = summarize(&[checked(true), checked(false), tasks[0].clone()]);
+        assert_eq!((s.state_tasks, s.state_ok), (2, 1));
     }
 
     #[test]
     fn only_keeps_the_named_tasks_in_run_order_and_names_the_ids_on_a_typo() {
         let ids = |t: &[Task]| t.iter().map(|t| t.id).collect::<Vec<_>>();
-        let picked = only(TASKS.to_vec(), &["capital".into(), "version".into()]).unwrap();
-        assert_eq!(ids(&picked), ["version", "capital"]);
-        assert_eq!(only(TASKS.to_vec(), &[]).unwrap().len(), TASKS.len());
-        let err = only(TASKS.to_vec(), &["capitol".into()]).unwrap_err();
+        let all = tasks::tide();
+        let picked = only(all.clone(), &["forget_feet".into(), "version".into()]).unwrap();
+        assert_eq!(ids(&picked), ["version", "forget_feet"]);
+        assert_eq!(only(all.clone(), &[]).unwrap().len(), all.len());
+        let err = only(all, &["capitol".into()]).unwrap_err();
         assert!(err.to_string().contains("no task \"capitol\""));
         assert!(err.to_string().contains("capital"));
     }

@@ -324,6 +324,9 @@ pub fn agent(r: &AgentReport) -> String {
         if let Some(e) = &t.error {
             let _ = writeln!(s, "{}: the turn failed: {e}", t.id);
         }
+        if !t.state_problems.is_empty() {
+            let _ = writeln!(s, "{}: state: {}", t.id, t.state_problems.join("; "));
+        }
     }
     for note in &r.notes {
         let _ = writeln!(s, "note: {note}");
@@ -358,6 +361,13 @@ fn agent_summary(m: &AgentSummary) -> String {
             s,
             "no skill                {}/{} requests that fit none",
             m.no_skill_ok, m.skill_free_tasks
+        );
+    }
+    if m.state_tasks > 0 {
+        let _ = writeln!(
+            s,
+            "STATE RIGHT             {}/{} checked (memories and files after the task)",
+            m.state_ok, m.state_tasks
         );
     }
     let _ = writeln!(
@@ -395,8 +405,8 @@ fn agent_table(tasks: &[TaskResult]) -> String {
         None => "-",
     };
     let mut s = format!(
-        "{:<16} {:<26} {:<14} {:<5} {:<6} {:<6} {:<17} {:>6} {:>5}\n",
-        "task", "expected", "got", "valid", "answer", "parrot", "stop", "secs", "calls"
+        "{:<16} {:<26} {:<14} {:<5} {:<6} {:<6} {:<17} {:>6} {:>5} {}\n",
+        "task", "expected", "got", "valid", "answer", "parrot", "stop", "secs", "calls", "state"
     );
     for t in tasks {
         let expected = if t.expected.is_empty() {
@@ -406,7 +416,7 @@ fn agent_table(tasks: &[TaskResult]) -> String {
         };
         let _ = writeln!(
             s,
-            "{:<16} {:<26} {:<14} {:<5} {:<6} {:<6} {:<17} {:>6.1} {:>5}",
+            "{:<16} {:<26} {:<14} {:<5} {:<6} {:<6} {:<17} {:>6.1} {:>5} {}",
             t.id,
             expected,
             got(t),
@@ -415,7 +425,8 @@ fn agent_table(tasks: &[TaskResult]) -> String {
             if t.parroted { "YES" } else { "no" },
             t.stop.map_or("failed", |r| r.as_str()),
             t.secs,
-            t.calls.len()
+            t.calls.len(),
+            yes_no(t.state_ok)
         );
     }
     s
@@ -526,6 +537,8 @@ mod tests {
             error: None,
             skill: None,
             skill_ok: None,
+            state_ok: None,
+            state_problems: Vec::new(),
         };
         let tasks = vec![
             task("version", &["read_file", "search_files"], Some("read_file")),
@@ -534,6 +547,10 @@ mod tests {
         let text = agent_table(&tasks);
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 3, "{text}");
+        assert!(
+            lines[0].ends_with("calls state") && lines[1].ends_with(" -"),
+            "{text}"
+        );
         assert!(
             lines[1].starts_with(
                 "version          read_file|search_files     read_file      yes   -      no"

@@ -1,7 +1,9 @@
 //! The agent benchmark's workspace: a small Rust crate with a README, a notes folder, a
 //! git history of three commits (fixed authors and dates, so every run sees the same
-//! hashes) and one untracked file, plus two memories written through the memory store
-//! as `harvey memory add` writes them. The facts here are what [`super::tasks`] checks.
+//! hashes) and one untracked file, plus six memories written through the memory store
+//! as `harvey memory add` writes them and six summarized past sessions, dated back from
+//! the run's own clock, written as a closed session's record is. The facts here are what
+//! [`super::tasks`] and [`super::memory_tasks`] check.
 //!
 //! Lives in a temporary directory that is removed when the [`Fixture`] is dropped.
 //! [`FixtureKind::Project`] fills the same kind of directory with the larger project of
@@ -11,6 +13,9 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::memory::{Draft, MemoryStore};
+use crate::session::fountain::{self, Exchange, TitlePage};
+
+use super::memory_tasks::PastSession;
 
 use super::git::{self, io};
 use super::AgentBenchError;
@@ -111,9 +116,10 @@ const NOTES_MEETING: &str =
 
 const NOTES_TODO: &str = "- check the harbour list against the admiralty tables\n";
 
-/// The memories planted before the first session: a preference and a project fact.
+/// The memories planted before the first session: a preference and a project fact, then
+/// [`super::memory_tasks::memories`].
 fn memories() -> Vec<Draft> {
-    vec![
+    let mut planted = vec![
         Draft {
             mtype: "user_preference".into(),
             description: "answers in British English".into(),
@@ -128,7 +134,9 @@ fn memories() -> Vec<Draft> {
             tags: vec!["release".into()],
             ..Draft::default()
         },
-    ]
+    ];
+    planted.extend(super::memory_tasks::memories());
+    planted
 }
 
 /// The fixture workspace; removed on drop.
@@ -209,7 +217,49 @@ impl Fixture {
         )?;
         // Untracked: what `git status` should report.
         self.write("notes/todo.md", NOTES_TODO)?;
-        self.plant_memories(&memories())
+        self.plant_memories(&memories())?;
+        self.plant_sessions(super::memory_tasks::SESSIONS, chrono::Local::now())
+    }
+
+    /// The past sessions as `agents/sessions/harvey-session-<start>.spmd`, each dated
+    /// its `days_ago` before `now` and closed with its summary and tags as the session
+    /// close writes them; the app's start indexes them (`SessionIndex::reconcile` reads
+    /// a record it has no row for, its summary from the closing notes).
+    pub(super) fn plant_sessions(
+        &self,
+        sessions: &[PastSession],
+        now: chrono::DateTime<chrono::Local>,
+    ) -> Result<(), AgentBenchError> {
+        for s in sessions {
+            let started = now - chrono::Duration::days(s.days_ago);
+            let at = |minutes: i64| {
+                (started + chrono::Duration::minutes(minutes))
+                    .format("%Y-%m-%d %H:%M:%S")
+                    .to_string()
+            };
+            let mut text = fountain::header(&TitlePage {
+                title: "Harvey Session".into(),
+                credit: format!("Written by harvey {}", env!("CARGO_PKG_VERSION")),
+                author: "harvey and bench".into(),
+                date: at(0),
+                model: "planted".into(),
+            });
+            for (i, (user, reply)) in s.exchanges.iter().enumerate() {
+                let exchange = Exchange {
+                    when: at(i as i64),
+                    user: user.to_string(),
+                    reply: reply.to_string(),
+                    notes: Vec::new(),
+                };
+                text.push_str(&fountain::scene("bench", &exchange));
+            }
+            text.push_str(&fountain::note(&format!("Summary: {}", s.summary)));
+            text.push_str(&fountain::note(&format!("Tags: {}", s.tags.join(", "))));
+            text.push_str(fountain::THE_END);
+            let name = started.format("harvey-session-%Y%m%d-%H%M%S.spmd");
+            self.write(&format!("agents/sessions/{name}"), &text)?;
+        }
+        Ok(())
     }
 
     /// Plants the skills of `harvey bench --agent --skills` (outside git: `agents/` is
@@ -298,5 +348,25 @@ mod tests {
         let dir = f.dir.clone();
         drop(f);
         assert!(!dir.exists());
+    }
+
+    /// The sessions index sees the planted sessions as summarized ones, newest first:
+    /// the compaction session is not among the three a session start shows, and a
+    /// search by its topic finds it.
+    #[test]
+    fn the_planted_sessions_are_indexed_with_their_summaries() {
+        let f = Fixture::create().unwrap();
+        let index = crate::session::SessionIndex::open(&f.dir.join("agents")).unwrap();
+        index.reconcile().unwrap();
+        let recent = index.recent_summarized(10).unwrap();
+        assert_eq!(recent.len(), super::super::memory_tasks::SESSIONS.len());
+        let compaction = |e: &crate::session::SessionEntry| e.summary.contains("compaction");
+        assert!(!recent[..3].iter().any(compaction));
+        assert!(compaction(recent.last().unwrap()));
+        let today = chrono::Local::now().date_naive();
+        let started = chrono::NaiveDate::parse_from_str(&recent[3].started[..10], "%Y-%m-%d");
+        assert_eq!((today - started.unwrap()).num_days(), 5);
+        let found = index.search("compaction of the tide tables", 1).unwrap();
+        assert!(compaction(&found[0].0), "{found:?}");
     }
 }

@@ -146,7 +146,7 @@ mod tests {
 
     fn needles(id: &str) -> &'static [&'static str] {
         match task(id).check {
-            Check::Any(n) | Check::All(n) | Check::Word(n) => n,
+            Check::Any(n) | Check::All(n) | Check::Word(n) | Check::AnyNot(n, _) => n,
             Check::None => &[],
         }
     }

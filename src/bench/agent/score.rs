@@ -19,7 +19,8 @@ use crate::memory::Section;
 use crate::tools::call::validate;
 use crate::tools::Registry;
 
-use super::tasks::{Check, Expected};
+use super::state::Snapshot;
+use super::tasks::{Check, Expected, StateCheck};
 
 /// The shortest span shared with the system prompt that counts as repeating it.
 pub const MIN_PARROT_CHARS: usize = 60;
@@ -58,7 +59,116 @@ pub fn answer_ok(check: Check, reply: &str) -> Option<bool> {
             let mut tokens = reply.split(|c: char| !c.is_alphanumeric());
             Some(tokens.any(|t| words.iter().any(|w| t == w.to_lowercase())))
         }
+        Check::AnyNot(needles, never) => Some(needles.iter().any(has) && !never.iter().any(has)),
     }
+}
+
+/// What is wrong with the workspace after a task against `check`, comparing `before`
+/// with `after` ([`StateCheck`]); empty when it is right.
+pub fn state_problems(check: StateCheck, before: &Snapshot, after: &Snapshot) -> Vec<String> {
+    let mut problems = Vec::new();
+    let changed: Vec<&str> = before
+        .files
+        .iter()
+        .filter(|(path, bytes)| after.files.get(*path) != Some(bytes))
+        .map(|(path, _)| path.as_str())
+        .chain(
+            after
+                .files
+                .keys()
+                .filter(|p| !before.files.contains_key(*p))
+                .map(String::as_str),
+        )
+        .collect();
+    if !changed.is_empty() {
+        problems.push(format!("files changed: {}", changed.join(", ")));
+    }
+    let planted = match check {
+        StateCheck::Archived(d) | StateCheck::Updated(d, _) => {
+            let id = before
+                .memories
+                .iter()
+                .find(|(_, m)| same_words(&m.description, d));
+            match id {
+                Some((id, _)) => Some(id.as_str()),
+                None => {
+                    problems.push(format!("no memory \"{d}\" was there before the task"));
+                    return problems;
+                }
+            }
+        }
+        StateCheck::Unchanged | StateCheck::Written(_) => None,
+    };
+    let mut written = Vec::new();
+    for (id, now) in &after.memories {
+        match before.memories.get(id) {
+            None => written.push(now),
+            Some(was) if Some(id.as_str()) == planted => {
+                problems.extend(target_problem(check, was, now));
+            }
+            Some(was) if was != now => problems.push(format!(
+                "{} \"{}\"",
+                if now.archived && !was.archived {
+                    "archived"
+                } else {
+                    "changed"
+                },
+                was.description
+            )),
+            Some(_) => {}
+        }
+    }
+    for (id, was) in &before.memories {
+        if !after.memories.contains_key(id) {
+            problems.push(format!("lost \"{}\"", was.description));
+        }
+    }
+    let wanted = match check {
+        StateCheck::Written(needle) => Some(needle),
+        _ => None,
+    };
+    match (wanted, written.as_slice()) {
+        (Some(needle), [one]) if holds(&one.text, needle) => {}
+        (Some(needle), []) => problems.push(format!("no new memory holds \"{needle}\"")),
+        _ => problems.extend(
+            written
+                .iter()
+                .map(|m| format!("wrote \"{}\"", m.description)),
+        ),
+    }
+    problems
+}
+
+/// What is wrong with the memory a check names, from `was` to `now`.
+fn target_problem(
+    check: StateCheck,
+    was: &super::state::MemoryState,
+    now: &super::state::MemoryState,
+) -> Option<String> {
+    match check {
+        StateCheck::Archived(_) if !now.archived => {
+            Some(format!("\"{}\" is still active", was.description))
+        }
+        StateCheck::Updated(_, _) if now.archived => {
+            Some(format!("\"{}\" was archived, not updated", was.description))
+        }
+        StateCheck::Updated(_, needle) if !holds(&now.text, needle) => {
+            Some(format!("\"{}\" does not say \"{needle}\"", was.description))
+        }
+        _ => None,
+    }
+}
+
+/// Case-insensitive containment.
+fn holds(text: &str, needle: &str) -> bool {
+    text.to_lowercase().contains(&needle.to_lowercase())
+}
+
+/// The same words, whatever the case and spacing.
+fn same_words(a: &str, b: &str) -> bool {
+    a.split_whitespace()
+        .map(str::to_lowercase)
+        .eq(b.split_whitespace().map(str::to_lowercase))
 }
 
 /// Whether the reply holds what looks like a tool call the turn did not run: a JSON
@@ -157,6 +267,7 @@ impl Joined {
 
 #[cfg(test)]
 mod tests {
+    use super::super::state::MemoryState;
     use super::*;
     use crate::tools::ToolCall;
     use serde_json::json;
@@ -202,6 +313,174 @@ mod tests {
         let both = Check::All(&["main.rs", "lib.rs"]);
         assert_eq!(answer_ok(both, "main.rs and lib.rs"), Some(true));
         assert_eq!(answer_ok(both, "only main.rs"), Some(false));
+    }
+
+    #[test]
+    fn any_not_wants_the_fact_and_none_of_what_must_not_answer() {
+        let check = Check::AnyNot(&["2021"], &["Falmouth", "maritime"]);
+        assert_eq!(answer_ok(check, "Edition 2021 (Cargo.toml)."), Some(true));
+        assert_eq!(
+            answer_ok(check, "2021; it was shown at the falmouth fair."),
+            Some(false)
+        );
+        assert_eq!(
+            answer_ok(check, "It was shown at a maritime fair."),
+            Some(false)
+        );
+        assert_eq!(answer_ok(check, "Edition 2018."), Some(false));
+    }
+
+    fn memory(description: &str, text: &str, archived: bool) -> MemoryState {
+        MemoryState {
+            description: description.into(),
+            text: format!("{description}\n{text}"),
+            archived,
+        }
+    }
+
+    /// Two memories and a README: the planted state of the tests below.
+    fn planted() -> Snapshot {
+        let mut s = Snapshot::default();
+        let m = &mut s.memories;
+        m.insert("pref_1".into(), memory("preferred editor", "vim", false));
+        m.insert(
+            "fact_2".into(),
+            memory("decision: feet", "heights in feet", false),
+        );
+        m.insert(
+            "fact_3".into(),
+            memory("decision: hourly", "one an hour", false),
+        );
+        s.files.insert("README.md".into(), b"# tide".to_vec());
+        s
+    }
+
+    fn with(mut s: Snapshot, id: &str, m: MemoryState) -> Snapshot {
+        s.memories.insert(id.into(), m);
+        s
+    }
+
+    #[test]
+    fn unchanged_means_no_memory_and_no_file_changed() {
+        let before = planted();
+        assert!(state_problems(StateCheck::Unchanged, &before, &before).is_empty());
+        let wrote = with(planted(), "pref_9", memory("tabs", "tabs", false));
+        assert_eq!(
+            state_problems(StateCheck::Unchanged, &before, &wrote),
+            ["wrote \"tabs\""]
+        );
+        let mut edited = planted();
+        edited.files.insert("README.md".into(), b"# tides".to_vec());
+        edited.files.insert("notes/x.md".into(), Vec::new());
+        assert_eq!(
+            state_problems(StateCheck::Unchanged, &before, &edited),
+            ["files changed: README.md, notes/x.md"]
+        );
+        let mut gone = planted();
+        gone.memories.remove("fact_3");
+        assert_eq!(
+            state_problems(StateCheck::Unchanged, &before, &gone),
+            ["lost \"decision: hourly\""]
+        );
+    }
+
+    #[test]
+    fn archived_wants_that_memory_archived_and_the_others_kept() {
+        let check = StateCheck::Archived("Decision:  FEET");
+        let before = planted();
+        let archived = memory("decision: feet", "heights in feet", true);
+        let right = with(planted(), "fact_2", archived.clone());
+        assert!(state_problems(check, &before, &right).is_empty());
+        assert_eq!(
+            state_problems(check, &before, &before),
+            ["\"decision: feet\" is still active"]
+        );
+        let wrong = with(
+            planted(),
+            "fact_3",
+            memory("decision: hourly", "one an hour", true),
+        );
+        assert_eq!(
+            state_problems(check, &before, &wrong),
+            [
+                "\"decision: feet\" is still active",
+                "archived \"decision: hourly\""
+            ]
+        );
+        let both = with(
+            right,
+            "fact_3",
+            memory("decision: hourly", "one an hour", true),
+        );
+        assert_eq!(
+            state_problems(check, &before, &both),
+            ["archived \"decision: hourly\""]
+        );
+        assert_eq!(
+            state_problems(StateCheck::Archived("no such"), &before, &before),
+            ["no memory \"no such\" was there before the task"]
+        );
+    }
+
+    #[test]
+    fn updated_finds_the_memory_by_its_old_id_and_wants_the_new_words() {
+        let check = StateCheck::Updated("preferred editor", "Helix");
+        let before = planted();
+        // The description may change with the text: the id is what is followed.
+        let right = with(
+            planted(),
+            "pref_1",
+            memory("editor: helix", "helix now", false),
+        );
+        assert!(state_problems(check, &before, &right).is_empty());
+        assert_eq!(
+            state_problems(check, &before, &before),
+            ["\"preferred editor\" does not say \"Helix\""]
+        );
+        let archived = with(
+            planted(),
+            "pref_1",
+            memory("preferred editor", "helix", true),
+        );
+        assert_eq!(
+            state_problems(check, &before, &archived),
+            ["\"preferred editor\" was archived, not updated"]
+        );
+        // A new memory beside the old one is no update.
+        let beside = with(planted(), "pref_9", memory("editor", "helix", false));
+        assert_eq!(
+            state_problems(check, &before, &beside),
+            [
+                "\"preferred editor\" does not say \"Helix\"",
+                "wrote \"editor\""
+            ]
+        );
+    }
+
+    #[test]
+    fn written_wants_one_new_memory_that_holds_the_words() {
+        let check = StateCheck::Written("tabs");
+        let before = planted();
+        let right = with(
+            planted(),
+            "pref_9",
+            memory("indentation", "tabs over spaces", false),
+        );
+        assert!(state_problems(check, &before, &right).is_empty());
+        assert_eq!(
+            state_problems(check, &before, &before),
+            ["no new memory holds \"tabs\""]
+        );
+        let other = with(planted(), "pref_9", memory("indentation", "spaces", false));
+        assert_eq!(
+            state_problems(check, &before, &other),
+            ["wrote \"indentation\""]
+        );
+        let two = with(right, "pref_8", memory("tabs again", "tabs", false));
+        assert_eq!(
+            state_problems(check, &before, &two),
+            ["wrote \"tabs again\"", "wrote \"indentation\""]
+        );
     }
 
     #[test]

@@ -3,8 +3,9 @@
 //! [`super::fixture`]; the two must change together.
 //!
 //! The order matters: `--tasks N` runs the first N (the first three cover a file read, a
-//! no-tool question and a listing), and the tasks that write memories come last because
-//! a saved memory changes what later sessions recall.
+//! no-tool question and a listing), and the tasks that change the memory (an update, a
+//! forget, a new note: [`super::memory_tasks`] and [`LAST`]) come last because a changed
+//! memory changes what later sessions recall. [`tide`] is the whole run, in order.
 
 /// What the first tool call of a task should be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,6 +30,27 @@ pub enum Check {
     All(&'static [&'static str]),
     /// One of these appears as a whole word (a count: `3`, not the `03` of a date).
     Word(&'static [&'static str]),
+    /// At least one of the first list appears and none of the second: the fact, and not
+    /// what a memory that should not answer says.
+    AnyNot(&'static [&'static str], &'static [&'static str]),
+}
+
+/// How the workspace is checked after a task (memories by their planted description,
+/// which the task may rewrite: the memory is found by the id it had before). Every kind
+/// also asks that nothing else changed: no other memory written, changed, archived or
+/// lost, and no file outside `agents/` (and `.git/`, which `git status` may refresh)
+/// changed. Scored by [`super::score::state_problems`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StateCheck {
+    /// Nothing changed at all (a question about the memory reads it, never writes it).
+    Unchanged,
+    /// The memory planted with this description is archived.
+    Archived(&'static str),
+    /// The memory planted with this description is active and its text (description,
+    /// summary, body, tags) now holds the second string.
+    Updated(&'static str, &'static str),
+    /// One new memory was written, and its text holds this string.
+    Written(&'static str),
 }
 
 /// One benchmark task, run in a fresh conversation.
@@ -45,6 +67,8 @@ pub struct Task {
     /// A follow-up sent in the same conversation after `prompt`'s reply; the check
     /// applies to the follow-up's reply.
     pub then: Option<&'static str>,
+    /// What the workspace must look like after the task (`None`: not checked).
+    pub state: Option<StateCheck>,
 }
 
 pub(super) const fn task(
@@ -61,6 +85,7 @@ pub(super) const fn task(
         needs_git: false,
         answers_from_memory: false,
         then: None,
+        state: None,
     }
 }
 
@@ -73,6 +98,7 @@ pub(super) const fn git_task(id: &'static str, prompt: &'static str, check: Chec
         needs_git: true,
         answers_from_memory: false,
         then: None,
+        state: None,
     }
 }
 
@@ -317,12 +343,20 @@ pub const TASKS: &[Task] = &[
         Expected::Tool(&["run_command"]),
         Check::None,
     ),
-    task(
-        "memory_write",
-        "Remember that I prefer tabs over spaces.",
-        Expected::Tool(&["memory_write"]),
-        Check::None,
-    ),
+];
+
+/// The tasks that write a memory, run after every other: the note kept, then the next
+/// session asked about it.
+pub const LAST: &[Task] = &[
+    Task {
+        state: Some(StateCheck::Written("tabs")),
+        ..task(
+            "memory_write",
+            "Remember that I prefer tabs over spaces.",
+            Expected::Tool(&["memory_write"]),
+            Check::None,
+        )
+    },
     // The next session: what the task before kept.
     Task {
         answers_from_memory: true,
@@ -334,6 +368,13 @@ pub const TASKS: &[Task] = &[
         )
     },
 ];
+
+/// The tide fixture's whole run, in order: [`TASKS`], the memory's and the past
+/// sessions' tasks ([`super::memory_tasks`]: questions first, then the changes), [`LAST`].
+pub fn tide() -> Vec<Task> {
+    use super::memory_tasks::{MEMORY_CHANGES, MEMORY_QUESTIONS};
+    [TASKS, MEMORY_QUESTIONS, MEMORY_CHANGES, LAST].concat()
+}
 
 /// Tasks read from a file (`harvey bench --agent --task-file`), for trying the agent on
 /// requests of one's own: one per line, the acceptable first tools (comma-separated, or
@@ -371,6 +412,7 @@ fn parse_line(n: usize, line: &str) -> Result<Task, &'static str> {
         needs_git: names.contains(&"git"),
         answers_from_memory: false,
         then: None,
+        state: None,
     })
 }
 
@@ -380,10 +422,11 @@ mod tests {
 
     #[test]
     fn ids_are_unique_and_there_are_enough_of_each_kind() {
-        let mut ids: Vec<&str> = TASKS.iter().map(|t| t.id).collect();
+        let all = tide();
+        let mut ids: Vec<&str> = all.iter().map(|t| t.id).collect();
         ids.sort_unstable();
         ids.dedup();
-        assert_eq!(ids.len(), TASKS.len());
+        assert_eq!(ids.len(), all.len());
         assert!(TASKS.len() >= 30);
         assert!(TASKS.iter().any(|t| t.then.is_some()));
         let no_tool = TASKS
@@ -419,13 +462,18 @@ mod tests {
     }
 
     #[test]
-    fn memory_writes_come_last_and_only_recall_follows_them() {
-        let first_write = TASKS
+    fn memory_changes_come_last_and_only_recall_follows_them() {
+        let all = tide();
+        let changes = |t: &Task| {
+            matches!(
+                t.state,
+                Some(StateCheck::Archived(_) | StateCheck::Updated(..) | StateCheck::Written(_))
+            )
+        };
+        let first = all.iter().position(changes).unwrap();
+        assert!(all[first..]
             .iter()
-            .position(|t| t.expected == Expected::Tool(&["memory_write"]))
-            .unwrap();
-        assert!(TASKS[first_write..]
-            .iter()
-            .all(|t| t.expected == Expected::Tool(&["memory_write"]) || t.answers_from_memory));
+            .all(|t| changes(t) || t.answers_from_memory));
+        assert!(all.iter().any(|t| t.id == "memory_write"));
     }
 }
