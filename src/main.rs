@@ -66,7 +66,8 @@ struct Cli {
 enum Command {
     /// Answer one prompt and exit (the prompt comes from the argument or from stdin).
     Run(cli::run::RunArgs),
-    /// Measure load time, prefill/decode speed against a raw llama.cpp loop, TTFT over
+    /// Measure load time, prefill/decode speed against a raw llama.cpp loop and beside
+    /// llama.cpp's own llama-bench (scripts/build-llama-bench.sh builds it), TTFT over
     /// the turns of a scripted chat (with and without KV prefix reuse), peak memory, both KV
     /// cache types, and prompt-lookup decoding (what verifying k drafts costs; decode speed
     /// with engine.lookup off, auto and on when replies quote the context and when not);
@@ -251,6 +252,30 @@ struct BenchArgs {
     /// measured first.
     #[arg(long, value_name = "FILE", requires = "pace")]
     pace_model: Vec<std::path::PathBuf>,
+    /// Prefill chunk size for the run (default: engine.n_batch from the config).
+    #[arg(long, value_name = "N")]
+    n_batch: Option<u32>,
+    /// llama.cpp's own llama-bench, the reference for prefill (pp512) and decode (tg at the
+    /// same depths) beside harvey's, same model, threads and KV cache type (default:
+    /// target/llama-bench/bin/llama-bench, built by scripts/build-llama-bench.sh from the
+    /// llama.cpp harvey links with its ggml options). Without it harvey's side still runs.
+    #[arg(long, value_name = "PATH")]
+    llama_bench: Option<PathBuf>,
+    /// KV depths (tokens, comma-separated) at which decode is compared with llama-bench's;
+    /// 0 is harvey's shortest prompt.
+    #[arg(
+        long,
+        value_name = "TOKENS,…",
+        value_delimiter = ',',
+        default_value = "0,1500"
+    )]
+    llama_bench_depths: Vec<usize>,
+    /// Timed repetitions of each llama-bench comparison, on both sides.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    llama_bench_reps: usize,
+    /// Run only the comparison with llama-bench.
+    #[arg(long, conflicts_with_all = ["agent", "mining", "pace", "footprint", "footprint_only"])]
+    llama_bench_only: bool,
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
@@ -399,6 +424,9 @@ fn bench(options: &AppOptions, args: &BenchArgs) -> Result<ExitCode> {
     if let Some(kv) = args.kv_cache_type {
         params.kv_cache_type = kv;
     }
+    if let Some(n) = args.n_batch {
+        params.n_batch = n.max(1);
+    }
     if args.agent {
         return bench_agent(params, args);
     }
@@ -420,6 +448,23 @@ fn bench(options: &AppOptions, args: &BenchArgs) -> Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
+    let reference = harvey::bench::reference::ReferenceOptions {
+        params: params.clone(),
+        binary: args.llama_bench.clone(),
+        depths: args.llama_bench_depths.clone(),
+        decode_tokens: args.decode_tokens.max(1),
+        reps: args.llama_bench_reps.max(1),
+    };
+    if args.llama_bench_only {
+        let measured = harvey::bench::reference::run(&reference)?;
+        if args.json {
+            let out = serde_json::json!({ "llama_bench": measured });
+            println!("{}", serde_json::to_string_pretty(&out)?);
+        } else {
+            print!("{}", harvey::bench::render::reference(&measured));
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let mut report = harvey::bench::run(&harvey::bench::BenchOptions {
         params: params.clone(),
         turns: args.turns.max(1),
@@ -428,6 +473,7 @@ fn bench(options: &AppOptions, args: &BenchArgs) -> Result<ExitCode> {
         kv_depths: args.kv_depths.clone(),
         lookup_tokens: args.lookup_tokens,
     })?;
+    report.llama_bench = Some(harvey::bench::reference::run(&reference)?);
     if let Some(f) = &footprint {
         report.footprint = Some(harvey::bench::footprint::run(&params, f)?);
     }

@@ -1,5 +1,6 @@
 //! `harvey bench`: load time, harvey's prefill/decode speed against a raw llama.cpp loop
-//! in the same run, TTFT over the turns of a scripted chat with and without KV prefix
+//! and against llama.cpp's own llama-bench binary (`reference`) in the same run, TTFT
+//! over the turns of a scripted chat with and without KV prefix
 //! reuse, peak memory split into weights, KV cache and the rest, and each KV cache type's
 //! size and speed at given depths (`kv`), and prompt-lookup decoding's cost and gain
 //! (`lookup`). Returns a report; `render` turns it into text.
@@ -11,6 +12,7 @@ pub mod kv;
 pub mod lookup;
 pub mod mining;
 pub mod pace;
+pub mod reference;
 pub mod render;
 pub mod rss;
 
@@ -74,6 +76,9 @@ pub struct BenchReport {
     pub kv_cache: Vec<kv::KvCacheRow>,
     /// The memory-footprint scenario (`--footprint`), run after everything else.
     pub footprint: Option<footprint::Footprint>,
+    /// Prefill and decode beside llama.cpp's own llama-bench (set by the caller, which
+    /// runs it after this report's engine is gone).
+    pub llama_bench: Option<reference::Reference>,
     /// What one decode of 1 + k rows costs against one row (prompt-lookup verification).
     pub verify_cost: Vec<crate::engine::cost::VerifyCost>,
     /// Decode speed with `engine.lookup` off, auto and on: "quote" and "free" workloads.
@@ -183,6 +188,7 @@ pub fn run(opts: &BenchOptions) -> Result<BenchReport, EngineError> {
         memory: Memory::new(peak_rss, info.file_bytes, info.kv_bytes),
         kv_cache,
         footprint: None,
+        llama_bench: None,
         verify_cost,
         lookup,
     })

@@ -7,6 +7,7 @@ use super::footprint::{Footprint, GOAL_SLACK_BYTES};
 use super::kv::KvCacheRow;
 use super::lookup::LookupRow;
 use super::pace::PaceRow;
+use super::reference::{Phase, Reference, Row, Side, PREFILL_GOAL};
 use super::{BenchReport, Memory};
 use crate::engine::cost::VerifyCost;
 
@@ -72,7 +73,75 @@ pub fn report(r: &BenchReport) -> String {
     if let Some(f) = &r.footprint {
         s.push_str(&footprint(f));
     }
+    if let Some(l) = &r.llama_bench {
+        s.push_str(&reference(l));
+    }
     s
+}
+
+/// harvey beside llama-bench: one line per phase and depth, then the prefill goal.
+pub fn reference(r: &Reference) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "llama-bench  {}, threads {}/{}, KV {}, {} reps; harvey n_batch {} (= n_ubatch)",
+        r.model, r.threads, r.threads_batch, r.kv_cache_type, r.reps, r.n_batch
+    );
+    match &r.llama_bench {
+        Side::Ran {
+            binary,
+            n_batch,
+            n_ubatch,
+            ..
+        } => {
+            let _ = writeln!(
+                s,
+                "             {} (n_batch {n_batch}, n_ubatch {n_ubatch})",
+                binary.display()
+            );
+        }
+        Side::Unavailable { reason } => {
+            let _ = writeln!(s, "             not run: {reason}");
+        }
+    }
+    s.push_str(
+        "  test      depth   harvey tok/s          llama-bench tok/s     harvey/llama-bench\n",
+    );
+    for row in &r.rows {
+        s.push_str(&reference_row(row));
+    }
+    if let Some(holds) = r.prefill_goal_holds {
+        let verdict = if holds { "holds" } else { "does not hold" };
+        let _ = writeln!(
+            s,
+            "  goal: harvey's prefill ≥ {PREFILL_GOAL:.2}× llama-bench's pp{}: {verdict}",
+            r.rows
+                .iter()
+                .find(|row| row.phase == Phase::Prefill)
+                .and_then(|row| row.llama_bench_tokens)
+                .unwrap_or(0)
+        );
+    }
+    s
+}
+
+fn reference_row(row: &Row) -> String {
+    let (phase, test) = match row.phase {
+        Phase::Prefill => ("prefill", "pp"),
+        Phase::Decode => ("decode", "tg"),
+    };
+    let rate =
+        |tokens: usize, avg: f64, sd: f64| format!("{test}{tokens:<4}{avg:>6.1} ± {sd:<4.1}");
+    let harvey = rate(row.harvey_tokens, row.harvey.avg_ts, row.harvey.stddev_ts);
+    let reference = match (row.llama_bench, row.llama_bench_tokens) {
+        (Some(r), Some(tokens)) => rate(tokens, r.avg_ts, r.stddev_ts),
+        _ => "—".to_string(),
+    };
+    let ratio = row.ratio.map_or("—".to_string(), |x| format!("{x:.2}×"));
+    format!(
+        "  {phase:<8} {:>6}   {harvey:<20}  {reference:<20}  {ratio}\n",
+        row.depth
+    )
 }
 
 /// `verify k=…`: one decode of 1 + k rows against one row.
@@ -569,5 +638,70 @@ mod tests {
             "{summary}"
         );
         assert!(summary.contains("1/1 no-tool tasks"), "{summary}");
+    }
+
+    fn reference_report(side: Side, ratio: Option<f64>) -> Reference {
+        use crate::bench::reference::Rate;
+        let rate = |avg_ts, stddev_ts| Rate { avg_ts, stddev_ts };
+        let measured = ratio.is_some();
+        let row = |phase, depth, tokens, harvey: Rate, theirs: Rate| Row {
+            phase,
+            depth,
+            harvey_tokens: tokens,
+            harvey,
+            llama_bench_tokens: measured.then_some(if phase == Phase::Prefill { 512 } else { 128 }),
+            llama_bench: measured.then_some(theirs),
+            ratio: ratio.map(|_| harvey.avg_ts / theirs.avg_ts),
+        };
+        Reference {
+            model: "qwen".into(),
+            threads: 2,
+            threads_batch: 2,
+            n_batch: 256,
+            kv_cache_type: "f16".into(),
+            reps: 3,
+            rows: vec![
+                row(Phase::Prefill, 0, 509, rate(32.6, 0.4), rate(39.2, 0.1)),
+                row(Phase::Decode, 1502, 128, rate(9.0, 0.1), rate(10.0, 0.2)),
+            ],
+            prefill_goal_holds: ratio.map(|r| r >= PREFILL_GOAL),
+            llama_bench: side,
+        }
+    }
+
+    #[test]
+    fn reference_lines_put_harvey_beside_llama_bench_with_the_ratio_and_the_goal() {
+        let side = Side::Ran {
+            binary: "target/llama-bench/bin/llama-bench".into(),
+            n_batch: 2048,
+            n_ubatch: 512,
+            tests: Vec::new(),
+        };
+        let text = reference(&reference_report(side, Some(0.83)));
+        assert_eq!(
+            text,
+            "llama-bench  qwen, threads 2/2, KV f16, 3 reps; harvey n_batch 256 (= n_ubatch)\n\
+             \x20            target/llama-bench/bin/llama-bench (n_batch 2048, n_ubatch 512)\n\
+             \x20 test      depth   harvey tok/s          llama-bench tok/s     harvey/llama-bench\n\
+             \x20 prefill       0   pp509   32.6 ± 0.4    pp512   39.2 ± 0.1    0.83×\n\
+             \x20 decode     1502   tg128    9.0 ± 0.1    tg128   10.0 ± 0.2    0.90×\n\
+             \x20 goal: harvey's prefill ≥ 0.95× llama-bench's pp512: does not hold\n"
+        );
+    }
+
+    #[test]
+    fn without_llama_bench_the_reference_says_why_and_keeps_harveys_numbers() {
+        let side = Side::Unavailable {
+            reason: "no llama-bench at x: build it with scripts/build-llama-bench.sh".into(),
+        };
+        let text = reference(&reference_report(side, None));
+        assert!(
+            text.contains(
+                "not run: no llama-bench at x: build it with scripts/build-llama-bench.sh"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("pp509   32.6 ± 0.4    —"), "{text}");
+        assert!(!text.contains("goal"), "{text}");
     }
 }
