@@ -13,7 +13,10 @@ impl App {
         text: &str,
         plain: bool,
         on_event: &mut dyn FnMut(TurnEvent),
-    ) -> (Vec<crate::chat::agent::Step>, Option<crate::evidence::Block>) {
+    ) -> (
+        Vec<crate::chat::agent::Step>,
+        Option<crate::evidence::Block>,
+    ) {
         let mut steps: Vec<_> = self
             .first_message_recall(text, on_event)
             .into_iter()

@@ -342,7 +342,10 @@ pub fn choose(
         without.extend(asked::RECALLS);
     }
     without.extend(memory::held_off(registry, words));
-    let open = offered(registry).0.iter().any(|(n, _)| !without.contains(n));
+    let open = offered(registry)
+        .0
+        .iter()
+        .any(|(n, _)| !without.contains(n));
     if !open && without.contains(&NONE) {
         // Nothing is left to choose among: the model chooses.
         return Ok(None);

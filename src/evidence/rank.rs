@@ -111,9 +111,7 @@ pub fn weigh(hits: &mut [Hit], ask: &Ask<'_>, dated: Option<&Window>) {
 }
 
 fn cosine_of(near: &[(String, f32)], id: &str) -> f32 {
-    near.iter()
-        .find(|(n, _)| n == id)
-        .map_or(0.0, |(_, c)| *c)
+    near.iter().find(|(n, _)| n == id).map_or(0.0, |(_, c)| *c)
 }
 
 /// The memory sources near enough to the question by meaning (at least [`NEAR_FLOOR`])
@@ -186,7 +184,11 @@ mod tests {
         assert!(hits[1].score < hits[2].score, "{hits:?}");
         // Without vectors, words alone rank them.
         let mut plain = vec![hit("memory:workflow_a", "memory", 2.0, 0)];
-        weigh(&mut plain, &Ask::workspace("How do I cut a release here?"), None);
+        weigh(
+            &mut plain,
+            &Ask::workspace("How do I cut a release here?"),
+            None,
+        );
         assert_eq!(plain[0].score, 2.0);
     }
 

@@ -144,7 +144,15 @@ pub fn query_terms(question: &str) -> Vec<String> {
 /// ./deploy.sh"). Small on purpose: only steps every project has, whose words are
 /// interchangeable in its docs and its users' mouths.
 const SAME_STEP: &[&[&str]] = &[
-    &["release", "releases", "deploy", "deploys", "deployment", "publish", "ship"],
+    &[
+        "release",
+        "releases",
+        "deploy",
+        "deploys",
+        "deployment",
+        "publish",
+        "ship",
+    ],
     &["install", "installation", "setup"],
     &["config", "configuration", "configure", "settings"],
 ];

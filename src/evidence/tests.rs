@@ -259,7 +259,9 @@ fn a_procedure_remembered_in_other_words_answers_how_to_do_that_step() {
         .gather("How do I cut a release here?", 400, &Words)
         .unwrap();
     assert!(
-        b.snippets.iter().any(|s| s.source == "memory project_fact_c3"),
+        b.snippets
+            .iter()
+            .any(|s| s.source == "memory project_fact_c3"),
         "{}",
         b.text
     );
@@ -289,10 +291,19 @@ fn a_request_about_the_memory_is_answered_from_memories_and_sessions_only() {
     };
     let b = index.gather_for(&ask, 400, &Words).unwrap();
     assert!(!b.snippets.is_empty());
-    assert!(b.snippets.iter().all(|s| s.kind == "memory" || s.kind == "session"), "{}", b.text);
+    assert!(
+        b.snippets
+            .iter()
+            .all(|s| s.kind == "memory" || s.kind == "session"),
+        "{}",
+        b.text
+    );
     assert!(b.text.starts_with(block::MEMORY_HEADER), "{}", b.text);
     assert_eq!(b.note(), block::MEMORY_NOTE);
-    assert_eq!(block::words_of(&format!("{}\n\nthe words\n{}", b.text, b.note())), "the words");
+    assert_eq!(
+        block::words_of(&format!("{}\n\nthe words\n{}", b.text, b.note())),
+        "the words"
+    );
 }
 
 #[test]

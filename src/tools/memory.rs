@@ -417,43 +417,28 @@ impl Tool for MemoryUpdate {
         Some("change or correct a note you remember")
     }
     fn description(&self) -> &'static str {
-        "Change fields of one memory note by id (the user approves)."
+        "Rewrite one memory note by id with its whole new text (the user approves)."
     }
+    /// The note's new line, and details: small models fill every field they are shown
+    /// (empty strings, keywords in place of the text), so the text is required and the
+    /// rest is left to the user's `/memory` commands.
     fn params(&self) -> &'static [Param] {
         const P: &[Param] = &[
             ID,
             Param {
                 name: "description",
                 kind: ParamKind::Str { max_len: 160 },
-                required: false,
-                help: "new line",
+                required: true,
+                help: "the note as it should read now, one line",
             },
             Param {
                 name: "summary",
                 kind: ParamKind::Str { max_len: 400 },
                 required: false,
-                help: "new details",
-            },
-            Param {
-                name: "body",
-                kind: ParamKind::Str { max_len: 1000 },
-                required: false,
-                help: "new text",
-            },
-            Param {
-                name: "tags",
-                kind: ParamKind::StrList {
-                    max_items: 6,
-                    max_len: 24,
-                },
-                required: false,
-                help: "new keywords",
+                help: "details",
             },
         ];
         P
-    }
-    fn finds_nothing(&self) -> bool {
-        !self.0.holds_memory()
     }
     fn writes(&self) -> bool {
         true
@@ -483,11 +468,18 @@ impl Tool for MemoryUpdate {
 
 /// The fields a `memory_update` call gives; at least one.
 fn patch_of(args: &Map<String, Value>) -> Result<Patch, ToolError> {
+    // An empty field is one the model did not mean to change.
+    let given = |name: &str| {
+        arg_str(args, name)
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(str::to_string)
+    };
     let patch = Patch {
-        description: arg_str(args, "description").map(str::to_string),
-        summary: arg_str(args, "summary").map(str::to_string),
-        body: arg_str(args, "body").map(str::to_string),
-        tags: str_list(args, "tags"),
+        description: given("description"),
+        summary: given("summary"),
+        body: given("body"),
+        tags: str_list(args, "tags").filter(|t| !t.is_empty()),
     };
     if patch == Patch::default() {
         return Err(ToolError::BadArguments(
@@ -608,19 +600,18 @@ mod tests {
         let tool = MemoryUpdate(place(dir.path()));
         let before = files(dir.path());
         let call = args(format!(
-            r#"{{"id": "{id}", "summary": "colour and organise", "tags": ["spelling", "uk"]}}"#
+            r#"{{"id": "{id}", "description": "British spelling", "summary": "colour and organise"}}"#
         ));
         let p = tool.preview(&call).unwrap().unwrap();
         assert_eq!(p.question, format!("memory_update {id} (user_preference)"));
         for line in [
             "- summary: colour, not color",
             "+ summary: colour and organise",
-            "- tags: spelling",
-            "+ tags: spelling, uk",
+            "+ description: British spelling",
         ] {
             assert!(p.diff.lines().any(|l| l == line), "{line:?} in\n{}", p.diff);
         }
-        assert!(!p.diff.contains("description:"), "unchanged: {}", p.diff);
+        assert!(!p.diff.contains("tags:"), "unchanged: {}", p.diff);
         assert_eq!(files(dir.path()), before, "nothing changes before the call");
         tool.call_approved(&call, crate::tools::Approval::Allowed)
             .unwrap();

@@ -112,7 +112,7 @@ fn an_update_waits_for_the_yes_and_shows_what_changes() {
     let (ws, _, pref) = workspace();
     let request = "Update my preferences: I also prefer dark theme in all editors.";
     let args = format!(
-        r#"{{"id": "{pref}", "summary": "Also prefers a dark theme in all editors"}}"#
+        r#"{{"id": "{pref}", "description": "I prefer TypeScript, strict mode and a dark theme in all editors"}}"#
     );
     for (answer, changed) in [("n", false), ("y", true)] {
         let mut app = app(ws.path(), &chosen("memory_update", &args, "ok."));
@@ -131,14 +131,23 @@ fn an_update_waits_for_the_yes_and_shows_what_changes() {
             })
             .unwrap();
         assert_eq!(turn.calls.len(), 1);
-        assert_eq!(asked.borrow().len(), 1, "one question: {:?}", asked.borrow());
+        assert_eq!(
+            asked.borrow().len(),
+            1,
+            "one question: {:?}",
+            asked.borrow()
+        );
         assert!(asked.borrow()[0].contains(&pref), "{:?}", asked.borrow());
         assert!(
             shown.iter().any(|d| d.contains("dark theme")),
             "the new text is shown before the yes: {shown:?}"
         );
         let now = store(ws.path()).get(&pref).unwrap();
-        assert_eq!(now.summary.contains("dark theme"), changed, "{answer}: {now:?}");
+        assert_eq!(
+            now.description.contains("dark theme"),
+            changed,
+            "{answer}: {now:?}"
+        );
     }
 }
 
@@ -149,7 +158,10 @@ fn a_change_nobody_asked_for_is_refused_where_nobody_can_answer() {
     let replies = chosen("memory_forget", &format!(r#"{{"id": "{auth}"}}"#), "ok.");
     let mut app = app(ws.path(), &replies);
     let turn = app
-        .agent_turn("What is in your memory about the auth service?", &mut |_| {})
+        .agent_turn(
+            "What is in your memory about the auth service?",
+            &mut |_| {},
+        )
         .unwrap();
     if let Some(call) = turn.calls.first() {
         let err = call.result.clone().unwrap_err().to_string();
@@ -161,7 +173,12 @@ fn a_change_nobody_asked_for_is_refused_where_nobody_can_answer() {
 #[test]
 fn the_memory_steps_alone_are_offered_for_a_request_about_the_memory() {
     let (ws, _, _) = workspace();
-    let replies = vec!["memory_list".to_string(), " {}}</tool_call>".into(), "Two".into(), " memories.".into()];
+    let replies = vec![
+        "memory_list".to_string(),
+        " {}}</tool_call>".into(),
+        "Two".into(),
+        " memories.".into(),
+    ];
     let mut app = app(ws.path(), &replies);
     let turn = app
         .agent_turn(
@@ -184,7 +201,10 @@ fn the_memory_steps_alone_are_offered_for_a_request_about_the_memory() {
 fn an_archived_memory_is_never_in_a_block_again() {
     let (ws, auth, _) = workspace();
     store(ws.path()).forget(&auth).unwrap();
-    let mut app = app(ws.path(), &["answer".to_string(), "It".into(), " is not said.".into()]);
+    let mut app = app(
+        ws.path(),
+        &["answer".to_string(), "It".into(), " is not said.".into()],
+    );
     app.agent_turn("Which database does the auth service use?", &mut |_| {})
         .unwrap();
     let message = sent(&app);
@@ -252,7 +272,10 @@ fn qwen_a_forget_request_takes_a_memory_step_and_touches_nothing_else() {
         .into_iter()
         .map(|r| r.id)
         .collect();
-    assert!(active.contains(&pref), "the preference was not asked about: {active:?}");
+    assert!(
+        active.contains(&pref),
+        "the preference was not asked about: {active:?}"
+    );
     assert!(
         active.iter().all(|id| *id == auth || *id == pref),
         "no new memory: {active:?}"

@@ -472,9 +472,9 @@ fn memory_tools_across_processes_and_their_refusals() {
         "{read}"
     );
     // The index lists it, as MEMORY.md does.
-    let listed = call("memory_list", r#"{"type": "workflow"}"#);
+    let listed = call("memory_list", "{}");
     let listed = listed["result"].as_str().unwrap();
-    assert!(listed.starts_with("1 active workflow memory"), "{listed}");
+    assert!(listed.contains("active memor"), "{listed}");
     assert!(
         listed.contains(&format!("- `{id}` (workflow, 0.40) we deploy")),
         "{listed}"
@@ -483,7 +483,7 @@ fn memory_tools_across_processes_and_their_refusals() {
     for (name, args) in [
         (
             "memory_update",
-            format!(r#"{{"id": "{id}", "summary": "tag first"}}"#),
+            format!(r#"{{"id": "{id}", "description": "tag first, then deploy"}}"#),
         ),
         ("memory_forget", format!(r#"{{"id": "{id}"}}"#)),
     ] {
@@ -630,7 +630,7 @@ fn a_model_cannot_forget_or_rewrite_a_note_unasked() {
         r#"<tool_call>{{"name": "memory_forget", "arguments": {{"id": "{id}"}}}}</tool_call>"#
     );
     let update = format!(
-        r#"<tool_call>{{"name": "memory_update", "arguments": {{"id": "{id}", "summary": "gone"}}}}</tool_call>"#
+        r#"<tool_call>{{"name": "memory_update", "arguments": {{"id": "{id}", "description": "gone"}}}}</tool_call>"#
     );
     let mut app = scripted_app(dir.path(), &[&forget, &update, "Done."], 5);
     let (turn, _) = run(&mut app, "What version is this package?");

@@ -46,7 +46,11 @@ fn ask_and_call(
 /// or forget, and speak of ([`crate::chat::route::memory`]): read through `memory_read`.
 fn change_asked(set: &ToolSet<'_>, call: &ToolCall) -> bool {
     use crate::chat::route::memory::{asked_for, speaks_of};
-    let Some(id) = call.arguments.get("id").filter(|_| asked_for(&call.name, set.request)) else {
+    let Some(id) = call
+        .arguments
+        .get("id")
+        .filter(|_| asked_for(&call.name, set.request))
+    else {
         return false;
     };
     let mut args = serde_json::Map::new();

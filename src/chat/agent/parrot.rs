@@ -54,7 +54,8 @@ pub(super) fn echoes_request(conversation: &Conversation, reply: &str) -> bool {
         .iter()
         .rev()
         .find(|m| m.role == Role::User)
-        .and_then(|m| m.content.lines().next())
+        // The user's words, not the block sent before them.
+        .and_then(|m| crate::evidence::block::words_of(&m.content).lines().next())
     else {
         return false;
     };
@@ -137,6 +138,15 @@ mod tests {
             !echoes_request(&c, "anything not committed yet"),
             "not a question"
         );
+        // Sent with a block of memories: the words after it are the request.
+        let mut m = Conversation::new("s");
+        let request = "The auth service decision is outdated. Delete that memory.";
+        m.push_user(&format!(
+            "{}\n--- memory project_fact_1\n- auth uses PostgreSQL\n\n{request}\n{}",
+            crate::evidence::block::MEMORY_HEADER,
+            crate::evidence::block::MEMORY_NOTE
+        ));
+        assert!(echoes_request(&m, request));
         let mut d = Conversation::new("s");
         d.push_user("Does the README mention tides?");
         assert!(!echoes_request(&d, "The README does mention tides."));

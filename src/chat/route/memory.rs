@@ -26,7 +26,9 @@ const WHOSE: &[&str] = &[
 ];
 
 /// Words right after a memory word that name a part of the assistant's memory.
-const PARTS: &[&str] = &["index", "file", "files", "note", "notes", "entry", "entries", "id"];
+const PARTS: &[&str] = &[
+    "index", "file", "files", "note", "notes", "entry", "entries", "id",
+];
 
 /// Phrases that ask what the assistant knows of the user (lowercase, whole words).
 const ABOUT_THE_USER: &[&str] = &[
@@ -130,7 +132,11 @@ pub fn speaks_of(words: &str, memory: &str) -> bool {
                 .any(|list| list.contains(&w.as_str()))
     };
     let stem = |w: &String| w.chars().take(5).collect::<String>();
-    let asked: Vec<String> = self::words(words).iter().filter(|w| own(w)).map(stem).collect();
+    let asked: Vec<String> = self::words(words)
+        .iter()
+        .filter(|w| own(w))
+        .map(stem)
+        .collect();
     // The values of `memory_read`'s `field: value` lines, not the field names.
     let values: Vec<&str> = memory
         .lines()
@@ -156,7 +162,12 @@ pub const MEMORY_STEPS: &[&str] = &[
 
 /// The tools that change or list the memory: held off every request that does not speak
 /// of it, so "Update the README" is never a memory update.
-pub const MEMORY_ONLY: &[&str] = &["memory_list", "memory_read", "memory_update", "memory_forget"];
+pub const MEMORY_ONLY: &[&str] = &[
+    "memory_list",
+    "memory_read",
+    "memory_update",
+    "memory_forget",
+];
 
 /// The router's steps held off for the user's own `words`: every step but the memory's
 /// when they speak of it, the memory's changes and listing when they do not.
@@ -213,12 +224,12 @@ mod tests {
             ask("The auth service decision is outdated. Delete that memory."),
             Some(Change::Forget)
         );
-        assert_eq!(
-            ask("Forget what I said about tabs."),
-            Some(Change::Forget)
-        );
+        assert_eq!(ask("Forget what I said about tabs."), Some(Change::Forget));
         assert_eq!(ask("Don't forget that we deploy on Fridays."), None);
-        assert_eq!(ask("List all memory files and show me the current index."), None);
+        assert_eq!(
+            ask("List all memory files and show me the current index."),
+            None
+        );
         assert_eq!(ask("Did you forget my preference?"), None);
         assert_eq!(ask("Delete the build folder."), None, "no memory named");
         assert_eq!(ask("Update the README."), None);
@@ -231,12 +242,27 @@ mod tests {
     #[test]
     fn a_request_speaks_of_the_memory_it_shares_a_topic_word_with() {
         let forget = "The auth service decision is outdated. Delete that memory.";
-        assert!(speaks_of(forget, "description: We decided to use PostgreSQL for the auth service"));
-        assert!(!speaks_of(forget, "description: I prefer TypeScript over JavaScript"));
+        assert!(speaks_of(
+            forget,
+            "description: We decided to use PostgreSQL for the auth service"
+        ));
+        assert!(!speaks_of(
+            forget,
+            "description: I prefer TypeScript over JavaScript"
+        ));
         let update = "Update my preferences: I also prefer dark theme in all editors.";
-        assert!(speaks_of(update, "type: user_preference\ndescription: I prefer TypeScript"));
-        assert!(!speaks_of("Delete that memory.", "description: that memory of yours"));
+        assert!(speaks_of(
+            update,
+            "type: user_preference\ndescription: I prefer TypeScript"
+        ));
+        assert!(!speaks_of(
+            "Delete that memory.",
+            "description: that memory of yours"
+        ));
         // Field names are not what a memory says.
-        assert!(!speaks_of("The description is outdated; forget it.", "description: tabs"));
+        assert!(!speaks_of(
+            "The description is outdated; forget it.",
+            "description: tabs"
+        ));
     }
 }
