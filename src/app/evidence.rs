@@ -12,7 +12,11 @@ use std::time::Instant;
 
 use super::App;
 use crate::chat::agent::{Step, StepKind, TurnEvent};
-use crate::evidence::{Block, Index, MemoryUnit, SessionUnit};
+use crate::chat::route::memory::speaks_of_memory;
+use crate::evidence::{Ask, Block, Index, MemoryUnit, Scope, SessionUnit};
+
+/// Memories nearest to a request by meaning, asked of the store for each block.
+const NEAR_POOL: usize = 5;
 
 /// Words that open a request for information without a question mark ("Explain how the
 /// parser works", "Tell me about the cache").
@@ -43,25 +47,32 @@ const BACK_REFERENCES: &[&str] = &[
 ];
 
 impl App {
-    /// The evidence block for `text`, or `None` when the block is off, the request is not
-    /// a question about the workspace (a task, a memory to keep, a follow-up, a commit
-    /// named by its place), or nothing ranks for it.
+    /// The evidence block for `text`, or `None` when the block is off, the request is
+    /// neither a question about the workspace nor a request about the memory (a task, a
+    /// memory to keep, a follow-up, a commit named by its place), or nothing ranks for it.
     pub(crate) fn evidence_for(
         &mut self,
         text: &str,
         on_event: &mut dyn FnMut(TurnEvent),
     ) -> Option<Block> {
         let pct = self.config.tools.evidence_pct;
-        if !self.tools_enabled || pct <= 0.0 || !self.evidence_applies(text) {
+        if !self.tools_enabled || pct <= 0.0 {
             return None;
         }
+        let scope = self.evidence_scope(text)?;
         let started = Instant::now();
         let n_ctx = self.engine.info().n_ctx;
         let budget = crate::memory::recall::budget(n_ctx, pct);
         self.evidence_index(on_event)?;
+        let asked = self.ranked_words(text, scope);
+        let ask = Ask {
+            question: &asked,
+            scope,
+            near: self.near_memories(text),
+            now: chrono::Utc::now().timestamp(),
+        };
         let index = self.evidence.as_ref()?;
-        let block = index.gather(text, budget, self.engine.as_ref());
-        let block = match block {
+        let block = match index.gather_for(&ask, budget, self.engine.as_ref()) {
             Ok(b) => b,
             Err(e) => {
                 tracing::warn!("evidence: {e}");
@@ -71,6 +82,46 @@ impl App {
         let what = format!("{} snippets, {} tokens", block.snippets.len(), block.tokens);
         Step::timed(StepKind::Evidence, what, started).send(on_event);
         (!block.snippets.is_empty()).then_some(block)
+    }
+
+    /// The words a block is ranked by: the request's, and for a request about the memory
+    /// that points back ("Delete that memory."), the previous request's before them.
+    fn ranked_words(&self, text: &str, scope: Scope) -> String {
+        if scope != Scope::Memory || !self.points_back(text) {
+            return text.to_string();
+        }
+        let turns = self.conversation.turns();
+        let earlier = turns
+            .iter()
+            .rposition(|m| m.role == crate::engine::Role::User)
+            .map(|i| crate::evidence::block::words_of(&turns[i].content));
+        match earlier {
+            Some(words) => format!("{words}\n{text}"),
+            None => text.to_string(),
+        }
+    }
+
+    /// Whether `text` follows an earlier exchange and points back at it ("it", "that").
+    fn points_back(&self, text: &str) -> bool {
+        self.conversation.turns().len() >= 2
+            && crate::text::words::name_words(text)
+                .iter()
+                .any(|w| BACK_REFERENCES.contains(&w.as_str()))
+    }
+
+    /// The memories nearest to `text` by the embedder, with their cosine; empty without
+    /// an embedder or a memory store (then memories rank by their words).
+    fn near_memories(&self, text: &str) -> Vec<(String, f32)> {
+        let Some(store) = self.memory.as_ref().filter(|_| self.config.memory.enabled) else {
+            return Vec::new();
+        };
+        match store.similar(text, NEAR_POOL) {
+            Ok(near) => near.into_iter().map(|(row, c)| (row.id, c)).collect(),
+            Err(e) => {
+                tracing::debug!("evidence: no vectors for the memories: {e}");
+                Vec::new()
+            }
+        }
     }
 
     /// [`Self::evidence_for`], its step kept in `steps` too (the turn's steps begin with it).
@@ -88,28 +139,30 @@ impl App {
         })
     }
 
-    /// Whether `text` asks something the workspace may answer: a question (a question mark,
-    /// or a first word that asks), not a task, not a memory
-    /// to keep, not a follow-up to the previous exchange, not a commit named by its place
-    /// or counted (the git tool answers that exactly; who or when something changed is in the
-    /// history the index holds).
-    fn evidence_applies(&self, text: &str) -> bool {
+    /// What `text` is answered from: the memory for a request whose words speak of what
+    /// the assistant remembers (a question or a change; not a new thing to keep), the
+    /// workspace for a question (a question mark, or a first word that asks) that is not
+    /// a task, not a memory to keep, not a follow-up to the previous exchange, not a
+    /// commit named by its place or counted (the git tool answers that exactly; who or
+    /// when something changed is in the history the index holds); `None` for the rest.
+    pub(crate) fn evidence_scope(&self, text: &str) -> Option<Scope> {
         let registry = &self.tools;
+        if crate::chat::route::told_to_remember(registry, text).is_some() {
+            return None;
+        }
+        if speaks_of_memory(text) && self.config.memory.enabled && self.memory.is_some() {
+            return Some(Scope::Memory);
+        }
         let first = text.split_whitespace().next().unwrap_or("").to_lowercase();
         let asks = text.contains('?')
             || ASKING.contains(&first.trim_matches(|c: char| !c.is_alphanumeric()));
         if !asks
             || crate::chat::route::is_a_task(text)
-            || crate::chat::route::told_to_remember(registry, text).is_some()
             || crate::chat::route::names_a_commit(&text.to_lowercase())
         {
-            return false;
+            return None;
         }
-        let answered_before = self.conversation.turns().len() >= 2;
-        let points_back = crate::text::words::name_words(text)
-            .iter()
-            .any(|w| BACK_REFERENCES.contains(&w.as_str()));
-        !(answered_before && points_back)
+        (!self.points_back(text)).then_some(Scope::Workspace)
     }
 
     /// The index, opened at first use and refreshed (files, history, memories, session

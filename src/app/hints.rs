@@ -11,7 +11,7 @@ pub(crate) struct Hinted {
     pub text: String,
     /// A memory about the request is among the lines.
     pub remembered: bool,
-    /// The `[evidence]` block is among the lines: the model chooses the first step.
+    /// A workspace `[evidence]` block is among the lines: the model chooses the first step.
     pub evidence: bool,
 }
 
@@ -35,12 +35,9 @@ impl App {
         // The evidence block holds the files and memories that rank for the request: the
         // name hint and the memory gate would only repeat it less well.
         if let Some(block) = evidence {
-            out.text = format!(
-                "{}\n\n{text}\n{}",
-                block.text.trim_end(),
-                crate::evidence::block::ANSWER_NOTE
-            );
-            out.evidence = true;
+            out.text = format!("{}\n\n{text}\n{}", block.text.trim_end(), block.note());
+            // A block of memories leaves the first step to the memory's own steps.
+            out.evidence = block.scope == crate::evidence::Scope::Workspace;
             return out;
         }
         if let Some(hint) = self.named_hint(text) {

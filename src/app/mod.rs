@@ -18,6 +18,7 @@ mod recall;
 mod skills;
 mod switch;
 mod tools;
+mod turn;
 
 pub use later::PendingReport;
 pub use open::{embedder_path, open_embedder, open_memory_and_embedder, settle_embedders};
@@ -253,15 +254,9 @@ impl App {
         on_event: &mut dyn FnMut(TurnEvent),
     ) -> Result<AgentTurn, TurnError> {
         self.abort.clear();
-        let mut recall: Vec<_> = self
-            .first_message_recall(text, on_event)
-            .into_iter()
-            .collect();
         // A skill's turn follows the skill's own instructions.
         let plain = narrowed.is_none() && skill.is_none();
-        let evidence = plain
-            .then(|| self.timed_evidence(text, &mut recall, on_event))
-            .flatten();
+        let (recall, evidence) = self.turn_context(text, plain, on_event);
         let opts = self.generate_options();
         let rolling = &self.config.memory.rolling_summary;
         let limits = TurnLimits {
@@ -322,25 +317,7 @@ impl App {
             tools,
             on_event,
         );
-        let mut turn = match turn {
-            Ok(t) => t,
-            Err(e) => {
-                // Not sent: what was attached waits for the next message.
-                self.attachments.restore(attached);
-                return Err(e);
-            }
-        };
-        if let Some(crate::chat::route::Route::Skill(name)) = &turn.route {
-            // Not sent either: the skill's turn takes the attachments.
-            self.attachments.restore(attached);
-            let earlier: Vec<_> = recall.into_iter().chain(turn.steps).collect();
-            return self.run_chosen_skill(name, text, earlier, on_event);
-        }
-        self.pending_notes
-            .extend(crate::chat::attachment::note(&attached));
-        turn.steps.splice(0..0, recall);
-        self.after_turn(text, &turn, skill);
-        Ok(turn)
+        self.settle_turn(text, turn, attached, recall, skill, on_event)
     }
 
     /// The record's file name (planned until its first exchange is written).
@@ -351,52 +328,6 @@ impl App {
             .unwrap_or_else(|| self.recorder.planned_path())
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
-    }
-
-    /// What a finished turn leaves behind: its compression, stats, steps and thought for
-    /// `/status`, the skill's scene and the exchange in the record.
-    fn after_turn(
-        &mut self,
-        text: &str,
-        turn: &AgentTurn,
-        skill: Option<(&crate::skills::Skill, &str)>,
-    ) {
-        if let Some(c) = &turn.compression {
-            self.compressions.push(c.clone());
-        }
-        self.turns.push(turn.completion.stats.clone());
-        self.last_steps.clone_from(&turn.steps);
-        if turn.thought.is_some() {
-            self.last_thought.clone_from(&turn.thought);
-        }
-        if let Some((skill, speech)) = skill {
-            self.record_skill(skill, speech);
-        }
-        self.record(text, turn);
-    }
-
-    /// The session-start recall, once per session at its first message — also when the
-    /// session continues a recorded one (`--resume`, `/session continue`), whose turns are
-    /// already there. Returns its step (none after the first message).
-    fn first_message_recall(
-        &mut self,
-        text: &str,
-        on_event: &mut dyn FnMut(TurnEvent),
-    ) -> Option<crate::chat::agent::Step> {
-        use crate::chat::agent::{Step, StepKind};
-        if self.injection.is_some() {
-            return None;
-        }
-        let started = std::time::Instant::now();
-        if let Some(injection) = self.inject_memory(text) {
-            on_event(TurnEvent::Notice(injection.summary_line()));
-        }
-        if let Some(note) = self.over_fixed_cap() {
-            on_event(TurnEvent::Notice(note));
-        }
-        let step = Step::timed(StepKind::Recall, "", started);
-        on_event(TurnEvent::Step(step.clone()));
-        Some(step)
     }
 
     /// Whether a router picks each turn's first step (`tools.route`; `auto`: when the

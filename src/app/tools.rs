@@ -26,7 +26,7 @@ pub fn tools_with_abort(
     abort: &AbortFlag,
 ) -> (Registry, Vec<String>) {
     use crate::tools::memory::{
-        MemoryForget, MemoryPlace, MemoryRead, MemorySearch, MemoryUpdate, MemoryWrite,
+        MemoryForget, MemoryList, MemoryPlace, MemoryRead, MemorySearch, MemoryUpdate, MemoryWrite,
     };
     let mut registry = workspace_tools(workspace);
     let place = crate::tools::command::CommandPlace {
@@ -54,6 +54,7 @@ pub fn tools_with_abort(
         };
         registry.add(Box::new(MemorySearch(place.clone())));
         registry.add(Box::new(MemoryRead(place.clone())));
+        registry.add(Box::new(MemoryList(place.clone())));
         registry.add(Box::new(crate::tools::sessions::SessionSearch(
             place.agents_dir.clone(),
         )));

@@ -240,6 +240,22 @@ const EXAMPLES: &[(&str, &str, bool)] = &[
         "memory_write",
         false,
     ),
+    (
+        "My saved editor preference is wrong: I use vim now.",
+        "memory_update",
+        false,
+    ),
+    (
+        "Forget what I told you about the staging server.",
+        "memory_forget",
+        false,
+    ),
+    ("What is in your memory?", "memory_list", false),
+    (
+        "Read me your whole note on the kestrel server.",
+        "memory_read",
+        false,
+    ),
 ];
 
 /// A grammar that admits exactly one of the router's names, but those of `without`
@@ -324,6 +340,12 @@ pub fn choose(
     }
     if asked::memory_unasked_beside_files(request, words) {
         without.extend(asked::RECALLS);
+    }
+    without.extend(memory::held_off(registry, words));
+    let open = offered(registry).0.iter().any(|(n, _)| !without.contains(n));
+    if !open && without.contains(&NONE) {
+        // Nothing is left to choose among: the model chooses.
+        return Ok(None);
     }
     opts.grammar = Some(grammar(registry, wording, &without));
     opts.max_tokens = Some(16);
@@ -423,6 +445,7 @@ pub fn instruction_ids(engine: &dyn Engine, registry: &Registry) -> Vec<i32> {
 }
 
 pub mod asked;
+pub mod memory;
 mod rules;
 mod skills;
 

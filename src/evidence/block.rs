@@ -18,13 +18,28 @@ pub const HEADER: &str = "[evidence: snippets of this workspace's files, git his
 /// instruction).
 pub const ANSWER_NOTE: &str = "(Answer the question from the evidence above in one or two sentences, then name the file or commit the answer came from. If the evidence does not answer it, call a tool instead.)";
 
+/// The first line of a block drawn from the memory alone (a request about what the
+/// assistant remembers).
+pub const MEMORY_HEADER: &str =
+    "[memory: what you remember that matches the request, best first, each under its id]";
+
+/// What the model is told after a request about the memory: the ids are the block's.
+pub const MEMORY_NOTE: &str = "(The memories above are the ones that match. To read, update or forget one, use its id from the block; otherwise answer from them.)";
+
 /// The user's own words of a message sent with a block (`block`, a blank line, the words,
-/// [`ANSWER_NOTE`]); any other message as it is.
+/// its note); any other message as it is.
 pub fn words_of(message: &str) -> &str {
-    let Some(rest) = message.strip_prefix(HEADER) else {
+    let Some(rest) = [HEADER, MEMORY_HEADER]
+        .iter()
+        .find_map(|h| message.strip_prefix(h))
+    else {
         return message;
     };
-    let body = rest.strip_suffix(ANSWER_NOTE).unwrap_or(rest).trim_end();
+    let body = [ANSWER_NOTE, MEMORY_NOTE]
+        .iter()
+        .find_map(|n| rest.strip_suffix(n))
+        .unwrap_or(rest)
+        .trim_end();
     body.rsplit_once("\n\n").map_or(body, |(_, words)| words)
 }
 
@@ -89,6 +104,18 @@ pub struct Block {
     pub snippets: Vec<Snippet>,
     /// Hits considered that did not fit or fell below the relative floor.
     pub skipped: usize,
+    /// What the block was drawn from.
+    pub scope: super::Scope,
+}
+
+impl Block {
+    /// What follows the request in the message sent with this block.
+    pub fn note(&self) -> &'static str {
+        match self.scope {
+            super::Scope::Workspace => ANSWER_NOTE,
+            super::Scope::Memory => MEMORY_NOTE,
+        }
+    }
 }
 
 /// How a hit is named in its snippet's head line.
@@ -107,14 +134,29 @@ pub fn source_label(hit: &Hit) -> String {
 /// The block for `hits` (best first) under `budget` tokens; `terms` are the question's,
 /// used to keep the right lines of a long unit.
 pub fn fit(hits: &[Hit], terms: &[String], budget: usize, counter: &dyn TokenCounter) -> Block {
+    fit_in(super::Scope::Workspace, hits, terms, budget, counter)
+}
+
+/// [`fit`] for a block of `scope`, headed as that scope's blocks are.
+pub fn fit_in(
+    scope: super::Scope,
+    hits: &[Hit],
+    terms: &[String],
+    budget: usize,
+    counter: &dyn TokenCounter,
+) -> Block {
     let mut block = Block {
         budget,
+        scope,
         ..Block::default()
     };
     let Some(best) = hits.first().map(|h| h.score) else {
         return block;
     };
-    let header = format!("{HEADER}\n");
+    let header = match scope {
+        super::Scope::Workspace => format!("{HEADER}\n"),
+        super::Scope::Memory => format!("{MEMORY_HEADER}\n"),
+    };
     let mut used = counter.count_tokens(&header);
     let mut per_source: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     let mut commits = 0;

@@ -19,6 +19,7 @@
 pub mod block;
 pub mod chunk;
 pub mod history;
+pub mod rank;
 pub mod scan;
 pub mod terms;
 
@@ -32,6 +33,7 @@ use crate::storage::evidence::{EvidenceTables, NewUnit};
 use crate::tokens::TokenCounter;
 
 pub use block::Block;
+pub use rank::{Ask, Scope};
 
 /// The index file under `agents/`.
 pub const FILE: &str = "evidence.db";
@@ -42,22 +44,9 @@ pub const FILE: &str = "evidence.db";
 const POOL: usize = 30;
 const COMMIT_POOL: usize = 10;
 
-/// A commit's score against a file's: a commit is a few words, so each of its matches
-/// weighs more under bm25 than the same match in a file's chunk. Lower still when the
-/// question does not speak of history at all (a commit, a change, who or when): then the
-/// files as they are answer it ("Which version is this?" was answered from a commit of
-/// 2011 that bumped the version to 0.20).
-const COMMIT_PRIOR: f64 = 0.7;
-const COMMIT_PRIOR_NO_HISTORY: f64 = 0.4;
-
-/// Each folder between the workspace's top and a file costs its score this share: the
-/// project's own top-level files over a vendored test suite's (cJSON's license question
-/// found `tests/json-patch-tests/README.md`'s Apache license before `LICENSE`).
-const DEPTH_PRIOR: f64 = 0.93;
-
-/// A test's chunk against the code it tests: both match the code's names, and the code
-/// says what it does.
-const TEST_PRIOR: f64 = 0.8;
+/// A hit found only by a word of the same step ([`terms::related`]) against one found by
+/// the question's own words.
+const RELATED_WEIGHT: f64 = 0.6;
 
 /// Why the index could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -245,7 +234,7 @@ impl Index {
                 let mut unit = text_unit(
                     "session",
                     &format!("session of {}: {}", s.started, s.text),
-                    0,
+                    midday_of(&s.started),
                 );
                 unit.heading = s.started.clone();
                 (format!("session:{}", s.file), short_hash(&s.text), unit)
@@ -282,48 +271,73 @@ impl Index {
             .map_err(self.err())
     }
 
-    /// The evidence block for `question` under `budget` tokens.
+    /// The evidence block for `question` under `budget` tokens, from the whole workspace
+    /// and without vectors.
     pub fn gather(
         &self,
         question: &str,
         budget: usize,
         counter: &dyn TokenCounter,
     ) -> Result<Block, EvidenceError> {
-        let terms = terms::query_terms(question);
-        let Some(query) = terms::fts_query(&terms) else {
-            return Ok(Block {
-                budget,
-                ..Block::default()
-            });
+        self.gather_for(&Ask::workspace(question), budget, counter)
+    }
+
+    /// The evidence block for `ask` under `budget` tokens: hits by words, weighed
+    /// ([`rank::weigh`]), memories near by meaning that no word found ([`rank::near_only`]),
+    /// then fitted.
+    pub fn gather_for(
+        &self,
+        ask: &Ask<'_>,
+        budget: usize,
+        counter: &dyn TokenCounter,
+    ) -> Result<Block, EvidenceError> {
+        let dated = crate::memory::when::dated(ask.question, ask.now);
+        let words = dated.as_ref().map_or(ask.question, |d| d.rest.as_str());
+        let mut terms = terms::query_terms(words);
+        let mut hits = match terms::fts_query(&terms) {
+            Some(query) => self.search(&query, ask.scope)?,
+            None => Vec::new(),
         };
-        let kinds = ["code", "doc", "config", "text", "memory", "session"];
-        let mut hits = self
-            .tables
-            .search(&query, &kinds, POOL)
-            .map_err(self.err())?;
-        hits.extend(
-            self.tables
-                .search(&query, &["commit"], COMMIT_POOL)
-                .map_err(self.err())?,
-        );
-        let commit_prior = if crate::chat::route::asked::speaks_of_history(question) {
-            COMMIT_PRIOR
-        } else {
-            COMMIT_PRIOR_NO_HISTORY
-        };
-        for h in &mut hits {
-            if h.kind == "commit" {
-                h.score *= commit_prior;
-            } else if let Some(path) = h.source.strip_prefix("file:") {
-                let depth = path.matches('/').count() as i32;
-                h.score *= DEPTH_PRIOR.powi(depth);
-                if is_test_path(path) {
-                    h.score *= TEST_PRIOR;
+        let related = terms::related(&terms);
+        if let Some(query) = terms::fts_query(&related) {
+            for mut h in self.search(&query, ask.scope)? {
+                if !hits.iter().any(|x| x.id == h.id) {
+                    h.score *= RELATED_WEIGHT;
+                    hits.push(h);
                 }
             }
         }
+        terms.extend(related);
+        rank::weigh(&mut hits, ask, dated.as_ref().map(|d| &d.window));
+        for (source, score) in rank::near_only(&hits, ask) {
+            let units = self.tables.units_of(&source).map_err(self.err())?;
+            hits.extend(units.into_iter().map(|mut u| {
+                u.score = score;
+                u
+            }));
+        }
         hits.sort_by(|a, b| b.score.total_cmp(&a.score));
-        Ok(block::fit(&hits, &terms, budget, counter))
+        Ok(block::fit_in(ask.scope, &hits, &terms, budget, counter))
+    }
+
+    /// The hits for the FTS5 `query` in `scope`: one pool, and commits in their own.
+    fn search(
+        &self,
+        query: &str,
+        scope: Scope,
+    ) -> Result<Vec<crate::storage::evidence::Hit>, EvidenceError> {
+        let mut hits = self
+            .tables
+            .search(query, scope.kinds(), POOL)
+            .map_err(self.err())?;
+        if scope == Scope::Workspace {
+            hits.extend(
+                self.tables
+                    .search(query, &["commit"], COMMIT_POOL)
+                    .map_err(self.err())?,
+            );
+        }
+        Ok(hits)
     }
 
     /// Units per kind (for `harvey evidence --stats`).
@@ -339,22 +353,6 @@ impl Index {
     pub fn path(&self) -> &Path {
         &self.path
     }
-}
-
-/// Whether `path` is a test's: under a `test`/`tests`/`spec`/`__tests__` folder, or named
-/// as one (`test_x.py`, `x_test.go`, `x.test.js`, `x.spec.ts`).
-fn is_test_path(path: &str) -> bool {
-    let lower = path.to_ascii_lowercase();
-    let name = lower.rsplit('/').next().unwrap_or(&lower);
-    lower.split('/').rev().skip(1).any(|d| {
-        matches!(
-            d,
-            "test" | "tests" | "spec" | "specs" | "__tests__" | "testing"
-        )
-    }) || name.starts_with("test_")
-        || name.contains("_test.")
-        || name.contains(".test.")
-        || name.contains(".spec.")
 }
 
 /// The units of the file at `path` (none when it is not text for a reader).
@@ -408,6 +406,14 @@ fn text_unit(kind: &str, text: &str, written: i64) -> NewUnit {
         text: text.to_string(),
         written,
     }
+}
+
+/// Unix seconds of noon (UTC) on `date` (`YYYY-MM-DD`); 0 when it is no date.
+fn midday_of(date: &str) -> i64 {
+    chrono::NaiveDate::parse_from_str(date, "%Y-%m-%d")
+        .ok()
+        .and_then(|d| d.and_hms_opt(12, 0, 0))
+        .map_or(0, |t| t.and_utc().timestamp())
 }
 
 fn short_hash(text: &str) -> String {

@@ -139,6 +139,32 @@ pub fn query_terms(question: &str) -> Vec<String> {
     out
 }
 
+/// Words projects use for the same step of their life, each group one step: a question
+/// in one word ("How do I cut a release?") finds the text in another ("we deploy with
+/// ./deploy.sh"). Small on purpose: only steps every project has, whose words are
+/// interchangeable in its docs and its users' mouths.
+const SAME_STEP: &[&[&str]] = &[
+    &["release", "releases", "deploy", "deploys", "deployment", "publish", "ship"],
+    &["install", "installation", "setup"],
+    &["config", "configuration", "configure", "settings"],
+];
+
+/// The other words of the steps `terms` name ([`SAME_STEP`]), not already among them.
+pub fn related(terms: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for group in SAME_STEP {
+        if !terms.iter().any(|t| group.contains(&t.as_str())) {
+            continue;
+        }
+        for w in group.iter().map(|w| w.to_string()) {
+            if !terms.contains(&w) && !out.contains(&w) {
+                out.push(w);
+            }
+        }
+    }
+    out
+}
+
 /// The FTS5 query for `terms`: each quoted (so no operator or punctuation of the user's
 /// reaches `MATCH`), OR-ed; `None` when nothing is left to search for.
 pub fn fts_query(terms: &[String]) -> Option<String> {

@@ -237,3 +237,91 @@ fn commits_are_found_by_their_message_author_and_files() {
     // Read on from the last commit: nothing new, nothing added.
     assert_eq!(index.refresh(&mut |_, _| {}).unwrap().commits_added, 0);
 }
+
+#[test]
+fn a_procedure_remembered_in_other_words_answers_how_to_do_that_step() {
+    let (_t, root) = workspace();
+    write(
+        &root,
+        "CHANGELOG.md",
+        "# Changelog\n\n## 0.3.1 (2026-10-02)\n\n- The server retries a station.\n",
+    );
+    let mut index = Index::open(&root).unwrap();
+    index.refresh(&mut |_, _| {}).unwrap();
+    index
+        .sync_memories(&[MemoryUnit {
+            id: "project_fact_c3".into(),
+            updated: 1,
+            text: "- we deploy this project with ./deploy.sh, and it refuses to run with a dirty git tree".into(),
+        }])
+        .unwrap();
+    let b = index
+        .gather("How do I cut a release here?", 400, &Words)
+        .unwrap();
+    assert!(
+        b.snippets.iter().any(|s| s.source == "memory project_fact_c3"),
+        "{}",
+        b.text
+    );
+    // A question about another step does not bring it.
+    let b = index
+        .gather("Which port does the server listen on?", 400, &Words)
+        .unwrap();
+    assert!(b.snippets.iter().all(|s| s.kind != "memory"), "{}", b.text);
+}
+
+#[test]
+fn a_request_about_the_memory_is_answered_from_memories_and_sessions_only() {
+    let (_t, root) = workspace();
+    let mut index = Index::open(&root).unwrap();
+    index.refresh(&mut |_, _| {}).unwrap();
+    index
+        .sync_memories(&[MemoryUnit {
+            id: "user_preference_d4".into(),
+            updated: 1,
+            text: "- I prefer the tidepool server on port 9090 in development".into(),
+        }])
+        .unwrap();
+    let ask = Ask {
+        question: "What do you remember about the tidepool server port?",
+        scope: Scope::Memory,
+        ..Ask::workspace("")
+    };
+    let b = index.gather_for(&ask, 400, &Words).unwrap();
+    assert!(!b.snippets.is_empty());
+    assert!(b.snippets.iter().all(|s| s.kind == "memory" || s.kind == "session"), "{}", b.text);
+    assert!(b.text.starts_with(block::MEMORY_HEADER), "{}", b.text);
+    assert_eq!(b.note(), block::MEMORY_NOTE);
+    assert_eq!(block::words_of(&format!("{}\n\nthe words\n{}", b.text, b.note())), "the words");
+}
+
+#[test]
+fn sessions_of_the_week_a_question_names_rank_above_older_ones_on_the_same_topic() {
+    let (_t, root) = workspace();
+    let mut index = Index::open(&root).unwrap();
+    index.refresh(&mut |_, _| {}).unwrap();
+    let session = |file: &str, started: &str| SessionUnit {
+        file: file.into(),
+        started: started.into(),
+        text: "We reworked the compaction of the tide tables.".into(),
+    };
+    index
+        .sync_sessions(&[
+            session("old.spmd", "2026-09-01"),
+            session("recent.spmd", "2026-11-26"),
+        ])
+        .unwrap();
+    let now = chrono::NaiveDate::from_ymd_opt(2026, 12, 2)
+        .unwrap()
+        .and_hms_opt(9, 0, 0)
+        .unwrap()
+        .and_utc()
+        .timestamp();
+    let ask = Ask {
+        question: "What did we work on last week about compaction?",
+        now,
+        ..Ask::workspace("")
+    };
+    let b = index.gather_for(&ask, 400, &Words).unwrap();
+    assert_eq!(b.snippets[0].source, "session recent.spmd", "{}", b.text);
+}

@@ -56,3 +56,40 @@ pub fn parse_time(text: &str) -> Option<i64> {
         .and_then(|d| d.and_hms_opt(0, 0, 0))
         .map(|dt| dt.and_utc().timestamp())
 }
+
+/// A time [`parse_time`] reads, as the files write it: `2024-03-01` → `2024-03-01T00:00:00Z`.
+pub fn normalized_time(text: &str) -> Option<String> {
+    let at = chrono::DateTime::from_timestamp(parse_time(text)?, 0)?;
+    Some(at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+}
+
+/// The day of a file's time (`2025-02-03`), for a person; the text itself when it is no
+/// time [`parse_time`] reads.
+pub fn day_of(text: &str) -> String {
+    parse_time(text)
+        .and_then(|t| chrono::DateTime::from_timestamp(t, 0))
+        .map_or_else(
+            || text.trim().to_string(),
+            |at| at.format("%Y-%m-%d").to_string(),
+        )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_dates_are_midnight_utc_and_days_read_back() {
+        assert_eq!(
+            normalized_time("2024-03-01").as_deref(),
+            Some("2024-03-01T00:00:00Z")
+        );
+        assert_eq!(
+            normalized_time("2024-03-01T12:30:00+02:00").as_deref(),
+            Some("2024-03-01T10:30:00Z")
+        );
+        assert_eq!(normalized_time("March 2024"), None);
+        assert_eq!(day_of("2025-02-03T04:05:06Z"), "2025-02-03");
+        assert_eq!(day_of(" someday "), "someday");
+    }
+}

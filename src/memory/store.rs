@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub(crate) use super::clock::stamp_of;
-pub use super::clock::{now_rfc3339, now_unix, parse_time};
+pub use super::clock::{day_of, normalized_time, now_rfc3339, now_unix, parse_time};
 use super::file::{self, FormatError};
 use super::guard::{find_secret, relativize, MAX_BODY_BYTES};
 use super::index::{FileStamp, Index, Placement, Row};
@@ -20,8 +20,9 @@ use crate::tokens::Embedder;
 
 mod reconcile;
 mod write;
+pub(super) use write::bad_date;
 pub(super) use write::check_fields;
-pub use write::{Patch, WriteOutcome};
+pub use write::{Dates, Patch, WriteOutcome};
 
 /// Confidence at or below which `/memory flag` archives a memory.
 pub const FLAG_ARCHIVE_AT: f64 = 0.2;
@@ -338,7 +339,13 @@ impl MemoryStore {
         self.write_overview()
     }
 
-    fn archive(&self, id: &str) -> Result<(), StoreError> {
+    /// What [`Self::forget`] would do to `id`, with nothing moved: the memory, and the
+    /// path under the memories directory it would be kept at (`archive/<type>/<file>`).
+    pub fn to_archive(&self, id: &str) -> Result<(Memory, String), StoreError> {
+        self.archive_plan(id).map(|(_, memory, rel)| (memory, rel))
+    }
+
+    fn archive_plan(&self, id: &str) -> Result<(Row, Memory, String), StoreError> {
         let row = self.row(id)?;
         if row.archived {
             return Err(StoreError::Archived { id: id.to_string() });
@@ -350,6 +357,11 @@ impl MemoryStore {
             .unwrap_or("memory.spmd")
             .to_string();
         let rel = format!("archive/{}/{name}", row.mtype.as_str());
+        Ok((row, memory, rel))
+    }
+
+    fn archive(&self, id: &str) -> Result<(), StoreError> {
+        let (row, memory, rel) = self.archive_plan(id)?;
         let from = self.dir.join(&row.path);
         let to = self.dir.join(&rel);
         let io = |path: &Path| {

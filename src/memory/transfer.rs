@@ -3,12 +3,16 @@
 //! `harvey memory export` writes every active memory as one JSON line with all of its
 //! fields ([`Exported`]); `harvey memory import` reads such a line back as it was — the
 //! same id, dates, tags and `supersedes` — where a line without an `id` is a new memory
-//! (a [`Draft`]: the store gives it an id and today's date, and a matching description
-//! updates the existing memory instead). Importing an export twice changes nothing.
+//! (a [`Draft`]: the store gives it an id, and a matching description updates the
+//! existing memory instead). A new memory is dated today unless its line gives
+//! `created_at` / `updated_at` (notes migrated from elsewhere keep when they were
+//! written; `2024-03-01` is a plain day). Importing an export twice changes nothing.
 
 use serde::{Deserialize, Serialize};
 
-use super::store::{check_fields, parse_time, MemoryStore, StoreError, WriteOutcome};
+use super::store::{
+    bad_date, check_fields, parse_time, Dates, MemoryStore, StoreError, WriteOutcome,
+};
 use super::types::{Draft, Memory, MemoryType};
 use crate::text::front_matter::Fields;
 
@@ -93,10 +97,7 @@ impl Exported {
             ("expires_at", self.expires_at.as_ref()),
         ] {
             if let Some(v) = value.filter(|v| parse_time(v).is_none()) {
-                return Err(bad(
-                    field,
-                    format!("{v:?} is not a date (RFC 3339, e.g. 2026-05-25T12:00:00Z)"),
-                ));
+                return Err(bad_date(field, v));
             }
         }
         if self.description.trim().is_empty() || self.description.contains('\n') {
@@ -147,8 +148,8 @@ fn valid_id(id: &str) -> bool {
 pub enum Line {
     /// An exported memory (it has an `id`): restored as it was.
     Restore(Box<Exported>),
-    /// A new memory.
-    New(Box<Draft>),
+    /// A new memory, dated when its line says.
+    New(Box<Draft>, Dates),
 }
 
 impl Line {
@@ -161,11 +162,26 @@ impl Line {
                 .map(|e| Line::Restore(Box::new(e)))
                 .map_err(|e| format!("not an exported memory: {e} (fields: id, type, kind, created_at, updated_at, supersedes, tags, description, summary, action, confidence, source_session, expires_at, evidence, body, extra)"))
         } else {
-            serde_json::from_value(value).map(|d| Line::New(Box::new(d))).map_err(|e| {
-                format!("not a memory: {e} (fields: type, description, summary, tags, body, kind, action, confidence, supersedes, source_session, expires_at, evidence)")
+            let (value, dates) = dates_of(value)?;
+            serde_json::from_value(value).map(|d| Line::New(Box::new(d), dates)).map_err(|e| {
+                format!("not a memory: {e} (fields: type, description, summary, tags, body, kind, action, confidence, supersedes, source_session, expires_at, evidence, created_at, updated_at)")
             })
         }
     }
+}
+
+/// A new memory's line without its dates, and the dates checked: a message naming the
+/// field when one is no date, or `updated_at` is before `created_at`.
+fn dates_of(mut value: serde_json::Value) -> Result<(serde_json::Value, Dates), String> {
+    let mut take = |field: &'static str| match value.as_object_mut()?.remove(field)? {
+        serde_json::Value::Null => None,
+        serde_json::Value::String(s) => Some(Ok(s)),
+        other => Some(Err(bad_date(field, &other.to_string()).to_string())),
+    };
+    let created = take("created_at").transpose()?;
+    let updated = take("updated_at").transpose()?;
+    let dates = Dates::new(created.as_deref(), updated.as_deref()).map_err(|e| e.to_string())?;
+    Ok((value, dates))
 }
 
 impl MemoryStore {
@@ -186,7 +202,7 @@ impl MemoryStore {
         let results = lines
             .iter()
             .map(|line| match line {
-                Line::New(draft) => self.write_one(draft),
+                Line::New(draft, dates) => self.write_dated(draft, dates),
                 Line::Restore(e) => self.restore(e),
             })
             .collect();
@@ -342,12 +358,124 @@ mod tests {
     fn lines_with_an_id_restore_and_lines_without_are_new() {
         assert!(matches!(
             Line::parse(r#"{"type":"workflow","description":"x"}"#),
-            Ok(Line::New(_))
+            Ok(Line::New(..))
         ));
         let exported = serde_json::to_string(&exported("tool_use_1")).unwrap();
         assert!(matches!(Line::parse(&exported), Ok(Line::Restore(_))));
         let err = Line::parse(r#"{"id":"x","type":"workflow"}"#).unwrap_err();
         assert!(err.contains("not an exported memory"), "{err}");
         assert!(Line::parse("{").unwrap_err().contains("not JSON"));
+    }
+
+    fn new_line(json: &str) -> Line {
+        Line::parse(json).unwrap()
+    }
+
+    fn written(s: &mut MemoryStore, json: &str) -> Exported {
+        let results = s.write_lines(&[new_line(json)]);
+        let id = results[0].as_ref().unwrap().id().to_string();
+        Exported::from(&s.get(&id).unwrap())
+    }
+
+    #[test]
+    fn a_new_memory_keeps_the_dates_its_line_gives() {
+        let (_d, mut s) = store();
+        let both = written(
+            &mut s,
+            r#"{"type":"workflow","description":"prime the pump","created_at":"2024-03-05T09:00:00Z","updated_at":"2024-04-01T10:00:00Z"}"#,
+        );
+        assert_eq!(
+            (both.created_at.as_str(), both.updated_at.as_str()),
+            ("2024-03-05T09:00:00Z", "2024-04-01T10:00:00Z")
+        );
+        let file = std::fs::read_to_string(s.path_of(&both.id).unwrap()).unwrap();
+        assert!(file.contains("2024-03-05T09:00:00Z"), "{file}");
+        // A plain day is midnight UTC; updated_at defaults to created_at.
+        let day = written(
+            &mut s,
+            r#"{"type":"project_fact","description":"the valve was replaced","created_at":"2024-03-01"}"#,
+        );
+        assert_eq!(day.created_at, "2024-03-01T00:00:00Z");
+        assert_eq!(day.updated_at, "2024-03-01T00:00:00Z");
+        let exported = s.export().unwrap();
+        assert_eq!(exported[0].id, day.id, "oldest first");
+        assert_eq!(exported[1].created_at, "2024-03-05T09:00:00Z");
+        // Without dates, today.
+        let today = written(&mut s, r#"{"type":"workflow","description":"undated"}"#);
+        assert!(parse_time(&today.created_at) > parse_time("2025-01-01"));
+    }
+
+    #[test]
+    fn bad_dates_on_a_new_line_name_the_field_and_a_good_value() {
+        for (json, needle) in [
+            (
+                r#"{"type":"workflow","description":"x","created_at":"last March"}"#,
+                r#"created_at: "last March" is not a date"#,
+            ),
+            (
+                r#"{"type":"workflow","description":"x","updated_at":20240301}"#,
+                r#"updated_at: "20240301" is not a date"#,
+            ),
+            (
+                r#"{"type":"workflow","description":"x","created_at":"2024-03-02","updated_at":"2024-03-01"}"#,
+                "updated_at: 2024-03-01T00:00:00Z is before created_at 2024-03-02T00:00:00Z",
+            ),
+        ] {
+            let err = Line::parse(json).unwrap_err();
+            assert!(err.contains(needle), "{err}");
+        }
+        let err =
+            Line::parse(r#"{"type":"workflow","description":"x","created_at":"?"}"#).unwrap_err();
+        assert!(
+            err.contains("e.g. 2026-05-25T12:00:00Z or 2026-05-25"),
+            "{err}"
+        );
+        let err =
+            Line::parse(r#"{"type":"workflow","description":"x","made":"2024"}"#).unwrap_err();
+        assert!(err.contains("created_at, updated_at)"), "{err}");
+    }
+
+    #[test]
+    fn a_dated_line_folded_into_a_memory_keeps_the_newer_updated_at() {
+        let (_d, mut s) = store();
+        let first = written(
+            &mut s,
+            r#"{"type":"workflow","description":"prime the pump","created_at":"2024-03-05","updated_at":"2024-06-01"}"#,
+        );
+        let older = written(
+            &mut s,
+            r#"{"type":"workflow","description":"Prime the pump","summary":"twice","updated_at":"2024-04-01"}"#,
+        );
+        assert_eq!(older.id, first.id, "the same memory");
+        assert_eq!(older.summary, "twice");
+        assert_eq!(older.updated_at, "2024-06-01T00:00:00Z", "its own is newer");
+        assert_eq!(older.created_at, "2024-03-05T00:00:00Z");
+        let newer = written(
+            &mut s,
+            r#"{"type":"workflow","description":"prime the pump","created_at":"2024-09-09"}"#,
+        );
+        assert_eq!(newer.updated_at, "2024-09-09T00:00:00Z");
+        assert_eq!(newer.created_at, "2024-03-05T00:00:00Z", "created stays");
+    }
+
+    /// Recall matches a dated question against when a memory was said: an imported
+    /// note from March 2024 is found by "in March 2024" over one from July.
+    #[test]
+    fn an_imported_dated_note_is_recalled_by_its_month() {
+        let (_d, mut s) = store();
+        for json in [
+            r#"{"type":"workflow","description":"the pump was serviced and the seals replaced","created_at":"2024-07-10"}"#,
+            r#"{"type":"workflow","description":"the pump was serviced, the filter cleaned","created_at":"2024-03-12"}"#,
+        ] {
+            written(&mut s, json);
+        }
+        for (query, first) in [
+            ("what was done to the pump in March 2024", "filter"),
+            ("what was done to the pump in July 2024", "seals"),
+        ] {
+            let hits = s.search(query, &[], 5).unwrap();
+            assert_eq!(hits.len(), 2, "{query}: {hits:?}");
+            assert!(hits[0].row.description.contains(first), "{query}: {hits:?}");
+        }
     }
 }

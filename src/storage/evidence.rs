@@ -11,7 +11,7 @@ use std::path::Path;
 use rusqlite::{params, Connection, OptionalExtension};
 
 /// Bumped when the tables or what goes into them change: an older file is rebuilt.
-pub const SCHEMA_VERSION: &str = "3";
+pub const SCHEMA_VERSION: &str = "4";
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -159,6 +159,29 @@ impl EvidenceTables {
                 text: r.get(6)?,
                 written: r.get(7)?,
                 score: r.get(8)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The units of `source` (a memory found by its vector rather than its words), in
+    /// order, with a score of 0.
+    pub fn units_of(&self, source: &str) -> super::Result<Vec<Hit>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT id, source, kind, first, last, heading, text, written
+             FROM units WHERE source = ?1 ORDER BY id",
+        )?;
+        let rows = stmt.query_map(params![source], |r| {
+            Ok(Hit {
+                id: r.get(0)?,
+                source: r.get(1)?,
+                kind: r.get(2)?,
+                first: r.get(3)?,
+                last: r.get(4)?,
+                heading: r.get(5)?,
+                text: r.get(6)?,
+                written: r.get(7)?,
+                score: 0.0,
             })
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)

@@ -7,18 +7,25 @@
 //! the knowledge base), ranked the same way and packed under [`SEARCH_BUDGET`] exact
 //! tokens of the loaded model's tokenizer. Ids are looked up in the
 //! index, never turned into paths; writes go through the store's checks (type, size cap,
-//! secrets, duplicate → update) and only ever touch `agents/memories/`.
+//! secrets, duplicate → update) and only ever touch `agents/memories/`. `memory_update`
+//! and `memory_forget` ask first and show what will change ([`preview`]); `memory_list`
+//! shows the index ([`list`]).
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::{arg_int, arg_str, Param, ParamKind, Tool, ToolContext, ToolError};
+use super::{arg_int, arg_str, Param, ParamKind, Preview, Tool, ToolContext, ToolError};
 use crate::config::MemoryConfig;
 use crate::memory::recall::{Injection, Limits};
 use crate::memory::{Draft, MemoryStore, Patch, StoreError};
 use crate::tokens::Embedder;
+
+mod list;
+mod preview;
+
+pub use list::MemoryList;
 
 /// Tokens a `memory_search` result may hold: a quarter of the default context's memory
 /// budget less than the session start's, well inside the 6000 characters a tool result
@@ -39,14 +46,26 @@ impl MemoryPlace {
     /// Whether no memory, recorded session or RAG store exists yet: a search can only
     /// come back empty (the knowledge base is left out: it is created with the workspace).
     pub fn holds_nothing(&self) -> bool {
-        // The memory store's own files (its index, `MEMORY.md`) are made at start:
-        // only a memory file (`<type>/<id>.spmd`) says something was kept.
-        let memory = |name: &str| name.ends_with(".spmd");
         let any = |_: &str| true;
-        let has = |dir: &str, fits: &dyn Fn(&str) -> bool| {
-            walk_has_file(&self.agents_dir.join(dir), 2, fits)
-        };
-        !(has("memories", &memory) || has("sessions", &any) || has("rag", &any))
+        let has = |dir: &str| walk_has_file(&self.agents_dir.join(dir), 2, &any);
+        !(self.holds_memory() || has("sessions") || has("rag"))
+    }
+
+    /// Whether an active memory file exists (cheap: no index is opened).
+    pub fn holds_memory(&self) -> bool {
+        // The memory store's own files (its index, `MEMORY.md`) are made at start:
+        // only a memory file (`<type>/<id>.spmd`) says something was kept; the
+        // archive's are a level deeper.
+        let memory = |name: &str| name.ends_with(".spmd");
+        walk_has_file(&self.agents_dir.join("memories"), 2, &memory)
+    }
+
+    /// Where `rel` (under the memories directory) is, as the user finds it: relative to
+    /// the workspace when it is inside.
+    fn shown_path(&self, rel: &str) -> String {
+        let path = self.agents_dir.join("memories").join(rel);
+        let shown = path.strip_prefix(&self.workspace).unwrap_or(&path);
+        shown.display().to_string()
     }
 
     fn open(&self) -> Result<MemoryStore, ToolError> {
@@ -221,12 +240,20 @@ impl Tool for MemoryRead {
     fn name(&self) -> &'static str {
         "memory_read"
     }
+    /// A first step only for a request about the memory, which comes with the ids of
+    /// the memories that rank for it (`chat::route::memory`).
+    fn route(&self) -> Option<&'static str> {
+        Some("read a remembered note in full")
+    }
     fn description(&self) -> &'static str {
         "Read one memory note in full by id."
     }
     fn params(&self) -> &'static [Param] {
         const P: &[Param] = &[ID];
         P
+    }
+    fn finds_nothing(&self) -> bool {
+        !self.0.holds_memory()
     }
     fn writes(&self) -> bool {
         false
@@ -386,6 +413,9 @@ impl Tool for MemoryUpdate {
     fn name(&self) -> &'static str {
         "memory_update"
     }
+    fn route(&self) -> Option<&'static str> {
+        Some("change or correct a note you remember")
+    }
     fn description(&self) -> &'static str {
         "Change fields of one memory note by id (the user approves)."
     }
@@ -422,6 +452,9 @@ impl Tool for MemoryUpdate {
         ];
         P
     }
+    fn finds_nothing(&self) -> bool {
+        !self.0.holds_memory()
+    }
     fn writes(&self) -> bool {
         true
     }
@@ -429,27 +462,47 @@ impl Tool for MemoryUpdate {
     fn asks(&self) -> bool {
         true
     }
+    /// The fields that change, old then new, as the store would write them; an unknown
+    /// id or a patch the store refuses is refused here, before anyone is asked.
+    fn preview(&self, args: &Map<String, Value>) -> Result<Option<Preview>, ToolError> {
+        let id = valid_id(args)?;
+        let patch = patch_of(args)?;
+        let (old, new) = self.0.open()?.patched(id, &patch).map_err(failed)?;
+        Ok(Some(Preview {
+            question: preview::question(self.name(), &old),
+            diff: preview::update_diff(&old, &new),
+        }))
+    }
     fn call(&self, args: &Map<String, Value>) -> Result<String, ToolError> {
         let id = valid_id(args)?;
-        let patch = Patch {
-            description: arg_str(args, "description").map(str::to_string),
-            summary: arg_str(args, "summary").map(str::to_string),
-            body: arg_str(args, "body").map(str::to_string),
-            tags: str_list(args, "tags"),
-        };
-        if patch == Patch::default() {
-            return Err(ToolError::BadArguments(
-                "nothing to change: give description, summary, body or tags".into(),
-            ));
-        }
+        let patch = patch_of(args)?;
         let m = self.0.open()?.update(id, &patch).map_err(failed)?;
         Ok(format!("memory updated: {} — {}", m.id, m.description))
     }
 }
 
+/// The fields a `memory_update` call gives; at least one.
+fn patch_of(args: &Map<String, Value>) -> Result<Patch, ToolError> {
+    let patch = Patch {
+        description: arg_str(args, "description").map(str::to_string),
+        summary: arg_str(args, "summary").map(str::to_string),
+        body: arg_str(args, "body").map(str::to_string),
+        tags: str_list(args, "tags"),
+    };
+    if patch == Patch::default() {
+        return Err(ToolError::BadArguments(
+            "nothing to change: give description, summary, body or tags".into(),
+        ));
+    }
+    Ok(patch)
+}
+
 impl Tool for MemoryForget {
     fn name(&self) -> &'static str {
         "memory_forget"
+    }
+    fn route(&self) -> Option<&'static str> {
+        Some("forget or delete a note you remember")
     }
     fn description(&self) -> &'static str {
         "Archive a wrong or outdated memory note by id (the user approves)."
@@ -458,6 +511,9 @@ impl Tool for MemoryForget {
         const P: &[Param] = &[ID];
         P
     }
+    fn finds_nothing(&self) -> bool {
+        !self.0.holds_memory()
+    }
     fn writes(&self) -> bool {
         true
     }
@@ -465,6 +521,16 @@ impl Tool for MemoryForget {
     /// answering something else. Sessions that cannot ask refuse it.
     fn asks(&self) -> bool {
         true
+    }
+    /// The memory that goes and where it is kept; an unknown or archived id is refused
+    /// here, before anyone is asked.
+    fn preview(&self, args: &Map<String, Value>) -> Result<Option<Preview>, ToolError> {
+        let id = valid_id(args)?;
+        let (memory, rel) = self.0.open()?.to_archive(id).map_err(failed)?;
+        Ok(Some(Preview {
+            question: preview::question(self.name(), &memory),
+            diff: preview::forget_diff(&memory, &self.0.shown_path(&rel)),
+        }))
     }
     fn call(&self, args: &Map<String, Value>) -> Result<String, ToolError> {
         let id = valid_id(args)?;
@@ -485,4 +551,142 @@ fn walk_has_file(dir: &std::path::Path, depth: usize, fits: &dyn Fn(&str) -> boo
         Ok(t) if t.is_dir() && depth > 1 => walk_has_file(&e.path(), depth - 1, fits),
         _ => false,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn place(dir: &std::path::Path) -> MemoryPlace {
+        MemoryPlace {
+            agents_dir: dir.join("agents"),
+            workspace: dir.to_path_buf(),
+            embedder: None,
+            config: crate::config::Config::default().memory,
+        }
+    }
+
+    fn args(json: String) -> Map<String, Value> {
+        serde_json::from_str(&json).unwrap()
+    }
+
+    /// A store with one memory; its id, and every file under the memories directory
+    /// with its bytes (to show a preview changed nothing).
+    fn one_memory(dir: &std::path::Path) -> String {
+        let (mut store, _) = MemoryStore::open(&dir.join("agents"), dir).unwrap();
+        let draft = Draft {
+            mtype: "user_preference".into(),
+            description: "answers in British English".into(),
+            summary: "colour, not color".into(),
+            tags: vec!["spelling".into()],
+            ..Draft::default()
+        };
+        store.write(&draft).unwrap().id().to_string()
+    }
+
+    fn files(dir: &std::path::Path) -> Vec<(PathBuf, Vec<u8>)> {
+        let mut out = Vec::new();
+        let mut todo = vec![dir.join("agents/memories")];
+        while let Some(d) = todo.pop() {
+            for e in std::fs::read_dir(&d).unwrap().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    todo.push(p);
+                } else {
+                    out.push((p.clone(), std::fs::read(&p).unwrap()));
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn an_update_preview_shows_old_and_new_and_changes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let id = one_memory(dir.path());
+        let tool = MemoryUpdate(place(dir.path()));
+        let before = files(dir.path());
+        let call = args(format!(
+            r#"{{"id": "{id}", "summary": "colour and organise", "tags": ["spelling", "uk"]}}"#
+        ));
+        let p = tool.preview(&call).unwrap().unwrap();
+        assert_eq!(p.question, format!("memory_update {id} (user_preference)"));
+        for line in [
+            "- summary: colour, not color",
+            "+ summary: colour and organise",
+            "- tags: spelling",
+            "+ tags: spelling, uk",
+        ] {
+            assert!(p.diff.lines().any(|l| l == line), "{line:?} in\n{}", p.diff);
+        }
+        assert!(!p.diff.contains("description:"), "unchanged: {}", p.diff);
+        assert_eq!(files(dir.path()), before, "nothing changes before the call");
+        tool.call_approved(&call, crate::tools::Approval::Allowed)
+            .unwrap();
+        let read = MemoryRead(place(dir.path()))
+            .call(&args(format!(r#"{{"id": "{id}"}}"#)))
+            .unwrap();
+        assert!(read.contains("summary: colour and organise"), "{read}");
+    }
+
+    #[test]
+    fn a_forget_preview_names_the_memory_and_its_archive_and_moves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let id = one_memory(dir.path());
+        let tool = MemoryForget(place(dir.path()));
+        let before = files(dir.path());
+        let call = args(format!(r#"{{"id": "{id}"}}"#));
+        let p = tool.preview(&call).unwrap().unwrap();
+        assert_eq!(p.question, format!("memory_forget {id} (user_preference)"));
+        let today = crate::memory::store::day_of(&crate::memory::store::now_rfc3339());
+        let kept = format!("agents/memories/archive/user_preference/{id}.spmd");
+        for part in [
+            format!("- memory {id} (user_preference), updated {today}"),
+            "- description: answers in British English".to_string(),
+            "- summary: colour, not color".to_string(),
+            format!("archived, not deleted: it moves to {kept}"),
+        ] {
+            assert!(p.diff.contains(&part), "{part:?} in\n{}", p.diff);
+        }
+        assert_eq!(files(dir.path()), before, "nothing moves before the call");
+        tool.call_approved(&call, crate::tools::Approval::Allowed)
+            .unwrap();
+        assert!(
+            dir.path().join(&kept).exists(),
+            "kept where the preview said"
+        );
+        let again = tool.preview(&call).unwrap_err();
+        assert!(again.to_string().contains("archived"), "{again}");
+    }
+
+    #[test]
+    fn an_unknown_id_is_refused_by_the_preview_as_by_the_call() {
+        let dir = tempfile::tempdir().unwrap();
+        one_memory(dir.path());
+        let p = place(dir.path());
+        let update = args(r#"{"id": "user_preference_000000", "summary": "x"}"#.into());
+        let forget = args(r#"{"id": "user_preference_000000"}"#.into());
+        let allowed = crate::tools::Approval::Allowed;
+        let cases: [(&dyn Tool, &Map<String, Value>); 2] = [
+            (&MemoryUpdate(p.clone()), &update),
+            (&MemoryForget(p), &forget),
+        ];
+        for (tool, call) in cases {
+            let refused = tool.preview(call).unwrap_err();
+            assert!(matches!(refused, ToolError::NotFound(_)), "{refused}");
+            assert!(
+                refused
+                    .to_string()
+                    .contains("no memory with id \"user_preference_000000\""),
+                "{refused}"
+            );
+            assert_eq!(tool.call_approved(call, allowed).unwrap_err(), refused);
+        }
+        let nothing = args(r#"{"id": "user_preference_000000"}"#.into());
+        let empty = MemoryUpdate(place(dir.path()))
+            .preview(&nothing)
+            .unwrap_err();
+        assert!(matches!(empty, ToolError::BadArguments(_)), "{empty}");
+    }
 }

@@ -45,6 +45,7 @@ pub const TOOL_NAMES: &[&str] = &[
     "edit_file",
     "memory_search",
     "memory_read",
+    "memory_list",
     "session_search",
     "session_read",
     "memory_write",
@@ -121,7 +122,9 @@ pub trait Tool {
     fn description(&self) -> &'static str;
     fn params(&self) -> &'static [Param];
     /// When this tool is the right first step for a request, in a few words for the
-    /// router (`chat::route`); `None` = never a first step (it needs an id a search gives).
+    /// router (`chat::route`); `None` = never a first step (`memory_read` needs an id a
+    /// search gives). A tool that takes a memory id may still be one: the turn gives the
+    /// model the memories that rank for the request with their ids in the same message.
     fn route(&self) -> Option<&'static str> {
         None
     }

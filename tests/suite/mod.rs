@@ -21,6 +21,7 @@ mod kv_cache;
 mod long;
 mod lookup;
 mod memory;
+mod memory_actions;
 mod memory_first;
 mod memory_integrity;
 mod memory_recall;

@@ -471,6 +471,14 @@ fn memory_tools_across_processes_and_their_refusals() {
             .contains("confidence: 0.40"),
         "{read}"
     );
+    // The index lists it, as MEMORY.md does.
+    let listed = call("memory_list", r#"{"type": "workflow"}"#);
+    let listed = listed["result"].as_str().unwrap();
+    assert!(listed.starts_with("1 active workflow memory"), "{listed}");
+    assert!(
+        listed.contains(&format!("- `{id}` (workflow, 0.40) we deploy")),
+        "{listed}"
+    );
     // Rewriting and archiving need a person's yes: `harvey tool call` cannot ask.
     for (name, args) in [
         (

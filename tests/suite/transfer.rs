@@ -153,3 +153,59 @@ fn a_bad_export_line_names_its_line_and_field_and_the_rest_go_on() {
     assert!(err.contains("1 saved, 2 failed"), "{err}");
     assert!(!ws.path().join("agents/escape.spmd").exists());
 }
+
+/// Notes migrated from elsewhere come in with their dates: a plain line's `created_at`
+/// (a plain day too) is in the memory's file and in the export; a bad date names the
+/// file, the line and the field, and the other lines go on.
+#[test]
+fn plain_lines_keep_their_dates_and_a_bad_date_names_its_line() {
+    let ws = workspace();
+    let file = ws.path().join("notes.jsonl");
+    std::fs::write(
+        &file,
+        concat!(
+            r#"{"type":"project_fact","description":"the pump was serviced","created_at":"2024-03-01"}"#,
+            "\n\n",
+            r#"{"type":"workflow","description":"prime before the first run","created_at":"2024-03-05T09:00:00Z","updated_at":"2024-04-01T10:00:00Z"}"#,
+            "\n",
+            r#"{"type":"workflow","description":"bad day","created_at":"1 March"}"#,
+            "\n",
+        ),
+    )
+    .unwrap();
+    let out = run(ws.path(), &["memory", "import", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains(r#"notes.jsonl:4: error: created_at: "1 March" is not a date"#),
+        "{err}"
+    );
+    assert!(
+        err.contains("e.g. 2026-05-25T12:00:00Z or 2026-05-25"),
+        "{err}"
+    );
+    assert!(err.contains("2 saved, 1 failed"), "{err}");
+
+    let exported = ok(ws.path(), &["memory", "export"]);
+    let lines: Vec<serde_json::Value> = exported
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "{exported}");
+    assert_eq!(lines[0]["created_at"], "2024-03-01T00:00:00Z");
+    assert_eq!(lines[0]["updated_at"], "2024-03-01T00:00:00Z");
+    assert_eq!(lines[1]["created_at"], "2024-03-05T09:00:00Z");
+    assert_eq!(lines[1]["updated_at"], "2024-04-01T10:00:00Z");
+    let id = lines[0]["id"].as_str().unwrap();
+    let on_disk = std::fs::read_to_string(
+        ws.path()
+            .join(format!("agents/memories/project_fact/{id}.spmd")),
+    )
+    .unwrap();
+    assert!(
+        on_disk
+            .lines()
+            .any(|l| l.starts_with("created_at:") && l.contains("2024-03-01T00:00:00Z")),
+        "{on_disk}"
+    );
+}

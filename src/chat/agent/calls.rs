@@ -29,6 +29,8 @@ fn ask_and_call(
     }
     let preview = set.registry.preview(&call.name, &call.arguments)?;
     let approval = match (asker, preview) {
+        // Unattended, a memory change goes through only where the user's words ask for it.
+        (None, _) if change_asked(set, call) => Approval::Allowed,
         (None, _) => Approval::NobodyToAsk,
         (Some(ask), Some(p)) => {
             on_event(TurnEvent::Diff(p.diff));
@@ -38,6 +40,20 @@ fn ask_and_call(
     };
     set.registry
         .call_approved(&call.name, &call.arguments, approval)
+}
+
+/// Whether `call` changes or forgets a memory that the user's own words ask to change
+/// or forget, and speak of ([`crate::chat::route::memory`]): read through `memory_read`.
+fn change_asked(set: &ToolSet<'_>, call: &ToolCall) -> bool {
+    use crate::chat::route::memory::{asked_for, speaks_of};
+    let Some(id) = call.arguments.get("id").filter(|_| asked_for(&call.name, set.request)) else {
+        return false;
+    };
+    let mut args = serde_json::Map::new();
+    args.insert("id".into(), id.clone());
+    set.registry
+        .call("memory_read", &args)
+        .is_ok_and(|text| speaks_of(set.request, &text))
 }
 
 fn yes(allowed: bool) -> Approval {

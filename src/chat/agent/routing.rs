@@ -49,7 +49,8 @@ pub(super) fn first_step(
                 Step::timed(StepKind::Router, label, std::time::Instant::now()).send(on_event);
                 return Ok(Some(step));
             }
-            let request = steps::with_previous(request, previous);
+            // The router reads the request, not the block of memories sent with it.
+            let request = steps::with_previous(crate::evidence::block::words_of(request), previous);
             routed(engine, set, &request, opts, on_event)
         }
         None => Ok(None),

@@ -122,7 +122,9 @@ pub fn told_to_remember(registry: &Registry, request: &str) -> Option<Route> {
         ]
         .iter()
         .any(|q| t.starts_with(q));
-    if question || !crate::chat::memory_guard::is_asked(request) {
+    // "Update my preferences: I also prefer dark theme" asks for a change, not a new note.
+    let changes = super::memory::asks_to_change(request).is_some();
+    if question || changes || !crate::chat::memory_guard::is_asked(request) {
         return None;
     }
     let name = registry.list().into_iter().map(|t| t.name).find(|n| {

@@ -28,10 +28,12 @@ pub enum MemoryCommand {
     Add(AddArgs),
     /// Save memories from a JSON Lines file, one per line with the fields of `add`
     /// ({"type": …, "description": …, "summary": …, "tags": [..], "body": …, "kind": …,
-    /// "action": …, "confidence": …, "supersedes": [..], "expires_at": …}). A line with an
+    /// "action": …, "confidence": …, "supersedes": [..], "expires_at": …}), and when the
+    /// note was written: "created_at" / "updated_at" (RFC 3339 or a plain day such as
+    /// 2024-03-01; updated_at defaults to created_at; without them, now). A line with an
     /// "id" is a memory written by `export` and is restored as it was (same id, dates,
-    /// tags; importing it again changes nothing). A bad line is reported with its number
-    /// and the rest go on. `-` reads stdin.
+    /// tags; importing it again changes nothing). A bad line is reported with its file
+    /// and line number and the rest go on. `-` reads stdin.
     ///
     /// Example: harvey memory import notes.jsonl
     Import {

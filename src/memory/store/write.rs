@@ -55,6 +55,54 @@ impl WriteOutcome {
     }
 }
 
+/// When a new memory was said, when its writer knows (an imported dated note); a
+/// memory written without them is dated now. Built only through [`Dates::new`], so
+/// both are times [`parse_time`] reads, written as the files write them, and
+/// `updated_at` is not before `created_at`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Dates {
+    created_at: Option<String>,
+    updated_at: Option<String>,
+}
+
+impl Dates {
+    /// `updated_at` defaults to `created_at`; `2024-03-01` means midnight UTC.
+    pub fn new(created_at: Option<&str>, updated_at: Option<&str>) -> Result<Self, StoreError> {
+        let time = |field, value: Option<&str>| match value {
+            None => Ok(None),
+            Some(v) => normalized_time(v)
+                .map(Some)
+                .ok_or_else(|| bad_date(field, v)),
+        };
+        let created_at = time("created_at", created_at)?;
+        let updated_at = time("updated_at", updated_at)?.or_else(|| created_at.clone());
+        if let (Some(c), Some(u)) = (&created_at, &updated_at) {
+            if parse_time(u) < parse_time(c) {
+                return Err(StoreError::BadField {
+                    field: "updated_at",
+                    problem: format!(
+                        "{u} is before created_at {c}; a memory is updated after it is made"
+                    ),
+                });
+            }
+        }
+        Ok(Self {
+            created_at,
+            updated_at,
+        })
+    }
+}
+
+/// A date field that is no date: which field, what it says, and a good value.
+pub(in crate::memory) fn bad_date(field: &'static str, value: &str) -> StoreError {
+    StoreError::BadField {
+        field,
+        problem: format!(
+            "{value:?} is not a date (RFC 3339 or a plain day, e.g. 2026-05-25T12:00:00Z or 2026-05-25)"
+        ),
+    }
+}
+
 /// Fields `update` may change (`None` = keep).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Patch {
@@ -86,6 +134,16 @@ impl MemoryStore {
     pub(in crate::memory) fn write_one(
         &mut self,
         draft: &Draft,
+    ) -> Result<WriteOutcome, StoreError> {
+        self.write_dated(draft, &Dates::default())
+    }
+
+    /// [`Self::write_one`] of a note said at `dates` (an import): a new memory keeps
+    /// them; folded into an existing one, the newer `updated_at` of the two stays.
+    pub(in crate::memory) fn write_dated(
+        &mut self,
+        draft: &Draft,
+        dates: &Dates,
     ) -> Result<WriteOutcome, StoreError> {
         let mtype = MemoryType::parse(&draft.mtype)
             .ok_or_else(|| StoreError::BadType(draft.mtype.clone()))?;
@@ -120,11 +178,14 @@ impl MemoryStore {
         };
         let (memory, rel, old_file, updated) = match existing {
             Some(row) => {
-                let (m, rel, old) = self.merged(&row, draft, fields, now)?;
+                let given = dates.updated_at.as_deref();
+                let (m, rel, old) = self.merged(&row, draft, fields, now, given)?;
                 (m, rel, old, true)
             }
             None => {
-                let (m, rel) = self.created(draft, fields, now)?;
+                let created = dates.created_at.clone().unwrap_or_else(|| now.clone());
+                let updated = dates.updated_at.clone().unwrap_or(now);
+                let (m, rel) = self.created(draft, fields, created, updated)?;
                 (m, rel, None, false)
             }
         };
@@ -152,13 +213,15 @@ impl MemoryStore {
 
     /// `draft` folded into the active memory `row` (same description): its path, and the
     /// old path when a type change moves the file (removed only after the new one is
-    /// written).
+    /// written). It is updated `now`, or at the note's own date (`given`, an import)
+    /// unless its own `updated_at` is newer.
     fn merged(
         &self,
         row: &Row,
         draft: &Draft,
         f: Fields,
         now: String,
+        given: Option<&str>,
     ) -> Result<(Memory, String, Option<String>), StoreError> {
         let mut m = self.read(row)?;
         m.mtype = f.mtype;
@@ -185,7 +248,11 @@ impl MemoryStore {
                 m.supersedes.push(s.clone());
             }
         }
-        m.updated_at = now;
+        match given {
+            None => m.updated_at = now,
+            Some(g) if parse_time(g) > parse_time(&m.updated_at) => m.updated_at = g.into(),
+            Some(_) => {}
+        }
         if row.mtype == f.mtype {
             return Ok((m, row.path.clone(), None));
         }
@@ -198,7 +265,8 @@ impl MemoryStore {
         &mut self,
         draft: &Draft,
         f: Fields,
-        now: String,
+        created_at: String,
+        updated_at: String,
     ) -> Result<(Memory, String), StoreError> {
         let id = self.new_id(f.mtype, &f.description)?;
         let rel = format!("{}/{id}.spmd", f.mtype.as_str());
@@ -206,8 +274,8 @@ impl MemoryStore {
             id,
             mtype: f.mtype,
             kind: draft.kind.clone().filter(|k| !k.is_empty()),
-            created_at: now.clone(),
-            updated_at: now,
+            created_at,
+            updated_at,
             supersedes: draft.supersedes.clone(),
             tags: draft.tags.clone(),
             description: f.description,
@@ -225,11 +293,27 @@ impl MemoryStore {
 
     /// Changes some fields of an active memory (same checks as a write).
     pub fn update(&mut self, id: &str, patch: &Patch) -> Result<Memory, StoreError> {
+        let (row, _, mut m) = self.patch_of(id, patch)?;
+        m.updated_at = now_rfc3339();
+        self.save(&m, &row.path, false)?;
+        self.write_overview()?;
+        Ok(m)
+    }
+
+    /// What [`Self::update`] would make of memory `id`, with nothing written: the memory
+    /// as it is and as it would be (its `updated_at` aside), after the same cleaning and
+    /// checks, so a refusal here is the refusal the update would give.
+    pub fn patched(&self, id: &str, patch: &Patch) -> Result<(Memory, Memory), StoreError> {
+        self.patch_of(id, patch).map(|(_, old, new)| (old, new))
+    }
+
+    fn patch_of(&self, id: &str, patch: &Patch) -> Result<(Row, Memory, Memory), StoreError> {
         let row = self.row(id)?;
         if row.archived {
             return Err(StoreError::Archived { id: id.to_string() });
         }
-        let mut m = self.read(&row)?;
+        let old = self.read(&row)?;
+        let mut m = old.clone();
         let clean = |t: &str| relativize(t.trim(), &self.workspace);
         if let Some(d) = &patch.description {
             let d = clean(d).replace('\n', " ");
@@ -262,10 +346,7 @@ impl MemoryStore {
                 return Err(StoreError::Secret { field, what });
             }
         }
-        m.updated_at = now_rfc3339();
-        self.save(&m, &row.path, false)?;
-        self.write_overview()?;
-        Ok(m)
+        Ok((row, old, m))
     }
 
     /// Writes the file atomically and indexes it.
