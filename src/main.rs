@@ -30,6 +30,15 @@ fn open_workspace(options: &AppOptions) -> Result<(PathBuf, harvey::config::Conf
     Ok((workspace, config))
 }
 
+/// What `harvey --help` ends with: the two commands of the README and where the guide is.
+const AFTER_HELP: &str = "\
+Start here, in harvey's repository: scripts/start.sh installs what is missing, fetches the
+default model, builds harvey and starts it in the current directory; scripts/test.sh runs
+every check. The user guide is docs/ in the repository (docs/README.md lists its pages;
+docs/configuration.md has every key).
+
+Example: harvey run \"What version is this package?\"";
+
 /// A terminal agent that runs a local GGUF model in-process and remembers across sessions.
 ///
 /// Without a subcommand harvey starts an interactive chat in the workspace (the current
@@ -40,7 +49,7 @@ fn open_workspace(options: &AppOptions) -> Result<(PathBuf, harvey::config::Conf
 /// else $XDG_CACHE_HOME/harvey/prefix, else ~/.cache/harvey/prefix
 /// (engine.cache_shared: false turns it off).
 #[derive(Debug, Parser)]
-#[command(name = "harvey", version, about, long_about)]
+#[command(name = "harvey", version, about, long_about, after_help = AFTER_HELP)]
 struct Cli {
     /// Workspace directory (default: the current directory).
     #[arg(short = 'w', long = "workdir", value_name = "DIR", global = true)]
@@ -65,6 +74,8 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Answer one prompt and exit (the prompt comes from the argument or from stdin).
+    ///
+    /// Example: harvey run --json "What version is this package?"
     Run(cli::run::RunArgs),
     /// Measure load time, prefill/decode speed against a raw llama.cpp loop and beside
     /// llama.cpp's own llama-bench (scripts/build-llama-bench.sh builds it), TTFT over
@@ -75,35 +86,51 @@ enum Command {
     /// 100k-chunk RAG store, a chat turn and a summary) against its goal. --agent runs the
     /// agent benchmark instead (tool choice, call validity, answers; see --help), --mining
     /// the memory-mining one (what mining keeps from recorded sessions).
+    ///
+    /// Example: harvey bench --agent --fixture project
     Bench(BenchArgs),
     /// Typed memories for scripts: add, import, list, show, recall (also in batch),
     /// forget, flag, index, rebuild, status. Files live in <workspace>/agents/memories/.
+    ///
+    /// Example: harvey memory recall "how do I deploy?" --budget 300
     #[command(subcommand)]
     Memory(cli::memory::MemoryCommand),
     /// Run one of the model's tools yourself, or list them (no model is loaded).
+    ///
+    /// Example: harvey tool call list_files '{"path": "src"}'
     #[command(subcommand)]
     Tool(ToolCommand),
     /// RAG document stores (agents/rag/NAME.harvey.db): new, use, list, status, on, off,
     /// drop, import (a Go harvey store), ingest, query, prune. Recall draws from the
     /// stores in use.
+    ///
+    /// Example: harvey rag new docs && harvey rag ingest docs/
     #[command(subcommand)]
     Rag(cli::knowledge::RagCommand),
     /// The knowledge base (agents/harvey-knowledge.db): projects, observations, concepts
     /// and links; import copies the Go harvey's. Works without any setting: the first
     /// project is the workspace's name.
+    ///
+    /// Example: harvey kb observe --kind decision "We deploy from the release branch only"
     #[command(subcommand)]
     Kb(cli::knowledge::KbCommand),
     /// The GGUF models harvey can find, described from their headers (no weights
-    /// loaded): list, show.
+    /// loaded): list, show, and pull to download one.
+    ///
+    /// Example: harvey model list
     #[command(subcommand)]
     Model(cli::model::ModelCommand),
     /// The workspace's skills (agents/skills/NAME/SKILL.md, the Agent Skills format the
     /// Go harvey reads): list, show. Run them in the REPL: /skill run NAME or /NAME.
+    ///
+    /// Example: harvey skill list --json
     #[command(subcommand)]
     Skill(cli::skill::SkillCommand),
     /// The evidence index each question is answered from (agents/evidence.db: the
     /// workspace's files, git history, memories and session summaries): refresh, show
     /// QUESTION, stats. Derived: deleting it loses nothing.
+    ///
+    /// Example: harvey evidence show "Which file defines the config loader?"
     #[command(subcommand)]
     Evidence(cli::evidence::EvidenceCommand),
 }
@@ -111,13 +138,17 @@ enum Command {
 #[derive(Debug, Subcommand)]
 enum ToolCommand {
     /// List the tools with their arguments.
+    ///
+    /// Example: harvey tool list --json
     List {
         /// Print JSON (name, description, writes, params).
         #[arg(long)]
         json: bool,
     },
-    /// Call a tool: harvey tool call read_file '{"path": "README.md"}'. run_command is
-    /// refused here (it needs a yes in the REPL); git runs read-only subcommands.
+    /// Call a tool with JSON arguments. run_command is refused here (it needs a yes in the
+    /// REPL); git runs read-only subcommands.
+    ///
+    /// Example: harvey tool call read_file '{"path": "README.md", "start_line": 1, "end_line": 20}'
     Call {
         /// Tool name (see `harvey tool list`).
         name: String,

@@ -55,7 +55,7 @@ impl<'a> From<&'a Registry> for Menu<'a> {
 
 /// How the router words its options. The names steer a small model as much as the
 /// hints do, and not the same way for every size: measured on three held-out lists and the
-/// agent benchmark's tasks (docs/benchmarks.md, "Names that steer"), the 1.5B chose better with
+/// agent benchmark's tasks (docs/benchmarks.md, "The router's wording"), the 1.5B chose better with
 /// [`Wording::STEERED`] (11, 12, 11 of 12 against 9, 12, 10) and the 0.5B worse (7, 8, 8
 /// against 8, 9, 9), so the wording follows the model's size ([`Wording::for_params`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

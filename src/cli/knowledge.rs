@@ -18,32 +18,48 @@ use harvey::ops::rag::{progress_line, run_rag, Place, RagOp};
 #[derive(Debug, Subcommand)]
 pub enum RagCommand {
     /// Make a new store (agents/rag/NAME.harvey.db); the first store is put in use.
+    ///
+    /// Example: harvey rag new docs
     New { name: String },
     /// Make recall use these stores (saved in agents/rag/settings.json).
+    ///
+    /// Example: harvey rag use docs manuals
     Use {
         #[arg(required = true)]
         names: Vec<String>,
     },
     /// List the stores (* = in use).
+    ///
+    /// Example: harvey rag list --json
     List {
         #[arg(long)]
         json: bool,
     },
     /// Files, chunks, vectors and embedder of the stores in use (or of NAME).
+    ///
+    /// Example: harvey rag status docs
     Status {
         name: Option<String>,
         #[arg(long)]
         json: bool,
     },
     /// Let recall use the stores in use.
+    ///
+    /// Example: harvey rag on
     On,
     /// Keep RAG out of recall (the stores stay).
+    ///
+    /// Example: harvey rag off
     Off,
     /// Delete a store (harvey's own; a Go harvey store is never deleted).
+    ///
+    /// Example: harvey rag drop docs
     Drop { name: String },
     /// Copy the Go harvey's store agents/rag/NAME.db into a store of harvey's own
     /// (agents/rag/NAME.harvey.db), embedding its chunks with harvey's embedder. The Go
     /// file is only read and stays byte-identical; the name then means harvey's copy.
+    ///
+    /// Example: harvey rag import notes --json
     Import {
         name: String,
         #[arg(long)]
@@ -53,6 +69,8 @@ pub enum RagCommand {
     /// PDF through pdftotext). Unchanged files are skipped, changed files replaced, files
     /// gone from an ingested directory removed. Ctrl-C stops between files, keeping what
     /// was ingested.
+    ///
+    /// Example: harvey rag ingest README.md docs/ --store docs
     Ingest {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
@@ -63,6 +81,8 @@ pub enum RagCommand {
         json: bool,
     },
     /// Search a store: full text and vectors, fused.
+    ///
+    /// Example: harvey rag query "how is the pump primed?" -k 3 --json
     Query {
         text: String,
         #[arg(long)]
@@ -74,6 +94,8 @@ pub enum RagCommand {
         json: bool,
     },
     /// Remove chunks of files that no longer exist.
+    ///
+    /// Example: harvey rag prune --store docs
     Prune {
         #[arg(long)]
         store: Option<String>,
@@ -85,16 +107,22 @@ pub enum RagCommand {
 #[derive(Debug, Subcommand)]
 pub enum KbCommand {
     /// Counts and the current project.
+    ///
+    /// Example: harvey kb status --json
     Status {
         #[arg(long)]
         json: bool,
     },
     /// Projects: list, add NAME [DESC], use NAME.
+    ///
+    /// Example: harvey kb project add pump-rig "The garden pump controller"
     Project {
         #[command(subcommand)]
         action: ProjectAction,
     },
     /// Record an observation in the current project.
+    ///
+    /// Example: harvey kb observe --kind finding "The SD card is nearly full"
     Observe {
         /// note, finding, decision, question or hypothesis.
         #[arg(long, default_value = "note")]
@@ -104,13 +132,19 @@ pub enum KbCommand {
         json: bool,
     },
     /// Concepts: list, add NAME [DESC].
+    ///
+    /// Example: harvey kb concept add deployment "How releases reach the Pi"
     Concept {
         #[command(subcommand)]
         action: ConceptAction,
     },
     /// Link an observation to a concept (made if new).
+    ///
+    /// Example: harvey kb link 12 deployment
     Link { observation: i64, concept: String },
     /// Search observations of every project.
+    ///
+    /// Example: harvey kb search "disk space" --json
     Search {
         terms: String,
         #[arg(short, long)]
@@ -122,6 +156,8 @@ pub enum KbCommand {
     /// concepts, links) into harvey's own (agents/harvey-knowledge.db), embedding the
     /// observations. The Go file is only read and stays byte-identical; afterwards
     /// `harvey kb observe` adds to harvey's copy.
+    ///
+    /// Example: harvey kb import
     Import {
         #[arg(long)]
         json: bool,
@@ -130,26 +166,39 @@ pub enum KbCommand {
 
 #[derive(Debug, Subcommand)]
 pub enum ProjectAction {
+    /// The projects (* = the current one).
+    ///
+    /// Example: harvey kb project list --json
     List {
         #[arg(long)]
         json: bool,
     },
+    /// Add a project (DESC: one line about it).
+    ///
+    /// Example: harvey kb project add pump-rig "The garden pump controller"
     Add {
         name: String,
         #[arg(default_value = "")]
         description: String,
     },
-    Use {
-        name: String,
-    },
+    /// Make NAME the current project (observations are recorded and recalled there).
+    ///
+    /// Example: harvey kb project use pump-rig
+    Use { name: String },
 }
 
 #[derive(Debug, Subcommand)]
 pub enum ConceptAction {
+    /// The concepts.
+    ///
+    /// Example: harvey kb concept list --json
     List {
         #[arg(long)]
         json: bool,
     },
+    /// Add a concept (DESC: one line about it).
+    ///
+    /// Example: harvey kb concept add deployment "How releases reach the Pi"
     Add {
         name: String,
         #[arg(default_value = "")]

@@ -4,6 +4,8 @@
 
 pub mod bench_mining;
 pub mod evidence;
+#[cfg(test)]
+mod help_tests;
 pub mod knowledge;
 pub mod memory;
 pub mod model;

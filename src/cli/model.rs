@@ -15,6 +15,8 @@ use harvey::model::gguf;
 #[derive(Debug, Subcommand)]
 pub enum ModelCommand {
     /// The GGUF files in the model directories; `*` marks the one harvey would load.
+    ///
+    /// Example: harvey model list --json
     List {
         /// Print JSON: one object per file ({path, chosen, info} or {path, error}).
         #[arg(long)]
@@ -22,6 +24,8 @@ pub enum ModelCommand {
     },
     /// One model's header: architecture, parameters, quantization, training context,
     /// chat template, embedding or chat.
+    ///
+    /// Example: harvey model show qwen2.5-coder-1.5b-instruct-q4_k_m.gguf
     Show {
         /// A file name in the model directories, or a path (default: the model harvey
         /// would load).
@@ -32,6 +36,8 @@ pub enum ModelCommand {
     /// Download a GGUF into the models directory (model.models_dir, default models/),
     /// with progress on stderr. A download that was cut off or interrupted resumes
     /// where it stopped; the file gets its name only after its checks pass.
+    ///
+    /// Example: harvey model pull https://huggingface.co/OWNER/REPO/resolve/main/MODEL.gguf --sha256 HEX
     Pull {
         /// The http:// or https:// URL of the .gguf file (redirects are followed).
         url: String,

@@ -12,12 +12,16 @@ use harvey::skills::{self, show};
 pub enum SkillCommand {
     /// The skills of agents/skills/: name, first sentence of the description, [script]
     /// when it has scripts/compiled.bash; a bad SKILL.md with its file, line and error.
+    ///
+    /// Example: harvey skill list --json
     List {
         /// Print JSON: {skills: [{name, description, scripts, allowed_tools}], errors: [..]}.
         #[arg(long)]
         json: bool,
     },
     /// Everything about one skill, then its body.
+    ///
+    /// Example: harvey skill show changelog-entry
     Show {
         /// The skill's name (its folder's).
         name: String,

@@ -2,7 +2,7 @@
 //! (a harvey key set in the same file wins), the rest — HTTP back ends, cloud routes,
 //! features harvey does not have — are accepted and named in one warning line.
 //!
-//! The mapping (also in the README):
+//! The mapping (also in docs/upgrading-from-go-harvey.md):
 //! `llamacpp.ctx_size`, `ollama.context_length` → `engine.n_ctx`;
 //! `llamacpp.threads` → `engine.threads`;
 //! `llamacpp.models_dir`, `llamafile.models_dir` → `model.models_dir`;

@@ -5,6 +5,7 @@ mod cli;
 mod commands;
 mod config;
 mod disk_full;
+mod docs;
 mod embedder;
 mod engine;
 mod evidence;

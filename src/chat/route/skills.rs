@@ -10,7 +10,7 @@
 //! first, for 3 of 5, and "What is 17 times 3?" went to `code-review`; offered after the
 //! request they share words with, 2 of 5. Asked apart as here: 5 of 5, and none for the 4
 //! requests that fit none (those first tries had one skill fewer: see docs/benchmarks.md,
-//! "Skills chosen by the router").
+//! "How skills are offered").
 
 use super::{Menu, SkillOption, Wording};
 use crate::engine::{

@@ -23,6 +23,8 @@ mod transfer;
 #[derive(Debug, Subcommand)]
 pub enum MemoryCommand {
     /// Save one memory (a description equal to an existing one updates it instead).
+    ///
+    /// Example: harvey memory add --type project_fact --description "The API listens on 8080" --tags api
     Add(AddArgs),
     /// Save memories from a JSON Lines file, one per line with the fields of `add`
     /// ({"type": …, "description": …, "summary": …, "tags": [..], "body": …, "kind": …,
@@ -32,6 +34,8 @@ pub enum MemoryCommand {
     /// "id" is a memory written by `export` and is restored as it was (same id, dates,
     /// tags; importing it again changes nothing). A bad line is reported with its file
     /// and line number and the rest go on. `-` reads stdin.
+    ///
+    /// Example: harvey memory import notes.jsonl
     Import {
         file: PathBuf,
         /// One JSON result per line instead of text.
@@ -40,6 +44,8 @@ pub enum MemoryCommand {
     },
     /// Write every active memory as JSON Lines with all its fields (to FILE, or stdout),
     /// for `harvey memory import` in another workspace or tool.
+    ///
+    /// Example: harvey memory export all.jsonl
     Export {
         file: Option<PathBuf>,
         /// Replace FILE if it exists.
@@ -47,6 +53,8 @@ pub enum MemoryCommand {
         force: bool,
     },
     /// List active (or archived) memories.
+    ///
+    /// Example: harvey memory list --type project_fact --json
     List {
         #[arg(long = "type", value_name = "TYPE")]
         mtype: Option<String>,
@@ -59,22 +67,36 @@ pub enum MemoryCommand {
         json: bool,
     },
     /// Print one memory's file.
+    ///
+    /// Example: harvey memory show project_fact_1a2b3c
     Show { id: String },
     /// Ranked memories for a query, with scores and exact token costs (the model's
     /// vocabulary is loaded, not its weights). With --budget: what the session-start
     /// injection would pack under that many tokens. With --batch: one JSON query per
     /// stdin line ({"query": …, "k": …, "budget": …} or a JSON string), one JSON result
     /// per output line; a bad line reports its error and the batch goes on.
+    ///
+    /// Example: harvey memory recall "how do I deploy?" --k 5 --json
     Recall(RecallArgs),
     /// Archive a memory (it is never recalled again; the file moves to archive/).
+    ///
+    /// Example: harvey memory forget project_fact_1a2b3c
     Forget { id: String },
     /// Lower a memory's confidence by 0.1; at 0.2 or below it is archived.
+    ///
+    /// Example: harvey memory flag tool_use_a3f891
     Flag { id: String },
     /// Print MEMORY.md: one line per active memory, most useful first, capped.
+    ///
+    /// Example: harvey memory index
     Index,
     /// Rebuild the index (agents/memories/harvey-index.db) from the memory files (the files are the truth).
+    ///
+    /// Example: harvey memory rebuild
     Rebuild,
     /// Counts per type, the store path and the injection budget.
+    ///
+    /// Example: harvey memory status --json
     Status {
         #[arg(long)]
         json: bool,
