@@ -457,15 +457,17 @@ fn rounds(
     }
 }
 
-/// Asked to see the lines just read: they are the answer, as read ([`shown`]), kept in
-/// the conversation; nothing is generated.
+/// Asked to see the lines just read, or a listing whose result is the answer: it is the
+/// answer, as it came ([`shown`]), kept in the conversation; nothing is generated.
 fn shown_answer(
     conversation: &mut Conversation,
     tools: Option<&ToolSet<'_>>,
     calls: &[CallRecord],
     on_event: &mut dyn FnMut(TurnEvent),
 ) -> Option<Completion> {
-    let text = shown::lines_shown(tools?.request, calls)?;
+    let set = tools?;
+    let text = shown::lines_shown(set.request, calls)
+        .or_else(|| shown::result_shown(set.registry, calls))?;
     on_event(TurnEvent::Text(text.clone()));
     conversation.push_assistant(&text);
     Some(Completion {

@@ -140,6 +140,12 @@ pub trait Tool {
     fn remembers(&self) -> bool {
         false
     }
+    /// Whether a successful result is itself the answer, shown to the user as it is
+    /// (`memory_list`: a listing asked for has nothing for a model to add, and the 1.5B
+    /// answered "List all memory files" with the listing's first line only).
+    fn answers_as_is(&self) -> bool {
+        false
+    }
     /// Whether every call needs the user's yes, whatever the settings (`run_command`).
     fn asks(&self) -> bool {
         false

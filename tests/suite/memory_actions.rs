@@ -171,7 +171,8 @@ fn a_change_nobody_asked_for_is_refused_where_nobody_can_answer() {
 }
 
 #[test]
-fn the_memory_steps_alone_are_offered_for_a_request_about_the_memory() {
+fn the_memory_steps_alone_are_offered_for_a_request_about_the_memory_and_a_listing_is_shown_whole()
+{
     let (ws, _, _) = workspace();
     let replies = vec![
         "memory_list".to_string(),
@@ -195,6 +196,8 @@ fn the_memory_steps_alone_are_offered_for_a_request_about_the_memory() {
         result.contains("PostgreSQL") && result.contains("TypeScript"),
         "{result}"
     );
+    // The listing is the answer as it came: nothing is generated after it.
+    assert_eq!(&turn.completion.text, result);
 }
 
 #[test]

@@ -69,6 +69,20 @@ pub(super) fn lines_shown(request: &str, calls: &[CallRecord]) -> Option<String>
     Some(out)
 }
 
+/// The answer when the turn's last call succeeded with a tool whose result is the
+/// answer as it is ([`crate::tools::Tool::answers_as_is`]): that result.
+pub(super) fn result_shown(
+    registry: &crate::tools::Registry,
+    calls: &[CallRecord],
+) -> Option<String> {
+    let last = calls.last()?;
+    let call = last.call.as_ref()?;
+    let tool = registry.get(&call.name)?;
+    tool.answers_as_is()
+        .then(|| last.result.as_ref().ok().cloned())
+        .flatten()
+}
+
 /// Whether `request` is an order to see a file or its lines: it opens with a verb of
 /// [`SHOW`] and names lines, contents, a file or the file `path` itself. Questions
 /// ("What does line 3 show?") are not.

@@ -34,6 +34,9 @@ impl Tool for MemoryList {
     fn params(&self) -> &'static [Param] {
         &[]
     }
+    fn answers_as_is(&self) -> bool {
+        true
+    }
     fn finds_nothing(&self) -> bool {
         !self.0.holds_memory()
     }
