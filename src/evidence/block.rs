@@ -16,7 +16,7 @@ pub const HEADER: &str = "[evidence: snippets of this workspace's files, git his
 /// What the model is asked after the question: to answer from the block, briefly, with
 /// its source. Last, next to where the answer begins (small models follow the nearest
 /// instruction).
-pub const ANSWER_NOTE: &str = "(Answer the question from the evidence above in one or two sentences, then name the file or commit the answer came from. If the evidence does not answer it, call a tool instead.)";
+pub const ANSWER_NOTE: &str = "(Answer the question from the evidence above in one or two sentences, then name the file, commit or memory the answer came from. If the evidence does not answer it, call a tool instead.)";
 
 /// The first line of a block drawn from the memory alone (a request about what the
 /// assistant remembers).
