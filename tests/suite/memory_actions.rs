@@ -286,3 +286,27 @@ fn qwen_a_forget_request_takes_a_memory_step_and_touches_nothing_else() {
     let reply = v["reply"].as_str().unwrap();
     assert!(!reply.contains("<|im_"), "{reply}");
 }
+
+#[test]
+fn a_request_to_read_a_memory_in_full_opens_it_by_the_id_its_block_gave() {
+    let (ws, _, pref) = workspace();
+    let replies = chosen(
+        "memory_read",
+        &format!(r#"{{"id": "{pref}"}}"#),
+        "You prefer TypeScript.",
+    );
+    let mut app = app(ws.path(), &replies);
+    let turn = app
+        .agent_turn(
+            "What do you know about my preferences? Read the details.",
+            &mut |_| {},
+        )
+        .unwrap();
+    assert_eq!(
+        turn.route,
+        Some(harvey::chat::route::Route::Tool("memory_read".into()))
+    );
+    assert!(sent(&app).contains(&format!("--- memory {pref}")));
+    let result = turn.calls[0].result.as_ref().unwrap();
+    assert!(result.contains("TypeScript"), "{result}");
+}
