@@ -136,7 +136,9 @@ pub fn run(opts: &ReferenceOptions) -> Result<Reference, EngineError> {
     let mut engine = LlamaEngine::load(&params)?;
     let info = engine.info().clone();
     let reps = opts.reps.max(1);
-    let mut measured = vec![prefill(&mut engine, reps)?];
+    // A context smaller than 512 takes the longest prompt that leaves room for the reply.
+    let prompt = PROMPT_TOKENS.min((info.n_ctx as usize).saturating_sub(2));
+    let mut measured = vec![prefill(&mut engine, prompt, reps)?];
     for &depth in &opts.depths {
         if depth + opts.decode_tokens < info.n_ctx as usize {
             measured.push(decode(&mut engine, depth, opts.decode_tokens, reps)?);
@@ -167,9 +169,9 @@ pub fn run(opts: &ReferenceOptions) -> Result<Reference, EngineError> {
     })
 }
 
-/// A ~512-token prompt into an empty cache, `reps` times after one warm-up.
-fn prefill(engine: &mut LlamaEngine, reps: usize) -> Result<Measured, EngineError> {
-    let messages = filler_messages(engine, PROMPT_TOKENS)?;
+/// A prompt of about `tokens` into an empty cache, `reps` times after one warm-up.
+fn prefill(engine: &mut LlamaEngine, tokens: usize, reps: usize) -> Result<Measured, EngineError> {
+    let messages = filler_messages(engine, tokens)?;
     let mut runs = Vec::with_capacity(reps);
     for _ in 0..=reps {
         engine.reset();
