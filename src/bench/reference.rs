@@ -86,6 +86,8 @@ pub struct Row {
     /// Prompt tokens prefilled, or tokens generated (the fewest over harvey's repetitions).
     pub harvey_tokens: usize,
     pub harvey: Rate,
+    /// harvey's tokens per second in each repetition (llama-bench's are in its tests).
+    pub harvey_samples: Vec<f64>,
     /// llama-bench's `n_prompt` or `n_gen`.
     pub llama_bench_tokens: Option<usize>,
     pub llama_bench: Option<Rate>,
@@ -295,6 +297,7 @@ pub fn rows(measured: &[Measured], tests: &[llama_bench::Test]) -> Vec<Row> {
                 depth: m.depth,
                 harvey_tokens: m.tokens,
                 harvey,
+                harvey_samples: m.samples.clone(),
                 llama_bench_tokens: test.map(|t| t.n_prompt + t.n_gen),
                 ratio: reference
                     .filter(|r| r.avg_ts > 0.0)
@@ -375,6 +378,7 @@ mod tests {
             depth: 0,
             harvey_tokens: 509,
             harvey: Rate::default(),
+            harvey_samples: Vec::new(),
             llama_bench_tokens: Some(512),
             llama_bench: Some(Rate::default()),
             ratio: Some(ratio),

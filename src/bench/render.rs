@@ -649,6 +649,7 @@ mod tests {
             depth,
             harvey_tokens: tokens,
             harvey,
+            harvey_samples: Vec::new(),
             llama_bench_tokens: measured.then_some(if phase == Phase::Prefill { 512 } else { 128 }),
             llama_bench: measured.then_some(theirs),
             ratio: ratio.map(|_| harvey.avg_ts / theirs.avg_ts),
