@@ -148,19 +148,7 @@ impl EvidenceTables {
             }
         );
         let mut stmt = self.conn.prepare_cached(&sql)?;
-        let rows = stmt.query_map(params![query, limit as i64], |r| {
-            Ok(Hit {
-                id: r.get(0)?,
-                source: r.get(1)?,
-                kind: r.get(2)?,
-                first: r.get(3)?,
-                last: r.get(4)?,
-                heading: r.get(5)?,
-                text: r.get(6)?,
-                written: r.get(7)?,
-                score: r.get(8)?,
-            })
-        })?;
+        let rows = stmt.query_map(params![query, limit as i64], hit_of)?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
@@ -168,22 +156,10 @@ impl EvidenceTables {
     /// order, with a score of 0.
     pub fn units_of(&self, source: &str) -> super::Result<Vec<Hit>> {
         let mut stmt = self.conn.prepare_cached(
-            "SELECT id, source, kind, first, last, heading, text, written
+            "SELECT id, source, kind, first, last, heading, text, written, 0.0
              FROM units WHERE source = ?1 ORDER BY id",
         )?;
-        let rows = stmt.query_map(params![source], |r| {
-            Ok(Hit {
-                id: r.get(0)?,
-                source: r.get(1)?,
-                kind: r.get(2)?,
-                first: r.get(3)?,
-                last: r.get(4)?,
-                heading: r.get(5)?,
-                text: r.get(6)?,
-                written: r.get(7)?,
-                score: 0.0,
-            })
-        })?;
+        let rows = stmt.query_map(params![source], hit_of)?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
@@ -204,6 +180,21 @@ impl EvidenceTables {
         let rows = stmt.query_map([], |r| r.get(0))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
+}
+
+/// A hit from a row of (id, source, kind, first, last, heading, text, written, score).
+fn hit_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<Hit> {
+    Ok(Hit {
+        id: r.get(0)?,
+        source: r.get(1)?,
+        kind: r.get(2)?,
+        first: r.get(3)?,
+        last: r.get(4)?,
+        heading: r.get(5)?,
+        text: r.get(6)?,
+        written: r.get(7)?,
+        score: r.get(8)?,
+    })
 }
 
 fn put_meta(conn: &Connection, key: &str, value: &str) -> super::Result<()> {
