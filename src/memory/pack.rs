@@ -155,6 +155,9 @@ pub fn pack<C: TokenCounter + ?Sized>(
             .is_factual()
             .cmp(&a.section.is_factual())
             .then(b.score.total_cmp(&a.score))
+            // Equal scores in one order whatever order the sources came in: the session
+            // start and `memory_search` gather the same candidates along two paths.
+            .then_with(|| a.id.cmp(&b.id))
     });
     let line_cost = |text: &str| counter.count_tokens(&format!("{text}\n"));
     let header_cost = line_cost(BLOCK_HEADER);
