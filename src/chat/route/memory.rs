@@ -169,17 +169,30 @@ pub const MEMORY_ONLY: &[&str] = &[
     "memory_forget",
 ];
 
+/// The memory steps that would do the opposite of the `change` asked for: a request to
+/// forget is never a rewrite or a new note, a request to change a note never archives it
+/// and never writes another beside it.
+fn contrary_to(change: Option<Change>) -> &'static [&'static str] {
+    match change {
+        Some(Change::Forget) => &["memory_update", "memory_write"],
+        Some(Change::Update) => &["memory_forget", "memory_write"],
+        None => &[],
+    }
+}
+
 /// The router's steps held off for the user's own `words`: every step but the memory's
-/// when they speak of it, the memory's changes and listing when they do not.
+/// when they speak of it, and of those the ones contrary to the change they ask for; the
+/// memory's changes and listing when they do not speak of it.
 pub fn held_off(registry: &Registry, words: &str) -> Vec<&'static str> {
     let about_memory = speaks_of_memory(words);
+    let contrary = contrary_to(asks_to_change(words));
     registry
         .list()
         .into_iter()
         .map(|t| t.name)
         .filter(|name| {
             if about_memory {
-                !MEMORY_STEPS.contains(name)
+                !MEMORY_STEPS.contains(name) || contrary.contains(name)
             } else {
                 MEMORY_ONLY.contains(name)
             }
@@ -264,5 +277,33 @@ mod tests {
             "The description is outdated; forget it.",
             "description: tabs"
         ));
+    }
+
+    #[test]
+    fn a_request_to_forget_is_held_off_a_rewrite_and_a_change_off_an_archive() {
+        use crate::tools::memory::*;
+        let place = MemoryPlace {
+            agents_dir: "agents".into(),
+            workspace: ".".into(),
+            embedder: None,
+            config: crate::config::Config::default().memory,
+        };
+        let mut r = Registry::new();
+        r.add(Box::new(MemorySearch(place.clone())));
+        r.add(Box::new(MemoryRead(place.clone())));
+        r.add(Box::new(MemoryWrite(place.clone())));
+        r.add(Box::new(MemoryUpdate(place.clone())));
+        r.add(Box::new(MemoryForget(place)));
+        let forget = "Your memory about tide heights in feet is out of date. Please remove it.";
+        let off = held_off(&r, forget);
+        assert!(off.contains(&"memory_update") && off.contains(&"memory_write"));
+        assert!(!off.contains(&"memory_forget") && !off.contains(&"memory_search"));
+        let change = "Please change my editor preference: I use helix now.";
+        let off = held_off(&r, change);
+        assert!(off.contains(&"memory_forget") && off.contains(&"memory_write"));
+        assert!(!off.contains(&"memory_update") && !off.contains(&"memory_read"));
+        // Telling something to remember asks for no change: no memory step is held off.
+        let off = held_off(&r, "Remember that we deploy with ./deploy.sh.");
+        assert!(!off.contains(&"memory_write") && !off.contains(&"memory_forget"));
     }
 }
