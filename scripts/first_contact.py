@@ -45,7 +45,10 @@ Use (from the project root):
 Progress goes to stderr (one line per question); the summary table to stdout: answered
 right / total, median and max wall seconds, median and max evaluated (prefilled) tokens,
 per split, per kind group (common = version, license, last_commit, test_command,
-dependency, latest_release, type_location; other = the rest) and overall, then per kind.
+dependency, latest_release, type_location; other = the rest) and overall, then per kind,
+then the step table: median and max per question of the model's open, the prefix, the
+evidence step, the router, the tools, the tokens prefilled and decoded (and their ms) and
+the close, from the `timing` and `steps` of `harvey run --json`.
 --out FILE.json is rewritten after every question, so an interrupted run keeps its rows.
 Exit code: 0 when the run completed (whatever the score), 1 on a runtime error, 2 on bad
 input (a battery file, an option, a missing model or binary).
@@ -388,6 +391,10 @@ def run_harvey(harvey: Path, model: Path, ws: Path, question: str, timeout: floa
         "exit_code": proc.returncode,
         "timed_out": timed_out,
         "error": None,
+        "timing": None,
+        "steps": None,
+        "evidence_sources": None,
+        "tools": None,
     }
     if timed_out:
         return res
@@ -398,8 +405,10 @@ def run_harvey(harvey: Path, model: Path, ws: Path, question: str, timeout: floa
         res["reply"] = "(no reply)"
         return res
     res["reply"] = str(obj.get("reply", ""))
-    for k in ("evaluated_tokens", "prompt_tokens", "completion_tokens", "ttft_ms"):
+    for k in ("evaluated_tokens", "prompt_tokens", "completion_tokens", "ttft_ms", "timing", "steps"):
         res[k] = obj.get(k)
+    res["evidence_sources"] = (obj.get("evidence") or {}).get("sources")
+    res["tools"] = [c.get("call") for c in obj.get("tool_calls") or []]
     if proc.returncode != 0:
         tail = err.strip().splitlines()[-2:]
         res["error"] = " / ".join(tail) or None
@@ -508,6 +517,45 @@ def print_table(rows: list[dict], file=sys.stdout) -> None:
         sel = [r for r in rows if r["kind"] == k]
         if sel:
             print(line(k, sel), file=file)
+
+
+def step_row(r: dict) -> dict | None:
+    """One question's seconds split by step (None for a row saved without them)."""
+    timing, steps = r.get("timing"), r.get("steps")
+    if not timing or steps is None:
+        return None
+    out = {
+        "open ms": timing.get("open_ms"),
+        "prefix ms": timing.get("prefix_ms"),
+        "evidence ms": 0.0, "router ms": 0.0, "tool ms": 0.0,
+        "prefill tokens": 0, "prefill ms": 0.0, "decode tokens": 0, "decode ms": 0.0,
+        "close ms": timing.get("close_ms"),
+    }
+    for st in steps:
+        kind = st.get("kind")
+        if kind in ("evidence", "router", "tool"):
+            out[f"{kind} ms"] += st.get("ms") or 0.0
+        if kind in ("call", "answer", "router"):
+            out["prefill tokens"] += st.get("prefill_tokens") or 0
+            out["prefill ms"] += st.get("prefill_ms") or 0.0
+            out["decode tokens"] += st.get("decode_tokens") or 0
+            out["decode ms"] += st.get("decode_ms") or 0.0
+    return out
+
+
+def print_steps(rows: list[dict], file=sys.stdout) -> None:
+    """Median and max of each step over the questions that carry their steps."""
+    split = [s for s in (step_row(r) for r in rows) if s]
+    if not split:
+        return
+    print(file=file)
+    print(f"{'step (' + str(len(split)) + ' questions)':<22} {'median':>9} {'max':>9}", file=file)
+    for key in split[0]:
+        xs = [s[key] for s in split if s[key] is not None]
+        print(f"{key:<22} {_fmt(_med(xs)):>9} {_fmt(_max(xs)):>9}", file=file)
+    rates = [s["prefill tokens"] / s["prefill ms"] * 1000 for s in split if s["prefill ms"]]
+    if rates:
+        print(f"{'prefill tok/s':<22} {_fmt(_med(rates)):>9}", file=file)
 
 
 def load_run(path: str) -> tuple[dict, list[dict]]:
@@ -685,6 +733,7 @@ def main(argv=None) -> int:
     if args.table:
         _, rows = load_run(args.table)
         print_table(rows)
+        print_steps(rows)
         return 0
     batteries = load_batteries(Path(args.batteries))
     chosen = select(batteries, args)
@@ -740,6 +789,8 @@ def main(argv=None) -> int:
             "prompt_tokens": res["prompt_tokens"],
             "completion_tokens": res["completion_tokens"], "ttft_ms": res["ttft_ms"],
             "exit_code": res["exit_code"], "source": q.source,
+            "timing": res["timing"], "steps": res["steps"],
+            "evidence_sources": res["evidence_sources"], "tools": res["tools"],
         }
         if res["error"]:
             row["error"] = res["error"]
@@ -755,6 +806,7 @@ def main(argv=None) -> int:
     meta["finished"] = _dt.datetime.now().astimezone().isoformat(timespec="seconds")
     write_out(args.out, meta, rows)
     print_table(rows)
+    print_steps(rows)
     return 0
 
 
