@@ -376,10 +376,60 @@ fn config_units(lines: &[&str], ext: &str) -> Vec<Unit> {
         })
         .collect();
     // Many tiny keys (a flat YAML file) are better read together.
-    if starts.len() > 3 && starts.len() * 4 > lines.len() {
-        return vec![Unit::plain(0, lines.len())];
+    let mut units = if starts.len() > 3 && starts.len() * 4 > lines.len() {
+        vec![Unit::plain(0, lines.len())]
+    } else {
+        units_at(lines, &starts)
+    };
+    // A setting's key is the name a config unit defines, as a function's is in code: the
+    // `version`, `rust-version` or `engines`/`node` a question names is found in the unit
+    // that sets it, not in every line that mentions the word. Not YAML's: its nested keys
+    // are a workflow's or a chart's structure (`run`, `with`, `node-version` in every job).
+    for unit in units.iter_mut().filter(|_| !yaml) {
+        let mut names: Vec<String> = unit.names.split_whitespace().map(str::to_string).collect();
+        for key in lines[unit.start..unit.end]
+            .iter()
+            .filter_map(|l| config_key(l))
+        {
+            if names.len() >= MAX_CONFIG_NAMES {
+                break;
+            }
+            if !names.iter().any(|n| n == key) {
+                names.push(key.to_string());
+            }
+        }
+        unit.names = names.join(" ");
     }
-    units_at(lines, &starts)
+    units
+}
+
+/// At most this many names per config unit (its section's and its keys').
+const MAX_CONFIG_NAMES: usize = 24;
+
+/// The key a config line sets: `key = …` (TOML, INI), `key: …` (YAML, a list item's too)
+/// or `"key": …` (JSON). `None` for comments, section headers and values alone.
+fn config_key(line: &str) -> Option<&str> {
+    let t = line.trim_start();
+    let t = t.strip_prefix("- ").unwrap_or(t);
+    if t.starts_with(['#', ';', '[', '{', '}']) || t.starts_with("//") {
+        return None;
+    }
+    let key = if let Some(rest) = t.strip_prefix('"') {
+        let (key, after) = rest.split_once('"')?;
+        after.trim_start().starts_with(':').then_some(key)?
+    } else {
+        let end = t.find(['=', ':'])?;
+        if t[end + 1..].starts_with("//") {
+            return None; // a URL, not a key
+        }
+        t[..end].trim_end()
+    };
+    let plain = !key.is_empty()
+        && key.len() <= 40
+        && key
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    plain.then_some(key)
 }
 
 #[cfg(test)]
@@ -466,6 +516,27 @@ mod tests {
             h,
             [(1, 4, "[package]".into()), (5, 7, "[dependencies]".into())]
         );
+    }
+
+    #[test]
+    fn a_config_unit_names_the_keys_it_sets() {
+        let toml = "[package]\nname = \"x\"\nversion = \"0.1.0\"\nrust-version = \"1.80\"\n# note = 1\n\n[dependencies]\nclap = \"4\"\n";
+        let c = chunks("Cargo.toml", toml);
+        // `package` is a keyword to the code-name reader, so the section adds no name.
+        assert_eq!(c[0].names, "name version rust-version");
+        assert_eq!(c[1].names, "dependencies clap");
+        let json = "{\n  \"version\": \"5.2.1\",\n  \"engines\": {\n    \"node\": \">= 18\"\n  },\n  \"files\": [\n    \"lib/\"\n  ]\n}\n";
+        let c = chunks("package.json", json);
+        let engines = c.iter().find(|c| c.heading.contains("engines")).unwrap();
+        assert_eq!(engines.names, "engines node");
+        let ini = "[metadata]\nname = x\n\n[options]\npython_requires = >=3.8\n";
+        let c = chunks("setup.cfg", ini);
+        assert_eq!(c[1].names, "options python_requires");
+        let yaml = "jobs:\n  test:\n    steps:\n      - run: cargo test\n";
+        assert_eq!(chunks("ci.yml", yaml)[0].names, "jobs");
+        assert_eq!(config_key("      - run: cargo test"), Some("run"));
+        assert_eq!(config_key("https://example.com/x"), None);
+        assert_eq!(config_key("  a value with spaces = 1"), None);
     }
 
     #[test]

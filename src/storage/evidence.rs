@@ -11,7 +11,7 @@ use std::path::Path;
 use rusqlite::{params, Connection, OptionalExtension};
 
 /// Bumped when the tables or what goes into them change: an older file is rebuilt.
-pub const SCHEMA_VERSION: &str = "4";
+pub const SCHEMA_VERSION: &str = "5";
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -160,6 +160,17 @@ impl EvidenceTables {
              FROM units WHERE source = ?1 ORDER BY id",
         )?;
         let rows = stmt.query_map(params![source], hit_of)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The newest `limit` units of `kind`, with a score of 0 (the sessions a question
+    /// names by a date alone are picked from them).
+    pub fn newest_of_kind(&self, kind: &str, limit: usize) -> super::Result<Vec<Hit>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT id, source, kind, first, last, heading, text, written, 0.0
+             FROM units WHERE kind = ?1 ORDER BY written DESC, id LIMIT ?2",
+        )?;
+        let rows = stmt.query_map(params![kind, limit as i64], hit_of)?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
