@@ -29,7 +29,8 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::storage::evidence::{EvidenceTables, NewUnit};
+use crate::memory::when::Window;
+use crate::storage::evidence::{EvidenceTables, Hit, NewUnit};
 use crate::tokens::TokenCounter;
 
 pub use block::Block;
@@ -47,6 +48,13 @@ const COMMIT_POOL: usize = 10;
 /// A hit found only by a word of the same step ([`terms::related`]) against one found by
 /// the question's own words.
 const RELATED_WEIGHT: f64 = 0.6;
+
+/// A session in the window a question names, not found by its words, comes in at this
+/// share of the best hit's score (before the date weighs it up to 1.5×).
+const DATED_SESSION_SHARE: f64 = 0.5;
+
+/// How many of the newest sessions are looked at for a date.
+const DATED_SESSIONS_SCANNED: usize = 200;
 
 /// Why the index could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -308,6 +316,9 @@ impl Index {
             }
         }
         terms.extend(related);
+        if let Some(d) = &dated {
+            self.pull_dated_sessions(&mut hits, &d.window)?;
+        }
         rank::weigh(&mut hits, ask, dated.as_ref().map(|d| &d.window));
         for (source, score) in rank::near_only(&hits, ask) {
             let units = self.tables.units_of(&source).map_err(self.err())?;
@@ -318,6 +329,34 @@ impl Index {
         }
         hits.sort_by(|a, b| b.score.total_cmp(&a.score));
         Ok(block::fit_in(ask.scope, &hits, &terms, budget, counter))
+    }
+
+    /// The sessions held in the window a question names ("what did we do yesterday?"),
+    /// added to `hits` when its words found none of them: a question of a date alone has
+    /// no words to find its sessions by. Each comes in at the best hit's score (1 when
+    /// nothing else was found), so within the window they rank by how close they are.
+    fn pull_dated_sessions(
+        &self,
+        hits: &mut Vec<Hit>,
+        window: &Window,
+    ) -> Result<(), EvidenceError> {
+        let best = hits.iter().map(|h| h.score).fold(0.0, f64::max);
+        let score = if best > 0.0 {
+            best * DATED_SESSION_SHARE
+        } else {
+            1.0
+        };
+        let sessions = self
+            .tables
+            .newest_of_kind("session", DATED_SESSIONS_SCANNED)
+            .map_err(self.err())?;
+        for mut s in sessions.into_iter().filter(|s| window.contains(s.written)) {
+            if !hits.iter().any(|h| h.id == s.id) {
+                s.score = score;
+                hits.push(s);
+            }
+        }
+        Ok(())
     }
 
     /// The hits for the FTS5 `query` in `scope`: one pool, and commits in their own.

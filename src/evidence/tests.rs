@@ -336,3 +336,57 @@ fn sessions_of_the_week_a_question_names_rank_above_older_ones_on_the_same_topic
     let b = index.gather_for(&ask, 400, &Words).unwrap();
     assert_eq!(b.snippets[0].source, "session recent.spmd", "{}", b.text);
 }
+
+#[test]
+fn a_question_of_a_date_alone_gets_the_sessions_of_that_day() {
+    let (_t, root) = workspace();
+    let mut index = Index::open(&root).unwrap();
+    index.refresh(&mut |_, _| {}).unwrap();
+    let session = |file: &str, started: &str, text: &str| SessionUnit {
+        file: file.into(),
+        started: started.into(),
+        text: text.into(),
+    };
+    index
+        .sync_sessions(&[
+            session("a.spmd", "2026-11-20", "Set up clippy in CI."),
+            session("b.spmd", "2026-12-01", "Moved the build to GitHub Actions."),
+            session("c.spmd", "2026-12-02", "Read the README."),
+        ])
+        .unwrap();
+    let now = chrono::NaiveDate::from_ymd_opt(2026, 12, 2)
+        .unwrap()
+        .and_hms_opt(9, 0, 0)
+        .unwrap()
+        .and_utc()
+        .timestamp();
+    let ask = |question| Ask {
+        question,
+        now,
+        ..Ask::workspace("")
+    };
+    // No word of the question but its date finds anything.
+    let b = index
+        .gather_for(&ask("What were we working on yesterday?"), 400, &Words)
+        .unwrap();
+    assert_eq!(
+        b.snippets.first().map(|s| s.source.as_str()),
+        Some("session b.spmd"),
+        "{}",
+        b.text
+    );
+    assert!(
+        !b.snippets.iter().any(|s| s.source == "session a.spmd"),
+        "a session twelve days before is outside the window: {}",
+        b.text
+    );
+    // Without a date nothing is pulled in for the words "what did we do".
+    let b = index
+        .gather_for(&ask("What were we working on?"), 400, &Words)
+        .unwrap();
+    assert!(
+        !b.snippets.iter().any(|s| s.kind == "session"),
+        "{}",
+        b.text
+    );
+}
