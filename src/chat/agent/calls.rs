@@ -6,7 +6,7 @@ use crate::engine::{Engine, GenerateOptions, TurnStats};
 use crate::tools::{parse_call, Approval, ToolCall, ToolContext, ToolError};
 
 use super::timing::{Step, StepKind};
-use super::{config_sections, focus, hits, license, newest, sections};
+use super::{focus, hits};
 use super::{guard, CallRecord, Conversation, Opening, Seen, ToolSet, TurnEvent, MAX_RESULT_CHARS};
 
 /// A call of a tool that asks: its preview (a refusal there ends it without asking),
@@ -166,16 +166,7 @@ pub(super) fn run_call(
     };
     let text = match (&result, &call) {
         (Ok(t), Some(c)) if c.name == "read_file" => {
-            let path = c
-                .arguments
-                .get("path")
-                .and_then(|p| p.as_str())
-                .unwrap_or("");
-            newest::newest_entry(set.request, path, t)
-                .or_else(|| license::named_license(path, t))
-                .or_else(|| sections::how_to_sections(set.request, path, t))
-                .or_else(|| config_sections::how_to_config(set.request, path, t))
-                .or_else(|| focus::focused(set.request, &c.arguments, t, counter))
+            focus::focused(set.request, &c.arguments, t, counter)
                 .unwrap_or_else(|| crate::tools::call::clip(t, MAX_RESULT_CHARS))
         }
         (Ok(t), Some(c)) if c.name == "search_files" => {
