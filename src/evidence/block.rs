@@ -161,7 +161,9 @@ pub fn fit_in(
     let mut per_source: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     let mut commits = 0;
     let mut text = header;
-    for hit in newest_of_each_series(hits) {
+    let candidates = newest_of_each_series(hits);
+    let last = candidates.len().saturating_sub(1);
+    for (i, hit) in candidates.into_iter().enumerate() {
         let seen = per_source.entry(hit.source.as_str()).or_default();
         let is_commit = hit.kind == "commit";
         let over = *seen >= MAX_PER_SOURCE || (is_commit && commits >= MAX_COMMITS);
@@ -174,7 +176,15 @@ pub fn fit_in(
             block.skipped += 1;
             continue;
         }
-        let room = budget.saturating_sub(used);
+        // While other hits wait, one snippet takes at most a share of the budget: a long
+        // function or workflow ranked first is cut to its best lines, and the settings
+        // file or heading ranked next still fits.
+        let share = if i < last {
+            (budget as f64 * MAX_SHARE) as usize
+        } else {
+            budget
+        };
+        let room = budget.saturating_sub(used).min(share.max(MIN_SNIPPET));
         let Some((label, snippet, tokens)) = snippet_within(hit, terms, room, counter) else {
             block.skipped += 1;
             continue;
@@ -197,6 +207,9 @@ pub fn fit_in(
     block.text = text;
     block
 }
+
+/// The most of the budget one snippet takes while other hits are left to show.
+const MAX_SHARE: f64 = 0.5;
 
 /// Smallest snippet worth showing, in tokens (a head line and a few lines).
 const MIN_SNIPPET: usize = 24;
@@ -311,6 +324,29 @@ mod tests {
         let sources: Vec<&str> = b.snippets.iter().map(|s| s.source.as_str()).collect();
         assert_eq!(sources[0], "src/a.rs:10-10");
         assert!(sources.contains(&"commit abcdef0"), "{sources:?}");
+    }
+
+    #[test]
+    fn a_long_first_hit_leaves_room_for_the_next() {
+        let long: String = (0..80)
+            .map(|i| format!("step {i} of the build\n"))
+            .collect();
+        let hits = [
+            hit("file:.github/ci.yml", "config", &long, 9.0),
+            hit(
+                "file:Cargo.toml",
+                "config",
+                "[package]\nversion = \"0.1.0\"\n",
+                8.0,
+            ),
+        ];
+        let b = fit(&hits, &["build".into()], 200, &Words);
+        assert_eq!(b.snippets.len(), 2, "{}", b.text);
+        assert!(b.snippets[0].tokens <= 100, "{:?}", b.snippets[0]);
+        assert!(b.text.contains("version = \"0.1.0\""), "{}", b.text);
+        // Alone, a hit may fill the budget.
+        let b = fit(&hits[..1], &["build".into()], 200, &Words);
+        assert!(b.snippets[0].tokens > 100, "{:?}", b.snippets[0]);
     }
 
     #[test]
