@@ -234,16 +234,6 @@ pub(super) fn split_numbered(result: &str) -> (Vec<&str>, Vec<(usize, &str)>) {
     (notes, lines)
 }
 
-/// `text` as `read_file` shows it, each line under its number (for tests of what a read
-/// is shown as).
-#[cfg(test)]
-pub(super) fn as_read(text: &str) -> String {
-    text.lines()
-        .enumerate()
-        .map(|(i, l)| format!("{:>5}| {l}\n", i + 1))
-        .collect()
-}
-
 /// `"   12| text"` as `(12, "text")`.
 fn numbered(line: &str) -> Option<(usize, &str)> {
     let (n, text) = line.split_once("| ").or_else(|| {
