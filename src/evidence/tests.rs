@@ -46,6 +46,16 @@ fn workspace() -> (tempfile::TempDir, PathBuf) {
     (outer, root)
 }
 
+/// 09:00 UTC of the day, in unix seconds: the "now" a dated question is read from.
+fn morning_of(year: i32, month: u32, day: u32) -> i64 {
+    chrono::NaiveDate::from_ymd_opt(year, month, day)
+        .unwrap()
+        .and_hms_opt(9, 0, 0)
+        .unwrap()
+        .and_utc()
+        .timestamp()
+}
+
 fn sources(index: &Index) -> Vec<String> {
     index.sources().unwrap()
 }
@@ -322,12 +332,7 @@ fn sessions_of_the_week_a_question_names_rank_above_older_ones_on_the_same_topic
             session("recent.spmd", "2026-11-26"),
         ])
         .unwrap();
-    let now = chrono::NaiveDate::from_ymd_opt(2026, 12, 2)
-        .unwrap()
-        .and_hms_opt(9, 0, 0)
-        .unwrap()
-        .and_utc()
-        .timestamp();
+    let now = morning_of(2026, 12, 2);
     let ask = Ask {
         question: "What did we work on last week about compaction?",
         now,
@@ -354,12 +359,7 @@ fn a_question_of_a_date_alone_gets_the_sessions_of_that_day() {
             session("c.spmd", "2026-12-02", "Read the README."),
         ])
         .unwrap();
-    let now = chrono::NaiveDate::from_ymd_opt(2026, 12, 2)
-        .unwrap()
-        .and_hms_opt(9, 0, 0)
-        .unwrap()
-        .and_utc()
-        .timestamp();
+    let now = morning_of(2026, 12, 2);
     let ask = |question| Ask {
         question,
         now,
