@@ -333,7 +333,7 @@ impl Index {
 
     /// The sessions held in the window a question names ("what did we do yesterday?"),
     /// added to `hits` when its words found none of them: a question of a date alone has
-    /// no words to find its sessions by. Each comes in at the best hit's score (1 when
+    /// no words to find its sessions by. Each comes in at half the best hit's score (1 when
     /// nothing else was found), so within the window they rank by how close they are.
     fn pull_dated_sessions(
         &self,
