@@ -111,11 +111,27 @@ fn valid_id(args: &Map<String, Value>) -> Result<&str, ToolError> {
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
     if ok {
         Ok(id)
+    } else if let Some(path) = file_of_label(id) {
+        Err(ToolError::BadArguments(format!(
+            "{id:?} names lines of a file, not a memory: read_file with {{\"path\": {path:?}}} reads it"
+        )))
     } else {
         Err(ToolError::BadArguments(format!(
             "{id:?} is not a memory id (letters, digits, _ and -)"
         )))
     }
+}
+
+/// The file an evidence label (`src/lib.rs:10-24`, `Cargo.toml@1-14`) names, when `id`
+/// is one: the model sometimes takes a snippet's source for a memory's id.
+fn file_of_label(id: &str) -> Option<&str> {
+    let path = id.split([':', '@']).next().unwrap_or(id);
+    let path = path.strip_prefix("/workspace/").unwrap_or(path);
+    let looks_like_file = path.contains('/')
+        || path.rsplit_once('.').is_some_and(|(stem, ext)| {
+            !stem.is_empty() && !ext.is_empty() && ext.chars().all(|c| c.is_ascii_alphanumeric())
+        });
+    (looks_like_file && !path.contains(char::is_whitespace)).then_some(path)
 }
 
 fn str_list(args: &Map<String, Value>, name: &str) -> Option<Vec<String>> {

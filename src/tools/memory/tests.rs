@@ -133,3 +133,27 @@ fn an_unknown_id_is_refused_by_the_preview_as_by_the_call() {
         .unwrap_err();
     assert!(matches!(empty, ToolError::BadArguments(_)), "{empty}");
 }
+
+#[test]
+fn a_file_label_given_as_an_id_points_to_read_file() {
+    let dir = tempfile::tempdir().unwrap();
+    one_memory(dir.path());
+    let read = MemoryRead(place(dir.path()));
+    for (label, path) in [
+        ("/workspace/Cargo.toml@1-14", "Cargo.toml"),
+        ("src/lib.rs:10-24", "src/lib.rs"),
+        ("README.md", "README.md"),
+    ] {
+        let call = args(format!(r#"{{"id": {label:?}}}"#));
+        let refused = read.call(&call).unwrap_err();
+        assert!(matches!(refused, ToolError::BadArguments(_)), "{refused}");
+        let shown = refused.to_string();
+        assert!(shown.contains("read_file"), "{shown}");
+        assert!(shown.contains(&format!("\"path\": \"{path}\"")), "{shown}");
+    }
+    let odd = read
+        .call(&args(r#"{"id": "not an id!"}"#.into()))
+        .unwrap_err();
+    assert!(odd.to_string().contains("is not a memory id"), "{odd}");
+    assert!(!odd.to_string().contains("read_file"), "{odd}");
+}
