@@ -111,6 +111,17 @@ fn dotted(question: &str) -> Vec<String> {
         .collect()
 }
 
+/// The stem of a dotted term named like a source file (`node.js` → `node`, `vue.js`):
+/// a product named by its language. Settings files' names (`package.json`) stay whole.
+fn file_stem(dotted: &str) -> Option<&str> {
+    let (stem, _) = dotted.split_once('.')?;
+    let named = dotted.matches('.').count() == 1
+        && stem.len() > 2
+        && stem.chars().all(|c| c.is_alphabetic())
+        && super::chunk::kind_of(dotted) == super::chunk::Kind::Code;
+    (named && !is_filler(stem)).then_some(stem)
+}
+
 /// The terms a question searches for: dotted versions and members whole, each compound
 /// name whole and split, each other topic word once, in the question's order (so the
 /// first terms survive the cap).
@@ -124,6 +135,13 @@ pub fn query_terms(question: &str) -> Vec<String> {
     let whole = dotted(question);
     for d in &whole {
         push(d.clone(), &mut out);
+    }
+    // A product named like a source file (`node.js`) is also its stem: `engines.node`
+    // answers a question about Node.js. A member or a version stays whole only.
+    for d in &whole {
+        if let Some(stem) = file_stem(d) {
+            push(stem.to_string(), &mut out);
+        }
     }
     let in_dotted = |w: &str| whole.iter().any(|d| d.split(['.', '_']).any(|p| p == w));
     for token in tokens(question) {
@@ -359,6 +377,11 @@ mod tests {
         let t = query_terms("What error do I get if I call app.use() without a function?");
         assert_eq!(t[0], "app.use");
         assert!(!t.contains(&"app".to_string()), "{t:?}");
+        let t = query_terms("What is the minimum Node.js version?");
+        assert_eq!(t[..2], ["node.js", "node"], "{t:?}");
+        let t = query_terms("Which key of package.json names the entry point?");
+        assert!(t.contains(&"package.json".to_string()), "{t:?}");
+        assert!(!t.contains(&"package".to_string()), "{t:?}");
         assert_eq!(fts_query(&["5.0.1".into()]).unwrap(), "\"5 0 1\"");
     }
 
