@@ -56,6 +56,11 @@ const MAX_COMMITS: usize = 3;
 /// question about history, and a file to one about the code as it is.
 const COMMIT_RELATIVE: f64 = 0.6;
 
+/// A commit or a tag: few words each, weighed and capped together.
+pub fn is_history(hit: &Hit) -> bool {
+    matches!(hit.kind.as_str(), "commit" | "tag")
+}
+
 /// What makes commits one series (version bumps, merges of numbered pull requests): their
 /// subject without its numbers. Of a series only the newest is shown.
 fn series(hit: &Hit) -> Option<String> {
@@ -125,6 +130,7 @@ pub fn source_label(hit: &Hit) -> String {
         "file" if hit.first > 0 => format!("{name}:{}-{}", hit.first, hit.last),
         "file" => name.to_string(),
         "commit" => format!("commit {}", &name[..name.len().min(7)]),
+        "tag" => format!("tag {name}"),
         "memory" => format!("memory {name}"),
         "session" => format!("session {name}"),
         _ => hit.source.clone(),
@@ -165,7 +171,7 @@ pub fn fit_in(
     let last = candidates.len().saturating_sub(1);
     for (i, hit) in candidates.into_iter().enumerate() {
         let seen = per_source.entry(hit.source.as_str()).or_default();
-        let is_commit = hit.kind == "commit";
+        let is_commit = is_history(hit);
         let over = *seen >= MAX_PER_SOURCE || (is_commit && commits >= MAX_COMMITS);
         let floor = if is_commit {
             COMMIT_RELATIVE
@@ -190,7 +196,7 @@ pub fn fit_in(
             continue;
         };
         *seen += 1;
-        commits += usize::from(hit.kind == "commit");
+        commits += usize::from(is_commit);
         used += tokens;
         text.push_str(&snippet);
         block.snippets.push(Snippet {
@@ -270,7 +276,7 @@ fn render(hit: &Hit, lines: &[&str], from: usize, to: usize) -> (String, String)
         label = format!("{name}:{first}-{last}");
     }
     let mut out = format!("--- {label}");
-    if !hit.heading.is_empty() && hit.kind != "commit" {
+    if !hit.heading.is_empty() && !is_history(hit) {
         out.push_str(&format!(" ({})", hit.heading));
     }
     out.push('\n');

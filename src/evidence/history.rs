@@ -3,7 +3,8 @@
 //! did Z change" find their commits by words. Read with one `git log` from the newest
 //! commit back to the one indexed last (all of it the first time, up to
 //! [`MAX_COMMITS`]). The git actions of the `git` tool stay for what they answer exactly
-//! (the last commit, a count, blame).
+//! (the last commit, a count, blame). Tags are units of their own: a release's name and
+//! date, so "when was 1.2.0 released?" and "the latest release" find them by words.
 
 use std::path::Path;
 use std::time::Duration;
@@ -199,6 +200,85 @@ pub fn parse(text: &str) -> Vec<Commit> {
         .collect()
 }
 
+/// Most tags indexed (the newest).
+pub const MAX_TAGS: usize = 1_000;
+
+/// One tag as the index keeps it: a release's name, the commit it marks and its date.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tag {
+    pub name: String,
+    /// The commit's short hash.
+    pub commit: String,
+    /// `YYYY-MM-DD`: the tagger's date, or the commit's for a lightweight tag.
+    pub date: String,
+    /// The commit's subject.
+    pub subject: String,
+    /// Whether it is the newest tag (the latest release).
+    pub newest: bool,
+}
+
+impl Tag {
+    /// The tag as a snippet: `tag v1.2.0 (2024-03-20), release of commit abc1234:
+    /// subject`; the newest says it is the latest release, so "what is the latest
+    /// release?" finds it by its words.
+    pub fn text(&self) -> String {
+        let mut out = format!(
+            "tag {} ({}), release of commit {}: {}",
+            self.name, self.date, self.commit, self.subject
+        );
+        if self.newest {
+            out.push_str("\nthe newest tag: the latest release");
+        }
+        out
+    }
+}
+
+/// The repository's tags, newest first, at most [`MAX_TAGS`]; `None` outside git.
+pub fn tags(root: &Path) -> Option<Vec<Tag>> {
+    let max = format!("--count={MAX_TAGS}");
+    let args = [
+        "for-each-ref",
+        "--sort=-creatordate",
+        max.as_str(),
+        "--format=%(refname:short)%1f%(objectname:short)%1f%(*objectname:short)%1f%(creatordate:short)%1f%(subject)%1f%(*subject)",
+        "refs/tags",
+    ];
+    let out = crate::command::git::quiet(root, &args, TIMEOUT)?;
+    Some(parse_tags(&String::from_utf8_lossy(&out)))
+}
+
+/// Tags from `git for-each-ref` lines in the format [`tags`] asks for (an annotated
+/// tag's commit and subject are its peeled ones).
+pub fn parse_tags(text: &str) -> Vec<Tag> {
+    let mut out: Vec<Tag> = text
+        .lines()
+        .filter_map(|line| {
+            let f: Vec<&str> = line.split('\u{1f}').map(str::trim).collect();
+            let [name, object, peeled, date, subject, peeled_subject] = f[..] else {
+                return None;
+            };
+            let or = |a: &str, b: &str| {
+                if a.is_empty() {
+                    b.to_string()
+                } else {
+                    a.to_string()
+                }
+            };
+            (!name.is_empty() && !date.is_empty()).then(|| Tag {
+                name: name.to_string(),
+                commit: or(peeled, object),
+                date: date.to_string(),
+                subject: or(peeled_subject, subject),
+                newest: false,
+            })
+        })
+        .collect();
+    if let Some(first) = out.first_mut() {
+        first.newest = true;
+    }
+    out
+}
+
 /// A git runner in `dir` for tests: commits as "Ann Lee", unsigned; a failure fails the test.
 #[cfg(test)]
 pub(crate) fn git_in(dir: &Path) -> impl Fn(&[&str]) + '_ {
@@ -275,5 +355,57 @@ mod tests {
         let newer = commits(dir.path(), Some(&first), &second).unwrap();
         assert_eq!(newer.len(), 1);
         assert_eq!(newer[0].subject, "Second");
+    }
+
+    #[test]
+    fn tags_are_read_newest_first_with_their_commit_and_date() {
+        let line = |name: &str, peeled: &str, date: &str, subject: &str, peeled_subject: &str| {
+            format!("{name}\u{1f}aaaaaaa\u{1f}{peeled}\u{1f}{date}\u{1f}{subject}\u{1f}{peeled_subject}\n")
+        };
+        let text = [
+            line(
+                "v1.10.0",
+                "457e372",
+                "2026-08-13",
+                "v1.10.0",
+                "Release 1.10.0",
+            ),
+            line("v1.9.4", "", "2026-01-15", "Fix the hooks", ""),
+            "broken line\n".to_string(),
+        ]
+        .concat();
+        let tags = parse_tags(&text);
+        assert_eq!(tags.len(), 2);
+        assert_eq!(
+            tags[0].text(),
+            "tag v1.10.0 (2026-08-13), release of commit 457e372: Release 1.10.0\nthe newest tag: the latest release"
+        );
+        assert_eq!(
+            tags[1].text(),
+            "tag v1.9.4 (2026-01-15), release of commit aaaaaaa: Fix the hooks"
+        );
+    }
+
+    #[test]
+    fn a_real_repository_s_tags_are_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let git = git_in(dir.path());
+        git(&["init", "-q"]);
+        std::fs::write(dir.path().join("a.txt"), "one\n").unwrap();
+        git(&["add", "a.txt"]);
+        git(&["commit", "-q", "-m", "First release"]);
+        git(&["tag", "v0.1.0"]);
+        git(&["tag", "-a", "v0.1.1", "-m", "Patch"]);
+        let tags = tags(dir.path()).unwrap();
+        let mut names: Vec<&str> = tags.iter().map(|t| t.name.as_str()).collect();
+        names.sort_unstable();
+        assert_eq!(names, ["v0.1.0", "v0.1.1"]);
+        let head = head(dir.path()).unwrap();
+        assert!(tags.iter().all(|t| head.starts_with(&t.commit)), "{tags:?}");
+        assert!(
+            tags.iter().all(|t| t.subject == "First release"),
+            "{tags:?}"
+        );
+        assert_eq!(tags.iter().filter(|t| t.newest).count(), 1);
     }
 }

@@ -6,7 +6,7 @@
 //!   text for a reader) and how a changed file is told (size and modification time).
 //! - [`chunk`]: files cut by structure (definitions, headings, sections, versions).
 //! - [`terms`]: identifiers kept whole and split, so plain words find names.
-//! - [`history`]: commits as units (subject, body, author, date, files).
+//! - [`history`]: commits as units (subject, body, author, date, files), and tags.
 //! - memories and session summaries enter the same index as units of their own, so a
 //!   word every file has (the project's name) weighs as little for a memory as for a file.
 //! - `storage::evidence`: the one FTS5 table under `agents/evidence.db` (bm25, names and
@@ -174,6 +174,7 @@ impl Index {
         report.files_removed = gone.len();
         report.units = units;
         report.commits_added = self.refresh_history()?;
+        self.refresh_tags()?;
         report.millis = started.elapsed().as_millis();
         Ok(report)
     }
@@ -213,6 +214,22 @@ impl Index {
             })
             .map_err(self.err())?;
         Ok(n)
+    }
+
+    /// Makes the index's tags the repository's (a new tag moves the latest release).
+    fn refresh_tags(&mut self) -> Result<(), EvidenceError> {
+        let Some(tags) = history::tags(&self.root) else {
+            return Ok(());
+        };
+        let units: Vec<(String, String, NewUnit)> = tags
+            .iter()
+            .map(|t| {
+                let unit = tag_unit(t);
+                let stamp = format!("{}:{}:{}", t.commit, t.date, t.newest);
+                (format!("tag:{}", t.name), stamp, unit)
+            })
+            .collect();
+        self.sync("tag:", units)
     }
 
     /// Makes the index's memories those given (the active ones): changed ones are
@@ -372,7 +389,7 @@ impl Index {
         if scope == Scope::Workspace {
             hits.extend(
                 self.tables
-                    .search(query, &["commit"], COMMIT_POOL)
+                    .search(query, &["commit", "tag"], COMMIT_POOL)
                     .map_err(self.err())?,
             );
         }
@@ -430,6 +447,25 @@ fn commit_unit(c: &history::Commit) -> NewUnit {
         text: c.text(),
         // `YYYYMMDD`: orders commits by day.
         written: c.date.replace('-', "").parse().unwrap_or(0),
+    }
+}
+
+/// A tag as a unit: its name as the heading, dated by its day like a commit.
+fn tag_unit(t: &history::Tag) -> NewUnit {
+    NewUnit {
+        kind: "tag".into(),
+        first: 0,
+        last: 0,
+        heading: t.name.clone(),
+        // `v1.2.0` and `release-1.2.0` are searched as `1.2.0`, the way questions say it.
+        names: t
+            .name
+            .trim_start_matches(|c: char| !c.is_ascii_digit())
+            .to_string(),
+        path: String::new(),
+        extra: String::new(),
+        text: t.text(),
+        written: t.date.replace('-', "").parse().unwrap_or(0),
     }
 }
 

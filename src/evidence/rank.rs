@@ -93,7 +93,7 @@ pub fn weigh(hits: &mut [Hit], ask: &Ask<'_>, dated: Option<&Window>) {
         COMMIT_PRIOR_NO_HISTORY
     };
     for h in hits.iter_mut() {
-        if h.kind == "commit" {
+        if super::block::is_history(h) {
             h.score *= commit_prior;
         } else if let Some(path) = h.source.strip_prefix("file:") {
             let depth = path.matches('/').count() as i32;
@@ -123,7 +123,7 @@ fn cosine_of(near: &[(String, f32)], id: &str) -> f32 {
 pub fn near_only(hits: &[Hit], ask: &Ask<'_>) -> Vec<(String, f64)> {
     let best = hits
         .iter()
-        .filter(|h| h.kind != "commit")
+        .filter(|h| !super::block::is_history(h))
         .map(|h| h.score)
         .fold(0.0, f64::max);
     let best = if best > 0.0 { best } else { 1.0 };

@@ -390,3 +390,72 @@ fn a_question_of_a_date_alone_gets_the_sessions_of_that_day() {
         b.text
     );
 }
+
+/// Tags `name` on HEAD as if made on `date` (`YYYY-MM-DD`), annotated when `message` is.
+fn tag_on(root: &Path, name: &str, date: &str, message: Option<&str>) {
+    let mut cmd = std::process::Command::new("git");
+    cmd.args([
+        "-c",
+        "user.name=Ann Lee",
+        "-c",
+        "user.email=a@x",
+        "-c",
+        "tag.gpgsign=false",
+        "tag",
+    ])
+    .current_dir(root)
+    .env("GIT_COMMITTER_DATE", format!("{date}T12:00:00Z"));
+    match message {
+        Some(m) => cmd.args(["-a", name, "-m", m]),
+        None => cmd.arg(name),
+    };
+    assert!(
+        cmd.output().is_ok_and(|o| o.status.success()),
+        "git tag {name}"
+    );
+}
+
+#[test]
+fn a_release_is_found_by_its_tag_with_its_date_and_the_newest_is_the_latest() {
+    let (_t, root) = workspace();
+    let git = super::history::git_in(&root);
+    git(&["init", "-q"]);
+    git(&["add", "-A"]);
+    git(&["commit", "-q", "-m", "Serve tide tables"]);
+    tag_on(&root, "v0.2.0", "2024-05-13", Some("Release 0.2.0"));
+    let mut index = Index::open(&root).unwrap();
+    index.refresh(&mut |_, _| {}).unwrap();
+    let b = index
+        .gather("When was version 0.2.0 released?", 300, &Words)
+        .unwrap();
+    let tag = b.snippets.iter().find(|s| s.kind == "tag");
+    assert_eq!(
+        tag.map(|s| s.source.as_str()),
+        Some("tag v0.2.0"),
+        "{}",
+        b.text
+    );
+    assert!(b.text.contains("tag v0.2.0 (2024-05-13)"), "{}", b.text);
+
+    // A newer tag, lightweight (dated by its commit, today), made without a new commit:
+    // the next refresh finds it, and the latest release moves to it.
+    tag_on(&root, "v0.3.1", "2024-09-02", None);
+    index.refresh(&mut |_, _| {}).unwrap();
+    let b = index
+        .gather("What is the latest release of tidepool?", 300, &Words)
+        .unwrap();
+    let tags: Vec<&str> = b
+        .snippets
+        .iter()
+        .filter(|s| s.kind == "tag")
+        .map(|s| s.source.as_str())
+        .collect();
+    assert_eq!(tags.first(), Some(&"tag v0.3.1"), "{}", b.text);
+    assert!(b.text.contains("the latest release"), "{}", b.text);
+    assert_eq!(
+        b.text.matches("the latest release").count(),
+        1,
+        "{}",
+        b.text
+    );
+}
