@@ -213,21 +213,41 @@ pub struct Tag {
     pub date: String,
     /// The commit's subject.
     pub subject: String,
-    /// Whether it is the newest tag (the latest release).
+    /// An annotated tag's own message (its first line), when it differs from `subject`.
+    pub message: String,
+    /// Whether it is the newest release tag (the latest release).
     pub newest: bool,
+}
+
+/// Whether a tag's name is a release's version (`v1.2.0`, `2.2.0`, `release-1.4`,
+/// `1.0.0-rc1`), not a branch's marker (`2.1.x`) or a word (`nightly`).
+pub fn is_release(name: &str) -> bool {
+    let version = name.trim_start_matches(|c: char| !c.is_ascii_digit());
+    let prefix = &name[..name.len() - version.len()];
+    prefix.len() <= 8
+        && !version.is_empty()
+        && version
+            .split('.')
+            .all(|part| part.starts_with(|c: char| c.is_ascii_digit()))
 }
 
 impl Tag {
     /// The tag as a snippet: `tag v1.2.0 (2024-03-20), release of commit abc1234:
-    /// subject`; the newest says it is the latest release, so "what is the latest
+    /// subject`; the newest release says it is the latest, so "what is the latest
     /// release?" finds it by its words.
     pub fn text(&self) -> String {
-        let mut out = format!(
-            "tag {} ({}), release of commit {}: {}",
-            self.name, self.date, self.commit, self.subject
-        );
+        let what = if is_release(&self.name) {
+            "release of commit"
+        } else {
+            "on commit"
+        };
+        let mut out = format!("tag {} ({})", self.name, self.date);
+        if !self.message.is_empty() {
+            out.push_str(&format!(": {}", self.message));
+        }
+        out.push_str(&format!(", {what} {}: {}", self.commit, self.subject));
         if self.newest {
-            out.push_str("\nthe newest tag: the latest release");
+            out.push_str("\nthe newest release tag: the latest release");
         }
         out
     }
@@ -264,17 +284,24 @@ pub fn parse_tags(text: &str) -> Vec<Tag> {
                     a.to_string()
                 }
             };
+            let annotated = !peeled.is_empty();
+            let message = if annotated && subject != peeled_subject && subject != name {
+                subject.to_string()
+            } else {
+                String::new()
+            };
             (!name.is_empty() && !date.is_empty()).then(|| Tag {
                 name: name.to_string(),
                 commit: or(peeled, object),
                 date: date.to_string(),
                 subject: or(peeled_subject, subject),
+                message,
                 newest: false,
             })
         })
         .collect();
-    if let Some(first) = out.first_mut() {
-        first.newest = true;
+    if let Some(latest) = out.iter_mut().find(|t| is_release(&t.name)) {
+        latest.newest = true;
     }
     out
 }
@@ -364,6 +391,13 @@ mod tests {
         };
         let text = [
             line(
+                "1.10.x",
+                "457e372",
+                "2026-08-14",
+                "last 1.10.x fixes",
+                "Release 1.10.0",
+            ),
+            line(
                 "v1.10.0",
                 "457e372",
                 "2026-08-13",
@@ -375,15 +409,30 @@ mod tests {
         ]
         .concat();
         let tags = parse_tags(&text);
-        assert_eq!(tags.len(), 2);
+        assert_eq!(tags.len(), 3);
+        // A branch's marker is newest, but the latest release is the newest version.
         assert_eq!(
             tags[0].text(),
-            "tag v1.10.0 (2026-08-13), release of commit 457e372: Release 1.10.0\nthe newest tag: the latest release"
+            "tag 1.10.x (2026-08-14): last 1.10.x fixes, on commit 457e372: Release 1.10.0"
         );
         assert_eq!(
             tags[1].text(),
+            "tag v1.10.0 (2026-08-13), release of commit 457e372: Release 1.10.0\nthe newest release tag: the latest release"
+        );
+        assert_eq!(
+            tags[2].text(),
             "tag v1.9.4 (2026-01-15), release of commit aaaaaaa: Fix the hooks"
         );
+    }
+
+    #[test]
+    fn release_tags_are_told_from_branch_markers() {
+        for name in ["v1.2.0", "2.2.0", "release-1.4", "1.0.0-rc1", "v2"] {
+            assert!(is_release(name), "{name}");
+        }
+        for name in ["2.1.x", "nightly", "stable", "1.x", "some-long-prefix-1.0"] {
+            assert!(!is_release(name), "{name}");
+        }
     }
 
     #[test]
