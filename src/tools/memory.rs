@@ -131,7 +131,9 @@ fn file_of_label(id: &str) -> Option<&str> {
         || path.rsplit_once('.').is_some_and(|(stem, ext)| {
             !stem.is_empty() && !ext.is_empty() && ext.chars().all(|c| c.is_ascii_alphanumeric())
         });
-    (looks_like_file && !path.contains(char::is_whitespace)).then_some(path)
+    // A path that leaves the workspace is no label of its evidence: it stays a bad id.
+    let inside = !path.starts_with('/') && !path.split(['/', '\\']).any(|part| part == "..");
+    (looks_like_file && inside && !path.contains(char::is_whitespace)).then_some(path)
 }
 
 fn str_list(args: &Map<String, Value>, name: &str) -> Option<Vec<String>> {

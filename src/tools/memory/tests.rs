@@ -151,9 +151,20 @@ fn a_file_label_given_as_an_id_points_to_read_file() {
         assert!(shown.contains("read_file"), "{shown}");
         assert!(shown.contains(&format!("\"path\": \"{path}\"")), "{shown}");
     }
-    let odd = read
-        .call(&args(r#"{"id": "not an id!"}"#.into()))
-        .unwrap_err();
-    assert!(odd.to_string().contains("is not a memory id"), "{odd}");
-    assert!(!odd.to_string().contains("read_file"), "{odd}");
+    // Nothing outside the workspace is offered to read_file.
+    for odd in [
+        "not an id!",
+        "../../etc/passwd",
+        "/etc/passwd",
+        "src/../../x.rs",
+    ] {
+        let refused = read
+            .call(&args(format!(r#"{{"id": {odd:?}}}"#)))
+            .unwrap_err();
+        assert!(
+            refused.to_string().contains("is not a memory id"),
+            "{refused}"
+        );
+        assert!(!refused.to_string().contains("read_file"), "{refused}");
+    }
 }
