@@ -300,6 +300,8 @@ def prepare_checkout(b: Battery, repos: Path, mirror: Path) -> Path:
         )
         if p.returncode != 0:
             raise RuntimeError(f"git clone {src} {ws} failed: {p.stderr.strip()}")
+        # A user's checkout names its public origin, not the mirror's path on this machine.
+        git(ws, "remote", "set-url", "origin", f"https://github.com/{owner_name}.git")
     elif not (ws / ".git").exists():
         raise InputError(f"{ws} exists but is not a git checkout")
     if not has_commit(ws, b.commit):

@@ -289,6 +289,7 @@ impl App {
                 .as_ref()
                 .map_or(self.tool_max_tokens, |f| call_max_tokens(&f.fenced)),
             max_rounds: self.config.tools.max_rounds_per_turn,
+            turn_tokens: self.config.tools.turn_tokens,
             confirm,
             ask: self
                 .ask

@@ -31,7 +31,7 @@ use crate::tools::{formats, Registry, ToolCall, ToolError};
 use super::call_watch::JsonHead;
 use super::route::{self, Route};
 pub use answer::FOUND_LEAD;
-use answer::{answer_begun, fit_turn, limit_rounds, no_room_notice, Room};
+use answer::{answer_begun, fit_turn, limit_rounds, no_room_notice, Room, LIMIT_NOTE};
 use calls::{run_call, Counting};
 use round::{Asked, Round, Turn};
 use routing::first_step;
@@ -79,6 +79,9 @@ pub struct ToolSet<'a> {
     /// a call ends by its grammar completing unless the context fills up first.
     pub max_call_tokens: usize,
     pub max_rounds: usize,
+    /// Tokens this turn may add to the prompt before the model must answer
+    /// (`tools.turn_tokens`; 0: only the context limits it).
+    pub turn_tokens: usize,
     /// Asked before a tool that writes runs (`tools.confirm_memory_writes`): `Some` =
     /// confirmation is required; the function returns whether the user allowed it, and
     /// `None` inside means this session cannot ask (the write is refused).
@@ -436,7 +439,7 @@ fn rounds(
             && !repeated
             && room == Room::Left;
         let routed_answer = first.take() == Some(Route::Answer);
-        let must_answer = routed_answer || std::mem::take(&mut answer_next) || room == Room::None;
+        let must_answer = routed_answer || std::mem::take(&mut answer_next) || room != Room::Left;
         if let Some(c) = shown_answer(turn.conversation, tools, turn.calls, on_event) {
             return Ok((thoughts.close(c), calls));
         }
@@ -483,9 +486,11 @@ fn after_call(
     user_at: usize,
 ) -> Result<Room, crate::engine::EngineError> {
     calls.push(record);
-    let room = fit_turn(engine, conversation, opts, user_at)?;
-    if room == Room::Left {
-        limit_rounds(conversation, set, calls.len());
+    let room = fit_turn(engine, conversation, opts, user_at, set.turn_tokens)?;
+    match room {
+        Room::Left => limit_rounds(conversation, set, calls.len()),
+        Room::Spent => conversation.push_tool(LIMIT_NOTE),
+        Room::None => {}
     }
     Ok(room)
 }

@@ -49,6 +49,9 @@ pub const DEFAULT_KEEP_TURNS: usize = 6;
 pub const DEFAULT_RAG_CHUNK_TOKENS: usize = 256;
 pub const DEFAULT_RAG_TOP_K: usize = 5;
 pub const DEFAULT_MAX_TOOL_ROUNDS: usize = 5;
+/// Tokens a turn may add to the prompt before the model must answer: every one of them is
+/// prefilled (about 20 s of a 1.5B's prefill on a 2-core machine).
+pub const DEFAULT_TURN_TOKENS: usize = 1100;
 /// Share of n_ctx the `[workspace files]` map may take (0: no map).
 pub const DEFAULT_WORKSPACE_MAP_PCT: f64 = 0.06;
 /// Share of n_ctx the `[evidence]` block of one question may take.
@@ -74,6 +77,10 @@ pub struct ToolsConfig {
     pub enabled: bool,
     /// Tool calls allowed per user turn before the model is told to answer.
     pub max_rounds_per_turn: usize,
+    /// Tokens a turn may add to the prompt (the request with its evidence, the calls and
+    /// their results) before the model is told to answer from what it has; 0: only the
+    /// context's size limits it.
+    pub turn_tokens: usize,
     /// Ask before a tool writes a memory.
     pub confirm_memory_writes: bool,
     /// Let `write_file` / `edit_file` write where nobody can confirm them (`harvey run`,

@@ -47,6 +47,7 @@ pub type Foreign = Option<serde_yaml::Value>;
 pub struct RawTools {
     pub enabled: bool,
     pub max_rounds_per_turn: usize,
+    pub turn_tokens: usize,
     pub confirm_memory_writes: bool,
     pub allow_writes: bool,
     pub route: String,
@@ -63,6 +64,7 @@ impl Default for RawTools {
         Self {
             enabled: true,
             max_rounds_per_turn: DEFAULT_MAX_TOOL_ROUNDS,
+            turn_tokens: DEFAULT_TURN_TOKENS,
             confirm_memory_writes: false,
             allow_writes: false,
             route: "auto".into(),

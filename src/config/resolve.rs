@@ -6,6 +6,10 @@ use super::raw::*;
 use super::*;
 use crate::engine::{KvCacheType, LookupMode, MmapMode};
 
+/// The least `tools.turn_tokens` that leaves room for a request, its evidence and one
+/// short result.
+const MIN_TURN_TOKENS: usize = 256;
+
 /// The built-in defaults (an empty file resolves to exactly this).
 pub fn resolve_defaults() -> Config {
     let raw = RawConfig::default();
@@ -75,6 +79,7 @@ fn tools(t: RawTools) -> ToolsConfig {
     ToolsConfig {
         enabled: t.enabled,
         max_rounds_per_turn: t.max_rounds_per_turn,
+        turn_tokens: t.turn_tokens,
         confirm_memory_writes: t.confirm_memory_writes,
         allow_writes: t.allow_writes,
         route: match t.route.trim() {
@@ -240,6 +245,11 @@ fn check_tools(t: &RawTools) -> Check {
         (1..=50).contains(&t.max_rounds_per_turn),
         "tools.max_rounds_per_turn",
         "must be between 1 and 50",
+    )?;
+    require(
+        t.turn_tokens == 0 || (MIN_TURN_TOKENS..=1_000_000).contains(&t.turn_tokens),
+        "tools.turn_tokens",
+        "must be 0 (no limit but the context) or between 256 and 1000000",
     )?;
     require(
         matches!(t.route.trim(), "auto" | "on" | "off"),

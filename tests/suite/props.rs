@@ -344,6 +344,7 @@ fn config_text() -> impl Strategy<Value = String> {
         "embedder",
         "enabled",
         "max_rounds_per_turn",
+        "turn_tokens",
         "confirm_memory_writes",
         "allow_writes",
         "rolling_summary",

@@ -56,6 +56,7 @@ fn tool_set<'a>(registry: &'a Registry, forms: &'a CallForms, request: &'a str) 
         forms,
         max_call_tokens: 256,
         max_rounds: 3,
+        turn_tokens: 0,
         confirm: None,
         ask: None,
         ask_files: None,

@@ -118,6 +118,62 @@ fn round_cap_tells_the_model_to_answer() {
     );
 }
 
+/// `tools.turn_tokens` holds what a turn adds to the prompt: a result past it is cut, and
+/// the model is told to answer from what it has; with 0 only the context limits it.
+#[test]
+fn a_turn_past_its_tokens_is_cut_and_answered() {
+    let dir = workspace();
+    let big: String = (0..2000).map(|i| format!("word{i} ")).collect();
+    std::fs::write(dir.path().join("big.txt"), big).unwrap();
+    let read_big =
+        r#"<tool_call>{"name": "read_file", "arguments": {"path": "big.txt"}}</tool_call>"#;
+    let turn_with = |turn_tokens: usize| {
+        let mut config = Config::default();
+        config.tools.turn_tokens = turn_tokens;
+        let mut app = App::with_engine(
+            dir.path().to_path_buf(),
+            config,
+            // Told to answer, the model's first token is chosen apart (the answer's lead).
+            Box::new(ScriptedEngine::new(8192, [read_big, "It", " lists words."])),
+        );
+        let (turn, _) = run(&mut app, "What is in big.txt?");
+        let turns = app.conversation().turns().to_vec();
+        let user_at = turns.iter().rposition(|m| m.role == Role::User).unwrap();
+        let added: usize = turns[user_at..]
+            .iter()
+            .map(|m| m.content.split_whitespace().count())
+            .sum();
+        (turn, turns, added)
+    };
+
+    let (turn, turns, added) = turn_with(400);
+    assert_eq!(turn.calls.len(), 1);
+    assert_eq!(turn.completion.text, "It lists words.");
+    let result = turns.iter().find(|m| m.role == Role::Tool).unwrap();
+    assert!(result.content.contains("[result cut"), "{}", result.content);
+    assert!(added <= 400, "the turn added {added} words");
+    let last_tool = turns.iter().rev().find(|m| m.role == Role::Tool).unwrap();
+    assert!(
+        last_tool.content.contains("answer the user now"),
+        "{}",
+        last_tool.content
+    );
+
+    let (turn, turns, added) = turn_with(0);
+    assert_eq!(turn.calls.len(), 1);
+    let result = turns.iter().find(|m| m.role == Role::Tool).unwrap();
+    assert!(
+        !result.content.contains("[result cut"),
+        "{}",
+        &result.content[..200]
+    );
+    // read_file's own cap is all that holds it.
+    assert!(
+        added > 700,
+        "read_file's whole result was shown: {added} words"
+    );
+}
+
 /// Past the cap a model that opens yet another call gets its answer begun for it, and
 /// continues in prose from there.
 #[test]

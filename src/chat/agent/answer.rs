@@ -95,6 +95,9 @@ pub(super) enum Room {
     /// Everything fits (the newest result may have been cut, and older rounds of this
     /// turn dropped, to make it so).
     Left,
+    /// The turn's tokens are spent (`tools.turn_tokens`): the newest result fits (cut,
+    /// maybe) and the model answers from the results it has, without calling again.
+    Spent,
     /// Not even a short result fits: the turn's rounds were taken out and the model must
     /// answer without calling again.
     None,
@@ -107,11 +110,18 @@ pub(super) enum Room {
 /// result fits (the system prompt, tools and memory fill the context), every round of
 /// the turn after `user_at` (the user's message) is taken out. Runs before the round
 /// cap's short note is added, so it is always a result that is cut.
+///
+/// `turn_tokens` (when not 0) holds what the turn adds after the turns before it (the
+/// request, its evidence, the calls and results) the same way: every token of it is
+/// prefilled, and a small model that reads file after file otherwise spends a minute
+/// before it answers. Where the newest result takes the turn to its last
+/// [`MIN_RESULT`] × 2 tokens it is [`Room::Spent`]: no further result would fit.
 pub(super) fn fit_turn(
     engine: &mut dyn Engine,
     conversation: &mut Conversation,
     opts: &GenerateOptions,
     user_at: usize,
+    turn_tokens: usize,
 ) -> Result<Room, crate::engine::EngineError> {
     let n_ctx = engine.info().n_ctx as usize;
     let reserve = opts
@@ -120,25 +130,50 @@ pub(super) fn fit_turn(
         .min(REPLY_ROOM)
         .min(n_ctx / 4);
     // The round cap's note may follow the result: room for it too.
-    let limit = n_ctx.saturating_sub(reserve + NOTE_ROOM);
+    let context_limit = n_ctx.saturating_sub(reserve + NOTE_ROOM);
+    let turn_limit = match turn_tokens {
+        0 => usize::MAX,
+        n => prompt_before(engine, conversation, user_at)? + n.saturating_sub(NOTE_ROOM),
+    };
+    let limit = context_limit.min(turn_limit);
+    let spent = |used: usize| {
+        if used + 2 * MIN_RESULT > turn_limit {
+            Room::Spent
+        } else {
+            Room::Left
+        }
+    };
     loop {
         let used = engine.count_prompt(&conversation.messages())?;
         let Some(last) = conversation.turns().last().filter(|m| m.role == Role::Tool) else {
             return Ok(Room::Left);
         };
         if used <= limit {
-            return Ok(Room::Left);
+            return Ok(spent(used));
         }
         let tokens = engine.count_tokens(&last.content);
         if tokens.saturating_sub(used - limit) >= MIN_RESULT.min(tokens / 2).max(1) {
             cut_last_result(engine, conversation, limit)?;
-            return Ok(Room::Left);
+            let used = engine.count_prompt(&conversation.messages())?;
+            return Ok(spent(used));
         }
         if !drop_oldest_round(conversation, user_at) {
             conversation.truncate(user_at + 1);
             return Ok(Room::None);
         }
     }
+}
+
+/// The prompt's tokens before the turn's user message (`user_at`): what the turn adds to.
+fn prompt_before(
+    engine: &mut dyn Engine,
+    conversation: &Conversation,
+    user_at: usize,
+) -> Result<usize, crate::engine::EngineError> {
+    let mut before = conversation.messages();
+    let after = conversation.turns().len().saturating_sub(user_at);
+    before.truncate(before.len().saturating_sub(after));
+    engine.count_prompt(&before)
 }
 
 /// Cuts the newest result (a few passes: a cut changes how the text tokenizes).
@@ -225,11 +260,13 @@ const ANSWER_LEAD: &str = "From the tool results above: ";
 /// Over the round cap, the model is told to answer now.
 pub(super) fn limit_rounds(conversation: &mut Conversation, set: &ToolSet<'_>, calls: usize) {
     if calls >= set.max_rounds {
-        conversation.push_tool(
-            "(tool limit for this turn reached: answer the user now, without calling tools)",
-        );
+        conversation.push_tool(LIMIT_NOTE);
     }
 }
+
+/// Said after the last result a turn may have (its round cap, or its tokens spent).
+pub(super) const LIMIT_NOTE: &str =
+    "(tool limit for this turn reached: answer the user now, without calling tools)";
 
 /// The reply where the model wrote none past the cap: what the last successful tool
 /// result showed (its start), so the user gets what the turn found; [`NO_ANSWER`] when
