@@ -46,6 +46,7 @@ mod skills_use;
 mod special_files;
 mod steps;
 mod think;
+mod tool_rounds;
 mod tools;
 mod transfer;
 mod turn_room;
