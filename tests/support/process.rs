@@ -109,6 +109,8 @@ pub struct Killed {
     pub stderr: String,
     pub killed: bool,
     pub success: bool,
+    /// From the marker to the exit, for a run that ended by itself after printing it.
+    pub marked_for: Option<Duration>,
 }
 
 /// Starts `cmd`, sends SIGKILL after `after` (unless it ended before) and collects the
@@ -147,13 +149,15 @@ pub fn kill_after_marker(mut cmd: Command, marker: Option<&str>, after: Duration
         s
     });
     let mut deadline = marker.is_none().then(|| Instant::now() + after);
+    let mut marked_at = None;
     let mut killed = false;
     let status = loop {
         if let Some(status) = child.try_wait().unwrap() {
             break status;
         }
         if deadline.is_none() {
-            deadline = marked.try_recv().ok().map(|at| at + after);
+            marked_at = marked.try_recv().ok();
+            deadline = marked_at.map(|at| at + after);
         }
         if deadline.is_some_and(|d| Instant::now() >= d) {
             child.kill().unwrap();
@@ -162,11 +166,18 @@ pub fn kill_after_marker(mut cmd: Command, marker: Option<&str>, after: Duration
         }
         std::thread::sleep(Duration::from_millis(1).min(after / 4 + Duration::from_micros(50)));
     };
+    let ended = Instant::now();
+    let stderr = errors.join().unwrap();
+    // A marker printed just before the exit may reach the channel after the loop saw it.
+    let marked_at = marked_at.or_else(|| marked.try_recv().ok());
     Killed {
         stdout: lines.join().unwrap(),
-        stderr: errors.join().unwrap(),
+        stderr,
         killed: killed && !status.success(),
         success: status.success(),
+        marked_for: marked_at
+            .filter(|_| !killed)
+            .map(|at| ended.saturating_duration_since(at)),
     }
 }
 
