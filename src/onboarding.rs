@@ -116,7 +116,11 @@ fn cargo_fact(workspace: &Path, text: &str) -> Option<Draft> {
     let description = pkg
         .and_then(|p| p.get("description"))
         .and_then(|d| d.as_str());
-    Some(fact("Cargo.toml", name, "Rust", description, &entry))
+    let needs = pkg
+        .and_then(|p| p.get("rust-version"))
+        .and_then(|v| v.as_str())
+        .map(|v| oldest("Rust", v, "rust-version"));
+    Some(needing(fact("Cargo.toml", name, "Rust", description, &entry), needs))
 }
 
 fn pyproject_fact(text: &str) -> Option<Draft> {
@@ -128,12 +132,16 @@ fn pyproject_fact(text: &str) -> Option<Draft> {
         .and_then(|s| s.as_table())
         .map(|t| t.keys().cloned().collect())
         .unwrap_or_default();
-    Some(fact(
-        "pyproject.toml",
-        field("name"),
-        "Python",
-        field("description"),
-        &scripts,
+    let needs = field("requires-python").map(|v| oldest("Python", v, "requires-python"));
+    Some(needing(
+        fact(
+            "pyproject.toml",
+            field("name"),
+            "Python",
+            field("description"),
+            &scripts,
+        ),
+        needs,
     ))
 }
 
@@ -143,12 +151,18 @@ fn package_json_fact(text: &str) -> Option<Draft> {
     if let Some(scripts) = v["scripts"].as_object() {
         entry.extend(scripts.keys().map(|k| format!("npm run {k}")));
     }
-    Some(fact(
-        "package.json",
-        v["name"].as_str(),
-        "JavaScript/TypeScript",
-        v["description"].as_str(),
-        &entry,
+    let needs = v["engines"]["node"]
+        .as_str()
+        .map(|n| oldest("Node.js", n, "engines.node"));
+    Some(needing(
+        fact(
+            "package.json",
+            v["name"].as_str(),
+            "JavaScript/TypeScript",
+            v["description"].as_str(),
+            &entry,
+        ),
+        needs,
     ))
 }
 
@@ -162,7 +176,11 @@ fn go_mod_fact(workspace: &Path, text: &str) -> Option<Draft> {
         .filter(|f| workspace.join(f).exists())
         .map(|f| f.to_string())
         .collect();
-    Some(fact("go.mod", module, "Go", None, &entry))
+    let needs = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("go "))
+        .map(|v| oldest("Go", v.trim(), "the go line of go.mod"));
+    Some(needing(fact("go.mod", module, "Go", None, &entry), needs))
 }
 
 fn codemeta_fact(text: &str) -> Option<Draft> {
@@ -223,6 +241,21 @@ fn fact(
         confidence: Some(0.8),
         ..Draft::default()
     }
+}
+
+/// The oldest version of the language a manifest says the project supports, worded as
+/// questions ask for it ("the oldest Python", "the minimum Rust version").
+fn oldest(language: &str, requirement: &str, key: &str) -> String {
+    let requirement: String = requirement.chars().take(60).collect();
+    format!("Minimum (oldest supported) {language} version: {requirement} ({key})")
+}
+
+/// `fact` with the language version it needs appended, when the manifest says one.
+fn needing(mut fact: Draft, needs: Option<String>) -> Draft {
+    if let Some(n) = needs {
+        fact.summary.push_str(&format!(". {n}"));
+    }
+    fact
 }
 
 /// `url` of `[remote "origin"]` in a git config.

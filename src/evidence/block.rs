@@ -250,17 +250,28 @@ fn snippet_within(
     }
 }
 
-/// The index of the line holding most of `terms` (the first such line).
+/// Lines read together when looking for a unit's best lines: a workflow step's name and
+/// its command, a function's head and its first line.
+const BEST_WINDOW: usize = 3;
+
+/// The first line with a term of the [`BEST_WINDOW`] lines holding most of `terms` (each
+/// counted once; the first such window): "How do I run the tests?" keeps the step named "Tox tests"
+/// whose next line runs it, not a later line that says "run" and "test" alone.
 fn best_line(lines: &[&str], terms: &[String]) -> usize {
-    let score = |l: &str| {
-        let l = l.to_lowercase();
-        terms.iter().filter(|t| l.contains(t.as_str())).count()
-    };
+    let lower: Vec<String> = lines.iter().map(|l| l.to_lowercase()).collect();
     let mut best = (0, 0);
-    for (i, l) in lines.iter().enumerate() {
-        let s = score(l);
+    for i in 0..lines.len() {
+        let window = &lower[i..(i + BEST_WINDOW).min(lines.len())];
+        let s = terms
+            .iter()
+            .filter(|t| window.iter().any(|l| l.contains(t.as_str())))
+            .count();
         if s > best.1 {
-            best = (i, s);
+            // The window's first line with a term, so a cut to two lines still holds it.
+            let first = (i..i + window.len())
+                .find(|&j| terms.iter().any(|t| lower[j].contains(t.as_str())))
+                .unwrap_or(i);
+            best = (first, s);
         }
     }
     best.0
@@ -368,6 +379,17 @@ mod tests {
             label.starts_with("docs/conf.md:") && label != "docs/conf.md:10-210",
             "{label}"
         );
+    }
+
+    #[test]
+    fn a_cut_unit_keeps_the_lines_that_hold_the_terms_together() {
+        let text = "jobs:\n  test:\n    steps:\n      - name: Tox tests\n        run: |\n          tox -e py\n      - name: Upload\n        uses: upload\n  success:\n    steps:\n      - name: Success\n        run: echo Test successful\n";
+        let terms = ["run".to_string(), "test".to_string(), "suite".to_string()];
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(best_line(&lines, &terms), 3, "the step named Tox tests");
+        assert_eq!(best_line(&lines, &["upload".to_string()]), 6);
+        assert_eq!(best_line(&lines, &[]), 0);
+        assert_eq!(best_line(&[], &terms), 0);
     }
 
     #[test]

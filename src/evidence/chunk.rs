@@ -186,7 +186,7 @@ const MODIFIERS: &[&str] = &[
 
 /// Whether `line` opens a definition: a definer after modifiers, or a C-style function
 /// head (`int name(...)` at the margin with no `;`).
-fn is_definition(line: &str) -> bool {
+pub(super) fn is_definition(line: &str) -> bool {
     let t = line.trim_start();
     let mut words = t.split_whitespace().peekable();
     while words.peek().is_some_and(|w| MODIFIERS.contains(w)) {

@@ -56,9 +56,9 @@ fn scripted_answers_produce_one_profile_memory_injected_whole() {
 fn each_manifest_type_yields_a_project_fact() {
     let cases = [
         ("rust", "sailplan is a Rust project (Cargo.toml): Plans sailing routes from tide tables. Entry points: src/main.rs"),
-        ("python", "tidewatch is a Python project (pyproject.toml): Downloads and caches tide tables. Entry points: tidewatch"),
+        ("python", "tidewatch is a Python project (pyproject.toml): Downloads and caches tide tables. Entry points: tidewatch. Minimum (oldest supported) Python version: >=3.10 (requires-python)"),
         ("node", "harbour-ui is a JavaScript/TypeScript project (package.json): Web front end for the harbour booking system. Entry points: dist/index.js, npm run build, npm run test"),
-        ("go", "example.org/knots is a Go project (go.mod). Entry points: main.go"),
+        ("go", "example.org/knots is a Go project (go.mod). Entry points: main.go. Minimum (oldest supported) Go version: 1.22 (the go line of go.mod)"),
         ("codemeta", "buoy-logger is a C, Python project (codemeta.json): Logs buoy telemetry to CSV"),
     ];
     for (dir, summary) in cases {

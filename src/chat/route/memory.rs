@@ -100,6 +100,15 @@ pub fn asks_to_change(words: &str) -> Option<Change> {
     let keeps = says_phrase(&w, "don't forget")
         || says_phrase(&w, "do not forget")
         || says_phrase(&w, "dont forget");
+    // "Please remember our plan: drop PyPy support" keeps a note whose words say "drop":
+    // what comes after the asking verb is the note, not a change to the memory.
+    let verbs = [REMEMBERING, CHANGING, FORGETTING];
+    let first = w
+        .iter()
+        .find(|x| verbs.iter().any(|list| list.contains(&x.as_str())));
+    if first.is_some_and(|x| x.starts_with("remember")) {
+        return None;
+    }
     if says(FORGETTING) && !keeps {
         Some(Change::Forget)
     } else if says(CHANGING) {
@@ -239,6 +248,13 @@ mod tests {
         );
         assert_eq!(ask("Forget what I said about tabs."), Some(Change::Forget));
         assert_eq!(ask("Don't forget that we deploy on Fridays."), None);
+        let plan = "Please remember our plan: drop PyPy support before the next release.";
+        assert_eq!(ask(plan), None, "the note's own verb changes no memory");
+        assert_eq!(ask("Remember to update the changelog."), None);
+        assert_eq!(
+            ask("Update what you remember about my editor: I use helix."),
+            Some(Change::Update)
+        );
         assert_eq!(
             ask("List all memory files and show me the current index."),
             None

@@ -119,6 +119,11 @@ fn being_told_to_remember_routes_to_the_tool_that_remembers_without_the_model() 
         told_to_remember(&r, "Note that staging is called kestrel"),
         write
     );
+    assert_eq!(
+        told_to_remember(&r, "Please remember our plan: drop PyPy support next."),
+        write,
+        "the note says drop; the request keeps it"
+    );
     for left in [
         "Do you remember what I said about tabs?",
         "What did I ask you to remember?",
