@@ -120,7 +120,10 @@ fn cargo_fact(workspace: &Path, text: &str) -> Option<Draft> {
         .and_then(|p| p.get("rust-version"))
         .and_then(|v| v.as_str())
         .map(|v| oldest("Rust", v, "rust-version"));
-    Some(needing(fact("Cargo.toml", name, "Rust", description, &entry), needs))
+    Some(needing(
+        fact("Cargo.toml", name, "Rust", description, &entry),
+        needs,
+    ))
 }
 
 fn pyproject_fact(text: &str) -> Option<Draft> {

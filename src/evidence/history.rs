@@ -31,10 +31,26 @@ pub struct Commit {
     /// The compound names (`cJSON_SetBoolValue`, `max_retries`) on the lines it added:
     /// searched, never shown, so "who added X" finds the commit whose subject never says X.
     pub added: Vec<String>,
+    /// The names its added lines define (`def precisedelta(`, `fn parse_args(`): the
+    /// commit's own names, so "who first added precisedelta" finds the commit that
+    /// defined it above the later ones whose subjects say the word.
+    pub defined: Vec<String>,
 }
 
 /// Most added names kept per commit.
 const MAX_ADDED: usize = 200;
+
+/// Most defined names kept per commit (a first import defines hundreds).
+const MAX_DEFINED: usize = 60;
+
+/// What a commit's added lines hold, as [`parse_added`] reads them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Added {
+    /// Compound names (`max_retries`, `cJSON_SetBoolValue`).
+    pub names: Vec<String>,
+    /// Names a definition gives, of more than three letters.
+    pub defined: Vec<String>,
+}
 
 impl Commit {
     /// The seven-character hash a snippet names.
@@ -115,21 +131,22 @@ pub fn commits(root: &Path, since: Option<&str>, head: &str) -> Option<Vec<Commi
     let mut commits = parse(&String::from_utf8_lossy(&out));
     if let Some(added) = added_names(root, &range, &max) {
         for c in &mut commits {
-            if let Some(names) = added.get(&c.hash) {
-                c.added = names.clone();
+            if let Some(a) = added.get(&c.hash) {
+                c.added = a.names.clone();
+                c.defined = a.defined.clone();
             }
         }
     }
     Some(commits)
 }
 
-/// The compound names and defined names on each commit's added lines, by hash: one `git log -p` with no
+/// The compound and defined names on each commit's added lines, by hash: one `git log -p` with no
 /// context lines over the same range (about 1 s for 6,000 commits); `None` when git fails.
 fn added_names(
     root: &Path,
     range: &str,
     max: &str,
-) -> Option<std::collections::HashMap<String, Vec<String>>> {
+) -> Option<std::collections::HashMap<String, Added>> {
     let args = [
         "log",
         "--no-color",
@@ -148,31 +165,35 @@ fn added_names(
 }
 
 /// Added names per commit from `git log -p --format=%x1e%H` output.
-pub fn parse_added(text: &str) -> std::collections::HashMap<String, Vec<String>> {
+pub fn parse_added(text: &str) -> std::collections::HashMap<String, Added> {
     let mut out = std::collections::HashMap::new();
     for record in text.split('\u{1e}') {
         let mut lines = record.lines();
         let Some(hash) = lines.next().map(str::trim).filter(|h| h.len() >= 7) else {
             continue;
         };
-        let mut names: Vec<String> = Vec::new();
+        let mut added = Added::default();
         let mut seen = std::collections::HashSet::new();
         for line in lines.filter(|l| l.starts_with('+') && !l.starts_with("+++")) {
             let line = &line[1..];
-            // A plain name a definition gives (`def precisedelta(`) counts as a compound
-            // one does: "who added precisedelta" finds the commit that defined it.
-            let defined = super::chunk::is_definition(line)
-                .then(|| super::terms::defined_names(line))
-                .unwrap_or_default()
-                .into_iter()
-                .filter(|n| n.len() > 3);
-            for name in super::terms::compound_names(line).into_iter().chain(defined) {
-                if names.len() < MAX_ADDED && seen.insert(name.clone()) {
-                    names.push(name);
+            for name in super::terms::compound_names(line) {
+                if added.names.len() < MAX_ADDED && seen.insert(name.clone()) {
+                    added.names.push(name);
+                }
+            }
+            if !super::chunk::is_definition(line) {
+                continue;
+            }
+            for name in super::terms::defined_names(line) {
+                if name.len() > 3
+                    && added.defined.len() < MAX_DEFINED
+                    && !added.defined.contains(&name)
+                {
+                    added.defined.push(name);
                 }
             }
         }
-        out.insert(hash.to_string(), names);
+        out.insert(hash.to_string(), added);
     }
     out
 }
@@ -203,6 +224,7 @@ pub fn parse(text: &str) -> Vec<Commit> {
                 body,
                 files,
                 added: Vec::new(),
+                defined: Vec::new(),
             })
         })
         .collect()
@@ -361,17 +383,15 @@ mod tests {
         let log = "\u{1e}aaaaaaaaaa\n\ndiff --git a/x.c b/x.c\n+++ b/x.c\n@@ -1 +1 @@\n-old_name();\n+CJSON_PUBLIC(void) cJSON_SetBoolValue(cJSON *item)\n+plain words here\n+def precisedelta(value, min_unit=1):\n+    fn x() {}\n\u{1e}bbbbbbbbbb\n";
         let added = parse_added(log);
         assert_eq!(
-            added["aaaaaaaaaa"],
-            [
-                "CJSON_PUBLIC",
-                "cJSON_SetBoolValue",
-                "cJSON",
-                "min_unit",
-                "precisedelta"
-            ],
-            "compound names, then a definition's own (of more than three letters)"
+            added["aaaaaaaaaa"].names,
+            ["CJSON_PUBLIC", "cJSON_SetBoolValue", "cJSON", "min_unit"]
         );
-        assert!(added["bbbbbbbbbb"].is_empty());
+        assert_eq!(
+            added["aaaaaaaaaa"].defined,
+            ["precisedelta"],
+            "a definition's own names of more than three letters (not `x`, not the C head's)"
+        );
+        assert_eq!(added["bbbbbbbbbb"], Added::default());
     }
 
     #[test]

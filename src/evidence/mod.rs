@@ -432,16 +432,19 @@ fn file_units(root: &Path, path: &str) -> Vec<NewUnit> {
         .collect()
 }
 
-/// A commit as a unit: its subject as the heading, its author as its name; the files it
-/// touched are in its text (the body column), not the path column, so a commit is not
-/// found by the project's file names alone.
+/// A commit as a unit: its subject as the heading, its author and the names it defined
+/// as its names; the files it touched are in its text (the body column), not the path
+/// column, so a commit is not found by the project's file names alone.
 fn commit_unit(c: &history::Commit) -> NewUnit {
     NewUnit {
         kind: "commit".into(),
         first: 0,
         last: 0,
         heading: c.subject.clone(),
-        names: c.author.clone(),
+        names: std::iter::once(c.author.as_str())
+            .chain(c.defined.iter().map(String::as_str))
+            .collect::<Vec<_>>()
+            .join(" "),
         path: String::new(),
         extra: format!("{} {}", terms::split_forms(&c.body), c.added.join(" ")),
         text: c.text(),
