@@ -5,9 +5,18 @@ use harvey::app::App;
 use harvey::chat::agent::TurnEvent;
 use harvey::config::Config;
 use harvey::engine::scripted::ScriptedEngine;
-use harvey::engine::Role;
+use harvey::engine::{Message, Role};
 
 use super::tools::{run, scripted_app, workspace};
+
+/// The tool results among `turns`, in order.
+fn tool_results(turns: &[Message]) -> Vec<&str> {
+    turns
+        .iter()
+        .filter(|m| m.role == Role::Tool)
+        .map(|m| m.content.as_str())
+        .collect()
+}
 
 #[test]
 fn identical_calls_are_answered_from_the_first_result() {
@@ -31,18 +40,8 @@ fn round_cap_tells_the_model_to_answer() {
     let mut app = scripted_app(dir.path(), &replies, 2);
     let (turn, _) = run(&mut app, "Read everything");
     assert_eq!(turn.calls.len(), 2, "the cap stops further calls");
-    let last_tool = app
-        .conversation()
-        .turns()
-        .iter()
-        .rev()
-        .find(|m| m.role == Role::Tool)
-        .unwrap();
-    assert!(
-        last_tool.content.contains("answer the user now"),
-        "{}",
-        last_tool.content
-    );
+    let last_tool = *tool_results(app.conversation().turns()).last().unwrap();
+    assert!(last_tool.contains("answer the user now"), "{last_tool}");
 }
 
 /// `tools.turn_tokens` holds what a turn adds to the prompt: a result past it is cut, and
@@ -76,24 +75,16 @@ fn a_turn_past_its_tokens_is_cut_and_answered() {
     let (turn, turns, added) = turn_with(400);
     assert_eq!(turn.calls.len(), 1);
     assert_eq!(turn.completion.text, "It lists words.");
-    let result = turns.iter().find(|m| m.role == Role::Tool).unwrap();
-    assert!(result.content.contains("[result cut"), "{}", result.content);
+    let results = tool_results(&turns);
+    assert!(results[0].contains("[result cut"), "{}", results[0]);
     assert!(added <= 400, "the turn added {added} words");
-    let last_tool = turns.iter().rev().find(|m| m.role == Role::Tool).unwrap();
-    assert!(
-        last_tool.content.contains("answer the user now"),
-        "{}",
-        last_tool.content
-    );
+    let last_tool = results.last().unwrap();
+    assert!(last_tool.contains("answer the user now"), "{last_tool}");
 
     let (turn, turns, added) = turn_with(0);
     assert_eq!(turn.calls.len(), 1);
-    let result = turns.iter().find(|m| m.role == Role::Tool).unwrap();
-    assert!(
-        !result.content.contains("[result cut"),
-        "{}",
-        &result.content[..200]
-    );
+    let result = tool_results(&turns)[0];
+    assert!(!result.contains("[result cut"), "{}", &result[..200]);
     // read_file's own cap is all that holds it.
     assert!(
         added > 700,
@@ -167,18 +158,13 @@ fn a_result_too_big_for_the_context_is_cut_to_fit() {
     );
     let (turn, _) = run(&mut app, "What is in big.txt?");
     assert_eq!(turn.completion.text, "It is a list of words.");
-    let result = app
-        .conversation()
-        .turns()
-        .iter()
-        .find(|m| m.role == Role::Tool)
-        .unwrap();
+    let result = tool_results(app.conversation().turns())[0];
     assert!(
-        result.content.ends_with("[result cut to fit the context]"),
+        result.ends_with("[result cut to fit the context]"),
         "{}",
-        &result.content[result.content.len() - 80..]
+        &result[result.len() - 80..]
     );
-    assert!(result.content.contains("w0"));
+    assert!(result.contains("w0"));
     let used = app
         .engine()
         .count_prompt(&app.conversation().messages())
