@@ -129,19 +129,19 @@ pub fn commits(root: &Path, since: Option<&str>, head: &str) -> Option<Vec<Commi
     ];
     let out = crate::command::git::quiet(root, &args, TIMEOUT)?;
     let mut commits = parse(&String::from_utf8_lossy(&out));
-    if let Some(added) = added_names(root, &range, &max) {
+    if let Some(mut added) = added_names(root, &range, &max) {
         for c in &mut commits {
-            if let Some(a) = added.get(&c.hash) {
-                c.added = a.names.clone();
-                c.defined = a.defined.clone();
+            if let Some(a) = added.remove(&c.hash) {
+                c.added = a.names;
+                c.defined = a.defined;
             }
         }
     }
     Some(commits)
 }
 
-/// The compound and defined names on each commit's added lines, by hash: one `git log -p` with no
-/// context lines over the same range (about 1 s for 6,000 commits); `None` when git fails.
+/// The compound and defined names on each commit's added lines, by hash: one `git log -p`
+/// with no context lines over the same range (about 1 s for 6,000 commits); `None` when git fails.
 fn added_names(
     root: &Path,
     range: &str,
