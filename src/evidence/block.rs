@@ -140,12 +140,18 @@ pub fn source_label(hit: &Hit) -> String {
 /// The block for `hits` (best first) under `budget` tokens; `terms` are the question's,
 /// used to keep the right lines of a long unit.
 pub fn fit(hits: &[Hit], terms: &[String], budget: usize, counter: &dyn TokenCounter) -> Block {
-    fit_in(super::Scope::Workspace, hits, terms, budget, counter)
+    fit_in(super::Scope::Workspace, false, hits, terms, budget, counter)
 }
 
-/// [`fit`] for a block of `scope`, headed as that scope's blocks are.
+/// [`fit`] for a block of `scope`, headed as that scope's blocks are. Where the question
+/// speaks of history (`history`), its best commit is shown second, whatever its score
+/// against the files': "Who added cJSON_SetBoolValue?" ranked the changelog line and two
+/// tests that call it above the commit that added it, and the block filled before the
+/// commit; "Who first wrote the TimestampSigner class?" found the class's every method
+/// at four times the score of the first commit, the one that wrote it.
 pub fn fit_in(
     scope: super::Scope,
+    history: bool,
     hits: &[Hit],
     terms: &[String],
     budget: usize,
@@ -167,16 +173,24 @@ pub fn fit_in(
     let mut per_source: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     let mut commits = 0;
     let mut text = header;
-    let candidates = newest_of_each_series(hits);
+    let mut candidates = newest_of_each_series(hits);
+    let lifted = history
+        .then(|| candidates.iter().position(|h| is_history(h)))
+        .flatten()
+        .filter(|&at| at > 1);
+    if let Some(at) = lifted {
+        let commit = candidates.remove(at);
+        candidates.insert(1, commit);
+    }
     let last = candidates.len().saturating_sub(1);
     for (i, hit) in candidates.into_iter().enumerate() {
         let seen = per_source.entry(hit.source.as_str()).or_default();
         let is_commit = is_history(hit);
         let over = *seen >= MAX_PER_SOURCE || (is_commit && commits >= MAX_COMMITS);
-        let floor = if is_commit {
-            COMMIT_RELATIVE
-        } else {
-            MIN_RELATIVE
+        let floor = match (is_commit, history && commits == 0) {
+            (true, true) => 0.0,
+            (true, false) => COMMIT_RELATIVE,
+            (false, _) => MIN_RELATIVE,
         };
         if over || hit.score < best * floor {
             block.skipped += 1;
@@ -315,6 +329,7 @@ mod tests {
             text: text.into(),
             written: 0,
             score,
+            names: String::new(),
         }
     }
 
@@ -327,7 +342,7 @@ mod tests {
             hit(
                 "commit:abcdef0123",
                 "commit",
-                "commit abcdef0 (2024-01-02, Ann): Add retry",
+                "commit abcdef0 by Ann, 2024-01-02: Add retry",
                 7.0,
             ),
         ];
@@ -341,6 +356,41 @@ mod tests {
         let sources: Vec<&str> = b.snippets.iter().map(|s| s.source.as_str()).collect();
         assert_eq!(sources[0], "src/a.rs:10-10");
         assert!(sources.contains(&"commit abcdef0"), "{sources:?}");
+    }
+
+    #[test]
+    fn a_question_about_history_keeps_a_place_for_its_best_commit() {
+        let body: String = (0..30)
+            .map(|i| format!("cJSON_SetBoolValue(x, {i});\n"))
+            .collect();
+        let hits = [
+            hit("file:CHANGELOG.md", "doc", &body, 14.0),
+            hit("file:tests/misc.c", "code", &body, 13.5),
+            hit("file:tests/more.c", "code", &body, 13.0),
+            hit(
+                "commit:a6424b85dd",
+                "commit",
+                "commit a6424b8 by Stoian Ivanov, 2022-01-26: add cJSON_SetBoolValue",
+                3.0,
+            ),
+        ];
+        let terms = ["cjson_setboolvalue".to_string()];
+        let sources = |history| {
+            let b = fit_in(
+                super::super::Scope::Workspace,
+                history,
+                &hits,
+                &terms,
+                120,
+                &Words,
+            );
+            assert!(b.tokens <= 120, "{}", b.tokens);
+            b.snippets.into_iter().map(|s| s.source).collect::<Vec<_>>()
+        };
+        let asked = sources(true);
+        assert_eq!(asked[1], "commit a6424b8", "{asked:?}");
+        // Not asked about history, the commit stays under its own floor.
+        assert!(!sources(false).iter().any(|s| s.starts_with("commit")));
     }
 
     #[test]

@@ -209,14 +209,17 @@ pub(super) fn is_definition(line: &str) -> bool {
         return true;
     }
     // `name: function` is left to the windows; a C function
-    // head has a type, a name and a parenthesis, and is not a statement.
+    // head has a type, a name and a parenthesis, and is not a statement. The type may be
+    // wrapped in an export macro (`CJSON_PUBLIC(cJSON *) cJSON_Parse(…)`).
+    let unwrapped = super::terms::without_export_macro(t);
+    let wrapped = unwrapped.len() < t.len();
     line == t
         && t.contains('(')
         && !t.ends_with(';')
         && !t.starts_with(['#', '/', '*', '}', '{'])
-        && t.split('(').next().is_some_and(|h| {
+        && unwrapped.split('(').next().is_some_and(|h| {
             let w: Vec<&str> = h.split_whitespace().collect();
-            w.len() >= 2
+            (w.len() >= 2 || (wrapped && w.len() == 1))
                 && w.iter().all(|x| {
                     x.chars()
                         .all(|c| c.is_alphanumeric() || "_*&:<>,".contains(c))
@@ -477,6 +480,28 @@ mod tests {
         let src = "#include <x.h>\n\nstatic int helper(int a)\n{\n  return a;\n}\n\nCJSON_PUBLIC(cJSON *) cJSON_Parse(const char *value)\n{\n}\n";
         let h = headings("cJSON.c", src);
         assert_eq!(h[1].2, "static int helper(int a)", "{h:?}");
+        assert_eq!(
+            h[2].2, "CJSON_PUBLIC(cJSON *) cJSON_Parse(const char *value)",
+            "{h:?}"
+        );
+        for (head, name) in [
+            (
+                "CJSON_PUBLIC(cJSON *) cJSON_Parse(const char *value)",
+                "cJSON_Parse",
+            ),
+            (
+                "static void * CJSON_CDECL internal_malloc(size_t size)",
+                "internal_malloc",
+            ),
+            ("static int helper(int a)", "helper"),
+            ("static MAX: usize = max(1, 2);", "MAX"),
+            ("const parse = (s) => {", "parse"),
+        ] {
+            assert_eq!(super::super::terms::defined_names(head), [name], "{head}");
+        }
+        // A macro call alone, or an anonymous struct, defines no name.
+        assert!(!is_definition("TEST_ASSERT_TRUE(x);"));
+        assert!(super::super::terms::defined_names("typedef struct {").is_empty());
     }
 
     #[test]

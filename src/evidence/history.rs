@@ -58,14 +58,17 @@ impl Commit {
         &self.hash[..self.hash.len().min(7)]
     }
 
-    /// The commit as a snippet: `commit abc1234 (2024-03-20, Ann Lee): subject`, the
-    /// files, then the body (so a snippet cut to its first lines keeps the files).
+    /// The commit as a snippet: `commit abc1234 by Ann Lee, 2024-03-20: subject`, the
+    /// files, then the body without its trailers (so a snippet cut to its first lines
+    /// keeps the files). The author is said as the author: shown `(2026-01-16, Bernice
+    /// Wu)` above a `Co-authored-by: Sebastian Beltran` trailer, the 1.5B named the
+    /// co-author as the one who made the change.
     pub fn text(&self) -> String {
         let mut out = format!(
-            "commit {} ({}, {}): {}",
+            "commit {} by {}, {}: {}",
             self.short(),
-            self.date,
             self.author,
+            self.date,
             self.subject
         );
         if !self.files.is_empty() {
@@ -82,13 +85,39 @@ impl Commit {
                 out.push_str(&format!(" and {more} more"));
             }
         }
-        let body = self.body.trim();
+        let body = without_trailers(&self.body);
         if !body.is_empty() {
             out.push('\n');
-            out.push_str(body);
+            out.push_str(&body);
         }
         out
     }
+}
+
+/// Trailer keys of a commit body that say who else signed, reviewed or co-wrote it:
+/// left out of the snippet (the body stays searchable by them).
+const TRAILERS: &[&str] = &[
+    "signed-off-by:",
+    "co-authored-by:",
+    "reviewed-by:",
+    "acked-by:",
+    "tested-by:",
+    "change-id:",
+];
+
+/// `body` trimmed, without its trailer lines and the `---` rule GitHub puts above them.
+fn without_trailers(body: &str) -> String {
+    let kept: Vec<&str> = body
+        .lines()
+        .filter(|l| {
+            let lower = l.trim_start().to_ascii_lowercase();
+            !TRAILERS.iter().any(|t| lower.starts_with(t))
+        })
+        .collect();
+    let mut text = kept.join("\n");
+    let trimmed = text.trim_end().trim_end_matches('-').trim_end().len();
+    text.truncate(trimmed);
+    text.trim().to_string()
 }
 
 /// The commit `HEAD` names, or `None` outside git or in a repository with no commits.
@@ -362,6 +391,13 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_snippet_names_the_author_and_leaves_out_the_trailers() {
+        let body = "* structure the DOM body\n\n---------\n\nCo-authored-by: Sebastian B <s@x>\nSigned-off-by: Bernice Wu <b@x>";
+        assert_eq!(without_trailers(body), "* structure the DOM body");
+        assert_eq!(without_trailers("Fix -- the parser\n"), "Fix -- the parser");
+    }
+
+    #[test]
     fn log_records_parse_with_their_files() {
         let log = "\u{1e}aaaaaaaaaaaa\u{1f}Ann Lee\u{1f}2024-03-20\u{1f}Replace md5 with sha256\u{1f}Longer text.\n\u{1f}\n\nsrc/hash.rs\nREADME.md\n\u{1e}bbbbbbbbbbbb\u{1f}Bo\u{1f}2023-01-02\u{1f}Initial commit\u{1f}\u{1f}\n\nsrc/main.rs\n";
         let c = parse(log);
@@ -370,11 +406,11 @@ mod tests {
         assert_eq!(c[0].body, "Longer text.");
         assert_eq!(
             c[0].text(),
-            "commit aaaaaaa (2024-03-20, Ann Lee): Replace md5 with sha256\nfiles: src/hash.rs, README.md\nLonger text."
+            "commit aaaaaaa by Ann Lee, 2024-03-20: Replace md5 with sha256\nfiles: src/hash.rs, README.md\nLonger text."
         );
         assert_eq!(
             c[1].text(),
-            "commit bbbbbbb (2023-01-02, Bo): Initial commit\nfiles: src/main.rs"
+            "commit bbbbbbb by Bo, 2023-01-02: Initial commit\nfiles: src/main.rs"
         );
     }
 
@@ -388,8 +424,8 @@ mod tests {
         );
         assert_eq!(
             added["aaaaaaaaaa"].defined,
-            ["precisedelta"],
-            "a definition's own names of more than three letters (not `x`, not the C head's)"
+            ["cJSON_SetBoolValue", "precisedelta"],
+            "a definition's own names of more than three letters (not `x`, not the export macro)"
         );
         assert_eq!(added["bbbbbbbbbb"], Added::default());
     }

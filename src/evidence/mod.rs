@@ -345,7 +345,10 @@ impl Index {
             }));
         }
         hits.sort_by(|a, b| b.score.total_cmp(&a.score));
-        Ok(block::fit_in(ask.scope, &hits, &terms, budget, counter))
+        let history = crate::chat::route::asked::speaks_of_history(ask.question);
+        Ok(block::fit_in(
+            ask.scope, history, &hits, &terms, budget, counter,
+        ))
     }
 
     /// The sessions held in the window a question names ("what did we do yesterday?"),

@@ -81,6 +81,14 @@ const MEANING_FROM: f32 = 0.3;
 /// it all the same ("How do I cut a release here?" and "we deploy with ./deploy.sh").
 pub const NEAR_FLOOR: f32 = 0.45;
 
+/// A unit that defines a name the question writes as code (`cJSON`, `SignatureExpired`)
+/// against the units that only use it: asked where the `cJSON` struct is defined, bm25
+/// put an anonymous `typedef struct {` of `cJSON.c` above `typedef struct cJSON` in
+/// `cJSON.h`, the project's name weighing little in a file that says it everywhere. A
+/// commit's names are those its added lines define, so "who first wrote X" rises to the
+/// commit that did.
+const DEFINES_PRIOR: f64 = 2.0;
+
 /// A memory or session dated outside the window the question names keeps this share of
 /// its score; inside, up to `DATE_BASE + 1`.
 const DATE_BASE: f64 = 0.5;
@@ -92,7 +100,11 @@ pub fn weigh(hits: &mut [Hit], ask: &Ask<'_>, dated: Option<&Window>) {
     } else {
         COMMIT_PRIOR_NO_HISTORY
     };
+    let named = super::terms::code_names(ask.question);
     for h in hits.iter_mut() {
+        if !named.is_empty() && defines_any(&h.names, &named) {
+            h.score *= DEFINES_PRIOR;
+        }
         if super::block::is_history(h) {
             h.score *= commit_prior;
         } else if let Some(path) = h.source.strip_prefix("file:") {
@@ -110,6 +122,13 @@ pub fn weigh(hits: &mut [Hit], ask: &Ask<'_>, dated: Option<&Window>) {
             h.score *= DATE_BASE + w.closeness(h.written);
         }
     }
+}
+
+/// Whether the `names` column (names apart by spaces) holds one of `named` (lowercase).
+fn defines_any(names: &str, named: &[String]) -> bool {
+    names
+        .split_whitespace()
+        .any(|n| named.iter().any(|w| n.eq_ignore_ascii_case(w)))
 }
 
 fn cosine_of(near: &[(String, f32)], id: &str) -> f32 {
@@ -166,6 +185,7 @@ mod tests {
             text: String::new(),
             written,
             score,
+            names: String::new(),
         }
     }
 
@@ -231,6 +251,23 @@ mod tests {
         weigh(&mut hits, &Ask::workspace("what did we do"), Some(&window));
         assert!(hits[0].score > 1.0 && hits[1].score < 1.0, "{hits:?}");
         assert_eq!(hits[2].score, 1.0);
+    }
+
+    #[test]
+    fn a_unit_that_defines_a_name_the_question_writes_as_code_rises() {
+        let mut hits = vec![
+            hit("file:cJSON.c", "code", 3.0, 0),
+            hit("file:cJSON.h", "code", 2.0, 0),
+        ];
+        hits[1].names = "cJSON".into();
+        let ask = Ask::workspace("In which file is the cJSON struct defined?");
+        weigh(&mut hits, &ask, None);
+        assert!(hits[1].score > hits[0].score, "{hits:?}");
+        // A plain word is no name written as code: "json" weighs nothing extra.
+        let mut plain = vec![hit("file:cJSON.h", "code", 2.0, 0)];
+        plain[0].names = "json".into();
+        weigh(&mut plain, &Ask::workspace("Where is json parsed?"), None);
+        assert_eq!(plain[0].score, 2.0);
     }
 
     #[test]

@@ -125,6 +125,19 @@ fn file_stem(dotted: &str) -> Option<&str> {
 /// The terms a question searches for: dotted versions and members whole, each compound
 /// name whole and split, each other topic word once, in the question's order (so the
 /// first terms survive the cap).
+/// The names a question writes as code (`cJSON`, `TimestampSigner`, `max_retries`,
+/// `--dry-run`): its compound tokens, lowercased.
+pub fn code_names(question: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for t in tokens(question).filter(|t| is_compound(t)) {
+        let t = t.trim_start_matches('-').to_lowercase();
+        if !out.contains(&t) {
+            out.push(t);
+        }
+    }
+    out
+}
+
 pub fn query_terms(question: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let push = |t: String, out: &mut Vec<String>| {
@@ -278,6 +291,7 @@ pub const NAMERS: &[&str] = &[
 /// cJSON`, both types of `impl Display for Printer`), else the last word before the first
 /// parenthesis (a C function's head); every name on the line when neither is found.
 pub fn defined_names(line: &str) -> Vec<String> {
+    let line = without_export_macro(line.trim_start());
     let mut out: Vec<String> = Vec::new();
     // A Go method, `func (l *Logger) WithField(…)`: its name, then its receiver's type.
     if let Some((recv, after)) = line
@@ -295,8 +309,16 @@ pub fn defined_names(line: &str) -> Vec<String> {
             out.push(w.to_string());
         }
     };
+    // `static int helper(int a)`: in a C head a storage word stands before a type, and
+    // the name is the last word before the parenthesis (`static void * CJSON_CDECL
+    // internal_malloc(…)` defines `internal_malloc`, not the calling convention).
+    let c_head = line
+        .split('(')
+        .next()
+        .filter(|h| line.contains('(') && !h.contains(['=', ':']))
+        .is_some();
     for (i, w) in words.iter().enumerate() {
-        if NAMERS.contains(w) {
+        if NAMERS.contains(w) && !(c_head && matches!(*w, "static" | "const")) {
             let next = words[i + 1..]
                 .iter()
                 .find(|n| !KEYWORDS.contains(n) && !NAMERS.contains(n));
@@ -326,11 +348,40 @@ pub fn defined_names(line: &str) -> Vec<String> {
     out
 }
 
-/// Every name on a line but the language's keywords.
+/// `line` without the export macro a C library wraps its functions' return type in
+/// (`CJSON_PUBLIC(const char *) cJSON_Version(void)` is read as `cJSON_Version(void)`):
+/// an upper-case name and its parenthesis, where a head with its own parenthesis follows.
+pub fn without_export_macro(line: &str) -> &str {
+    let name_len = line
+        .find(|c: char| !(c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'))
+        .unwrap_or(line.len());
+    if name_len < 2 || !line[name_len..].starts_with('(') {
+        return line;
+    }
+    let mut depth = 0;
+    for (i, c) in line.char_indices().skip(name_len) {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            _ => {}
+        }
+        if depth == 0 {
+            let rest = line[i + 1..].trim_start();
+            return if rest.contains('(') && !rest.starts_with(['(', ';']) {
+                rest
+            } else {
+                line
+            };
+        }
+    }
+    line
+}
+
+/// Every name on a line but the language's keywords and definers.
 pub fn names_in(line: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for t in tokens(line).filter(|t| t.len() > 1 && !t.starts_with('-')) {
-        if !KEYWORDS.contains(&t) && !out.iter().any(|o| o == t) {
+        if !KEYWORDS.contains(&t) && !NAMERS.contains(&t) && !out.iter().any(|o| o == t) {
             out.push(t.to_string());
         }
     }

@@ -11,7 +11,7 @@ use std::path::Path;
 use rusqlite::{params, Connection, OptionalExtension};
 
 /// Bumped when the tables or what goes into them change: an older file is rebuilt.
-pub const SCHEMA_VERSION: &str = "6";
+pub const SCHEMA_VERSION: &str = "7";
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -67,6 +67,9 @@ pub struct Hit {
     pub written: i64,
     /// bm25 relevance, larger is better (SQLite's score negated).
     pub score: f64,
+    /// The names the unit defines (its `names` column; empty where it was not searched
+    /// by its words).
+    pub names: String,
 }
 
 /// The index's open tables.
@@ -133,7 +136,7 @@ impl EvidenceTables {
         let (a, b, c, d) = WEIGHTS;
         let sql = format!(
             "SELECT u.id, u.source, u.kind, u.first, u.last, u.heading, u.text, u.written,
-                    -bm25(units_fts, {a}, {b}, {c}, {d}) AS score
+                    -bm25(units_fts, {a}, {b}, {c}, {d}) AS score, units_fts.names
              FROM units_fts JOIN units u ON u.id = units_fts.rowid
              WHERE units_fts MATCH ?1 {}
              ORDER BY score DESC LIMIT ?2",
@@ -156,7 +159,7 @@ impl EvidenceTables {
     /// order, with a score of 0.
     pub fn units_of(&self, source: &str) -> super::Result<Vec<Hit>> {
         let mut stmt = self.conn.prepare_cached(
-            "SELECT id, source, kind, first, last, heading, text, written, 0.0
+            "SELECT id, source, kind, first, last, heading, text, written, 0.0, ''
              FROM units WHERE source = ?1 ORDER BY id",
         )?;
         let rows = stmt.query_map(params![source], hit_of)?;
@@ -167,7 +170,7 @@ impl EvidenceTables {
     /// names by a date alone are picked from them).
     pub fn newest_of_kind(&self, kind: &str, limit: usize) -> super::Result<Vec<Hit>> {
         let mut stmt = self.conn.prepare_cached(
-            "SELECT id, source, kind, first, last, heading, text, written, 0.0
+            "SELECT id, source, kind, first, last, heading, text, written, 0.0, ''
              FROM units WHERE kind = ?1 ORDER BY written DESC, id LIMIT ?2",
         )?;
         let rows = stmt.query_map(params![kind, limit as i64], hit_of)?;
@@ -205,6 +208,7 @@ fn hit_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<Hit> {
         text: r.get(6)?,
         written: r.get(7)?,
         score: r.get(8)?,
+        names: r.get(9)?,
     })
 }
 
