@@ -15,8 +15,14 @@ pub const HEADER: &str = "[evidence: snippets of this workspace's files, git his
 
 /// What the model is asked after the question: to answer from the block, briefly, with
 /// its source. Last, next to where the answer begins (small models follow the nearest
-/// instruction).
-pub const ANSWER_NOTE: &str = "(Answer the question from the evidence above in one or two sentences, then name the file, commit or memory the answer came from. If the evidence does not answer it, call a tool instead.)";
+/// instruction). Memories are named only where the block holds one ([`ANSWER_NOTE_MEMORY`]),
+/// and the tools it may reach for are the file tools: asked to "name the file, commit or
+/// memory", the 1.5B called `memory_read` with a made-up id in a block of files and
+/// commits, and answered that it had no such memory.
+pub const ANSWER_NOTE: &str = "(Answer the question from the evidence above in one or two sentences, and say which file or commit the answer is from. If the evidence does not answer it, search or read the files with a tool instead.)";
+
+/// [`ANSWER_NOTE`] for a block that holds a memory or a session summary.
+pub const ANSWER_NOTE_MEMORY: &str = "(Answer the question from the evidence above in one or two sentences, and say which file, commit or memory the answer is from. If the evidence does not answer it, search or read the files with a tool instead.)";
 
 /// The first line of a block drawn from the memory alone (a request about what the
 /// assistant remembers).
@@ -35,7 +41,7 @@ pub fn words_of(message: &str) -> &str {
     else {
         return message;
     };
-    let body = [ANSWER_NOTE, MEMORY_NOTE]
+    let body = [ANSWER_NOTE, ANSWER_NOTE_MEMORY, MEMORY_NOTE]
         .iter()
         .find_map(|n| rest.strip_suffix(n))
         .unwrap_or(rest)
@@ -116,9 +122,14 @@ pub struct Block {
 impl Block {
     /// What follows the request in the message sent with this block.
     pub fn note(&self) -> &'static str {
-        match self.scope {
-            super::Scope::Workspace => ANSWER_NOTE,
-            super::Scope::Memory => MEMORY_NOTE,
+        let remembered = self
+            .snippets
+            .iter()
+            .any(|s| matches!(s.kind.as_str(), "memory" | "session"));
+        match (self.scope, remembered) {
+            (super::Scope::Workspace, false) => ANSWER_NOTE,
+            (super::Scope::Workspace, true) => ANSWER_NOTE_MEMORY,
+            (super::Scope::Memory, _) => MEMORY_NOTE,
         }
     }
 }
@@ -491,7 +502,16 @@ mod tests {
     fn the_words_of_a_message_sent_with_a_block_are_the_users() {
         let hits = [hit("file:src/a.rs", "code", "fn retry() {}\n\nmore", 9.0)];
         let b = fit(&hits, &["retry".into()], 300, &Words);
-        let sent = format!("{}\n\nHow does it retry?\n{ANSWER_NOTE}", b.text.trim_end());
+        let sent = format!("{}\n\nHow does it retry?\n{}", b.text.trim_end(), b.note());
+        assert_eq!(b.note(), ANSWER_NOTE);
+        assert_eq!(words_of(&sent), "How does it retry?");
+        let with_memory = [
+            hit("memory:workflow_a1", "memory", "We retry three times.", 9.0),
+            hits[0].clone(),
+        ];
+        let b = fit(&with_memory, &["retry".into()], 300, &Words);
+        assert_eq!(b.note(), ANSWER_NOTE_MEMORY);
+        let sent = format!("{}\n\nHow does it retry?\n{}", b.text.trim_end(), b.note());
         assert_eq!(words_of(&sent), "How does it retry?");
         assert_eq!(words_of("plain words"), "plain words");
     }

@@ -274,6 +274,9 @@ pub struct Tag {
     pub subject: String,
     /// An annotated tag's own message (its first line), when it differs from `subject`.
     pub message: String,
+    /// The commit's own date where an annotated tag was made on another day (a release
+    /// tagged after the fact); empty otherwise.
+    pub commit_date: String,
     /// Whether it is the newest release tag (the latest release).
     pub newest: bool,
 }
@@ -300,11 +303,19 @@ impl Tag {
         } else {
             "on commit"
         };
-        let mut out = format!("tag {} ({})", self.name, self.date);
+        let mut out = if self.commit_date.is_empty() {
+            format!("tag {} ({})", self.name, self.date)
+        } else {
+            format!("tag {} (tagged {})", self.name, self.date)
+        };
         if !self.message.is_empty() {
             out.push_str(&format!(": {}", self.message));
         }
-        out.push_str(&format!(", {what} {}: {}", self.commit, self.subject));
+        out.push_str(&format!(", {what} {}", self.commit));
+        if !self.commit_date.is_empty() {
+            out.push_str(&format!(" of {}", self.commit_date));
+        }
+        out.push_str(&format!(": {}", self.subject));
         if self.newest {
             out.push_str("\nthe newest release tag: the latest release");
         }
@@ -319,7 +330,7 @@ pub fn tags(root: &Path) -> Option<Vec<Tag>> {
         "for-each-ref",
         "--sort=-creatordate",
         max.as_str(),
-        "--format=%(refname:short)%1f%(objectname:short)%1f%(*objectname:short)%1f%(creatordate:short)%1f%(subject)%1f%(*subject)",
+        "--format=%(refname:short)%1f%(objectname:short)%1f%(*objectname:short)%1f%(creatordate:short)%1f%(subject)%1f%(*subject)%1f%(*creatordate:short)",
         "refs/tags",
     ];
     let out = crate::command::git::quiet(root, &args, TIMEOUT)?;
@@ -333,8 +344,10 @@ pub fn parse_tags(text: &str) -> Vec<Tag> {
         .lines()
         .filter_map(|line| {
             let f: Vec<&str> = line.split('\u{1f}').map(str::trim).collect();
-            let [name, object, peeled, date, subject, peeled_subject] = f[..] else {
-                return None;
+            let (name, object, peeled, date, subject, peeled_subject, peeled_date) = match f[..] {
+                [a, b, c, d, e, g] => (a, b, c, d, e, g, ""),
+                [a, b, c, d, e, g, h] => (a, b, c, d, e, g, h),
+                _ => return None,
             };
             let or = |a: &str, b: &str| {
                 if a.is_empty() {
@@ -355,6 +368,11 @@ pub fn parse_tags(text: &str) -> Vec<Tag> {
                 date: date.to_string(),
                 subject: or(peeled_subject, subject),
                 message,
+                commit_date: if annotated && peeled_date != date {
+                    peeled_date.to_string()
+                } else {
+                    String::new()
+                },
                 newest: false,
             })
         })
@@ -477,10 +495,17 @@ mod tests {
             ),
             line("v1.9.4", "", "2026-01-15", "Fix the hooks", ""),
             "broken line\n".to_string(),
+            "v5.0.1\u{1f}bbbbbbb\u{1f}d14b2de\u{1f}2025-04-20\u{1f}5.0.1\u{1f}5.0.1\u{1f}2024-10-08\n"
+                .to_string(),
         ]
         .concat();
         let tags = parse_tags(&text);
-        assert_eq!(tags.len(), 3);
+        assert_eq!(tags.len(), 4);
+        // Tagged after the fact: both days are said, the commit's as the commit's.
+        assert_eq!(
+            tags[3].text(),
+            "tag v5.0.1 (tagged 2025-04-20), release of commit d14b2de of 2024-10-08: 5.0.1"
+        );
         // A branch's marker is newest, but the latest release is the newest version.
         assert_eq!(
             tags[0].text(),

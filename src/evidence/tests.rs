@@ -435,7 +435,11 @@ fn a_release_is_found_by_its_tag_with_its_date_and_the_newest_is_the_latest() {
         "{}",
         b.text
     );
-    assert!(b.text.contains("tag v0.2.0 (2024-05-13)"), "{}", b.text);
+    assert!(
+        b.text.contains("tag v0.2.0 (tagged 2024-05-13)"),
+        "{}",
+        b.text
+    );
 
     // A newer tag, lightweight (dated by its commit, today), made without a new commit:
     // the next refresh finds it, and the latest release moves to it.
