@@ -283,7 +283,17 @@ const BEST_WINDOW: usize = 3;
 /// counted once; the first such window): "How do I run the tests?" keeps the step named "Tox tests"
 /// whose next line runs it, not a later line that says "run" and "test" alone.
 fn best_line(lines: &[&str], terms: &[String]) -> usize {
-    let lower: Vec<String> = lines.iter().map(|l| l.to_lowercase()).collect();
+    // A raising line with its text is also an `error message`, as the index reads it.
+    let lower: Vec<String> = lines
+        .iter()
+        .map(|l| {
+            let mut low = l.to_lowercase();
+            if super::terms::raises_message(l) {
+                low.push_str(" error message");
+            }
+            low
+        })
+        .collect();
     let mut best = (0, 0);
     for i in 0..lines.len() {
         let window = &lower[i..(i + BEST_WINDOW).min(lines.len())];
@@ -451,6 +461,11 @@ mod tests {
         assert_eq!(best_line(&lines, &["upload".to_string()]), 6);
         assert_eq!(best_line(&lines, &[]), 0);
         assert_eq!(best_line(&[], &terms), 0);
+        // The error a question asks for is the line that raises it with its text.
+        let run = "fn run() -> Result<()> {\n    let opt = Opt::parse();\n    print_table();\n\n    let mut x = 1;\n    x += 1;\n    if path.is_dir() {\n        bail!(\"'{}' is a directory.\", name);\n    }\n";
+        let lines: Vec<&str> = run.lines().collect();
+        let asked = ["error", "message", "print", "directory"].map(String::from);
+        assert_eq!(best_line(&lines, &asked), 7, "{lines:?}");
     }
 
     #[test]

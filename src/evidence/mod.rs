@@ -425,7 +425,14 @@ fn file_units(root: &Path, path: &str) -> Vec<NewUnit> {
             kind: c.kind.as_str().into(),
             first: c.first as i64,
             last: c.last as i64,
-            extra: terms::split_forms(&format!("{} {} {}", c.names, c.heading, c.text)),
+            extra: {
+                let split = terms::split_forms(&format!("{} {} {}", c.names, c.heading, c.text));
+                if terms::raises_message(&c.text) {
+                    format!("{split} error message")
+                } else {
+                    split
+                }
+            },
             heading: c.heading,
             names: c.names,
             path: format!("{path} {}", crate::text::words::name_words(path).join(" ")),

@@ -122,15 +122,19 @@ fn file_stem(dotted: &str) -> Option<&str> {
     (named && !is_filler(stem)).then_some(stem)
 }
 
-/// The terms a question searches for: dotted versions and members whole, each compound
-/// name whole and split, each other topic word once, in the question's order (so the
-/// first terms survive the cap).
 /// The names a question writes as code (`cJSON`, `TimestampSigner`, `max_retries`,
-/// `--dry-run`): its compound tokens, lowercased.
+/// `--dry-run`, `app.use`): its compound tokens and dotted members, lowercased.
 pub fn code_names(question: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for t in tokens(question).filter(|t| is_compound(t)) {
-        let t = t.trim_start_matches('-').to_lowercase();
+    let members = dotted(question).into_iter().filter(|d| {
+        d.split('.')
+            .all(|p| p.starts_with(|c: char| c.is_alphabetic() || c == '_'))
+    });
+    for t in tokens(question)
+        .filter(|t| is_compound(t))
+        .map(|t| t.trim_start_matches('-').to_lowercase())
+        .chain(members)
+    {
         if !out.contains(&t) {
             out.push(t);
         }
@@ -138,6 +142,39 @@ pub fn code_names(question: &str) -> Vec<String> {
     out
 }
 
+/// What a raising line starts with (`throw new TypeError('…')`, `raise ValueError("…")`,
+/// `bail!("…")`, `errors.New("…")`): with a string literal after it on the line, the
+/// literal is an error's message.
+const RAISERS: &[&str] = &[
+    "throw ",
+    "raise ",
+    "bail!(",
+    "panic!(",
+    "anyhow!(",
+    "Err(",
+    "errors.New(",
+    "Errorf(",
+    "Error(",
+    "Exception(",
+    "Fatal(",
+    "Fatalf(",
+    "die(",
+];
+
+/// Whether `text` raises an error with a message written out: such a unit is also found
+/// as an `error message` (the question asks for "the error", the code says `bail!`).
+pub fn raises_message(text: &str) -> bool {
+    text.lines().any(|l| {
+        RAISERS.iter().any(|r| {
+            l.find(r)
+                .is_some_and(|at| l[at + r.len()..].contains(['"', '\'', '`']))
+        })
+    })
+}
+
+/// The terms a question searches for: dotted versions and members whole, each compound
+/// name whole and split, each other topic word once, in the question's order (so the
+/// first terms survive the cap).
 pub fn query_terms(question: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let push = |t: String, out: &mut Vec<String>| {
@@ -293,6 +330,17 @@ pub const NAMERS: &[&str] = &[
 pub fn defined_names(line: &str) -> Vec<String> {
     let line = without_export_macro(line.trim_start());
     let mut out: Vec<String> = Vec::new();
+    // A member given a function (`app.use = function use(fn) {`): the member whole first.
+    if let Some((target, value)) = line.split_once(" = ") {
+        let member = target.trim();
+        let is_member = member.contains('.')
+            && member
+                .chars()
+                .all(|c| c.is_alphanumeric() || c == '_' || c == '.' || c == '$');
+        if is_member && (value.starts_with("function") || value.contains("=>")) {
+            out.push(member.to_string());
+        }
+    }
     // A Go method, `func (l *Logger) WithField(…)`: its name, then its receiver's type.
     if let Some((recv, after)) = line
         .trim_start()
@@ -463,6 +511,35 @@ mod tests {
             defined_names("func (l *Logger) WithField(key string) *Entry {"),
             ["WithField", "Logger"]
         );
+        assert_eq!(
+            defined_names("app.use = function use(fn) {"),
+            ["app.use", "use"]
+        );
+        assert_eq!(defined_names("exports.etag = function"), ["exports.etag"]);
+    }
+
+    #[test]
+    fn names_written_as_code_are_told_from_words_and_versions() {
+        assert_eq!(
+            code_names("Why does app.use() in version 5.0.1 reject a TimestampSigner or max_age?"),
+            ["timestampsigner", "max_age", "app.use"]
+        );
+        assert!(code_names("Which file holds the license?").is_empty());
+    }
+
+    #[test]
+    fn a_raising_line_with_its_text_is_an_error_message() {
+        for raising in [
+            "    throw new TypeError('app.use() requires a middleware function')",
+            "        raise BadSignature(\"Signature does not match\")",
+            "        bail!(\"'{}' is a directory.\", name);",
+            "\treturn errors.New(\"logrus: no hook\")",
+        ] {
+            assert!(raises_message(raising), "{raising}");
+        }
+        for plain in ["    throw err;", "raise", "let error = 'x';", "Err(e) => {"] {
+            assert!(!raises_message(plain), "{plain}");
+        }
     }
 
     #[test]
