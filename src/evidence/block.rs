@@ -185,13 +185,8 @@ pub fn fit_in(
     let mut commits = 0;
     let mut text = header;
     let mut candidates = newest_of_each_series(hits);
-    let lifted = history
-        .then(|| candidates.iter().position(|h| is_history(h)))
-        .flatten()
-        .filter(|&at| at > 1);
-    if let Some(at) = lifted {
-        let commit = candidates.remove(at);
-        candidates.insert(1, commit);
+    if history {
+        best_commit_second(&mut candidates);
     }
     let last = candidates.len().saturating_sub(1);
     for (i, hit) in candidates.into_iter().enumerate() {
@@ -237,6 +232,18 @@ pub fn fit_in(
     block.tokens = counter.count_tokens(&text);
     block.text = text;
     block
+}
+
+/// `candidates` (best first) with the best commit or tag moved up to second place.
+fn best_commit_second(candidates: &mut Vec<&Hit>) {
+    if let Some(at) = candidates
+        .iter()
+        .position(|h| is_history(h))
+        .filter(|&at| at > 1)
+    {
+        let commit = candidates.remove(at);
+        candidates.insert(1, commit);
+    }
 }
 
 /// The most of the budget one snippet takes while other hits are left to show.

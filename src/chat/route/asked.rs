@@ -229,9 +229,16 @@ const LISTING: &[&str] = &[
 /// and listed `notes/ideas.md` for "What ideas have I written down?".
 const LIST: &str = "list_files";
 
-/// Whether `words` speak of the project's history (a commit, a change, who or when).
+/// Whether `words` speak of the project's history (a commit, a change, who or when). A
+/// "when" inside the question is a condition, not a date asked for: "What error message
+/// does hexyl print when I give it a directory?" is about the code as it is.
 pub fn speaks_of_history(words: &str) -> bool {
-    says_any(&words.to_lowercase(), HISTORY)
+    let lower = words.to_lowercase();
+    lower
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .enumerate()
+        .any(|(i, w)| HISTORY.contains(&w) && (w != "when" || i == 0))
 }
 
 /// Whether `words` (lowercase) say one of `list` as a whole word.
@@ -293,6 +300,23 @@ mod tests {
         let subject = names("What crate do we use to run the language model?");
         assert!(subject.contains(&"run_command"), "{subject:?}");
         assert!(!names("Does it run on Windows?").contains(&"run_command"));
+    }
+
+    #[test]
+    fn a_when_inside_a_question_is_a_condition_not_history() {
+        for history in [
+            "When was version 1.7.18 released?",
+            "Who added cJSON_SetBoolValue?",
+            "Which file did the commit that fixed the parser change?",
+        ] {
+            assert!(speaks_of_history(history), "{history}");
+        }
+        for now in [
+            "What error message does hexyl print when I give it a directory?",
+            "Which variable forces colour even when it is not a terminal?",
+        ] {
+            assert!(!speaks_of_history(now), "{now}");
+        }
     }
 
     #[test]
