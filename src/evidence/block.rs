@@ -15,14 +15,15 @@ pub const HEADER: &str = "[evidence: snippets of this workspace's files, git his
 
 /// What the model is asked after the question: to answer from the block, briefly, with
 /// its source. Last, next to where the answer begins (small models follow the nearest
-/// instruction). Memories are named only where the block holds one ([`ANSWER_NOTE_MEMORY`]),
-/// and the tools it may reach for are the file tools: asked to "name the file, commit or
-/// memory", the 1.5B called `memory_read` with a made-up id in a block of files and
-/// commits, and answered that it had no such memory.
-pub const ANSWER_NOTE: &str = "(Answer the question from the evidence above in one or two sentences, and say which file or commit the answer is from. If the evidence does not answer it, search or read the files with a tool instead.)";
+/// instruction). Memories are named only where the block holds one ([`ANSWER_NOTE_MEMORY`]):
+/// asked to "name the file, commit or memory" of a block of files and commits, the 1.5B
+/// called `memory_read` with a made-up id and answered that it had no such memory. The
+/// tool is left open: pointed to "the files", it no longer ran `git` for "Are there any
+/// uncommitted changes?".
+pub const ANSWER_NOTE: &str = "(Answer the question from the evidence above in one or two sentences, then name the file or commit the answer came from. If the evidence does not answer it, call a tool instead.)";
 
 /// [`ANSWER_NOTE`] for a block that holds a memory or a session summary.
-pub const ANSWER_NOTE_MEMORY: &str = "(Answer the question from the evidence above in one or two sentences, and say which file, commit or memory the answer is from. If the evidence does not answer it, search or read the files with a tool instead.)";
+pub const ANSWER_NOTE_MEMORY: &str = "(Answer the question from the evidence above in one or two sentences, then name the file, commit or memory the answer came from. If the evidence does not answer it, call a tool instead.)";
 
 /// The first line of a block drawn from the memory alone (a request about what the
 /// assistant remembers).
