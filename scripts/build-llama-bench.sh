@@ -16,7 +16,11 @@
 #   2. LLAMA_BENCH_SRC=/dir holding llama-bench.cpp (and main.cpp where that version has one),
 #      e.g. tools/llama-bench of a llama.cpp checkout at the commit the crate pins;
 #   3. GitHub: the llama.cpp commit the crate's release pins (its .cargo_vcs_info.json names the
-#      llama-cpp-rs commit; that commit's llama.cpp submodule names the llama.cpp commit).
+#      llama-cpp-rs commit; that commit's llama.cpp submodule names the llama.cpp commit);
+#   4. PyPI, for machines that reach only the package registries: the source distribution of
+#      llama-cpp-python $PYPI_VERSION (sha256-checked), which vendors a llama.cpp of nearly the
+#      same API (its llama.h differs from the crate's 0.1.161 in 8 lines; llama-bench builds
+#      against the crate's library unchanged). Only llama-bench's two files are taken from it.
 #
 # Idempotent: skips the build when the binary exists and the sources and options are the same.
 # Never touches target/release/build/: that would make cargo rebuild llama.cpp for harvey.
@@ -90,18 +94,54 @@ fetch_bench_sources() {
         "$sys_dir/.cargo_vcs_info.json") || return 1
     repo=$(sed -n 's|^repository = "https://github.com/\(.*\)"|\1|p' "$sys_dir/Cargo.toml")
     [[ -n "$repo" ]] || return 1
-    llama_commit=$(curl -fsSL "https://api.github.com/repos/$repo/contents/llama-cpp-sys-2/llama.cpp?ref=$vcs_sha" |
+    llama_commit=$(curl -fsSL --connect-timeout 15 "https://api.github.com/repos/$repo/contents/llama-cpp-sys-2/llama.cpp?ref=$vcs_sha" |
         python3 -c 'import json,sys; print(json.load(sys.stdin)["sha"])' 2>/dev/null) || return 1
     echo "llama-bench sources: llama.cpp $llama_commit (pinned by $repo $vcs_sha)"
     mkdir -p "$dest"
-    curl -fsSL -o "$dest/llama-bench.cpp" \
+    curl -fsSL --connect-timeout 15 -o "$dest/llama-bench.cpp" \
         "https://raw.githubusercontent.com/ggml-org/llama.cpp/$llama_commit/tools/llama-bench/llama-bench.cpp" ||
         return 1
     # Newer llama.cpp keeps main() apart from the benchmark; older versions have none.
-    curl -fsSL -o "$dest/main.cpp" \
+    curl -fsSL --connect-timeout 15 -o "$dest/main.cpp" \
         "https://raw.githubusercontent.com/ggml-org/llama.cpp/$llama_commit/tools/llama-bench/main.cpp" ||
         rm -f "$dest/main.cpp"
     echo "$llama_commit" >"$dest/COMMIT"
+}
+
+# llama-cpp-python's source distribution on PyPI: its vendored llama.cpp holds llama-bench.
+PYPI_PACKAGE=llama-cpp-python
+PYPI_VERSION=0.3.36
+PYPI_SHA256=832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e
+
+fetch_bench_sources_pypi() {
+    local dest=$1 tmp sdist top
+    python3 -m pip --version >/dev/null 2>&1 || return 1
+    tmp=$(mktemp -d)
+    echo "llama-bench sources: $PYPI_PACKAGE $PYPI_VERSION from PyPI (about 75 MB) …"
+    # pip only downloads here (no install); it reads the package's metadata on the way.
+    python3 -m pip download --quiet --no-deps --no-binary :all: -d "$tmp" \
+        "$PYPI_PACKAGE==$PYPI_VERSION" >"$tmp/pip.log" 2>&1 || true
+    sdist=$(ls "$tmp"/*.tar.gz 2>/dev/null | head -n 1)
+    if [[ -z "$sdist" ]]; then
+        echo "pip could not download $PYPI_PACKAGE $PYPI_VERSION:" >&2
+        tail -n 5 "$tmp/pip.log" >&2
+        rm -rf "$tmp"
+        return 1
+    fi
+    if [[ "$(sha256sum "$sdist" | cut -d' ' -f1)" != "$PYPI_SHA256" ]]; then
+        echo "error: $sdist does not have the sha256 this script pins ($PYPI_SHA256)" >&2
+        rm -rf "$tmp"
+        return 1
+    fi
+    top=$(tar -tzf "$sdist" | head -n 1 | cut -d/ -f1)
+    tar -xzf "$sdist" -C "$tmp" --wildcards "$top/vendor/llama.cpp/tools/llama-bench/*.cpp" || {
+        rm -rf "$tmp"
+        return 1
+    }
+    mkdir -p "$dest"
+    cp "$tmp/$top/vendor/llama.cpp/tools/llama-bench/"*.cpp "$dest/"
+    echo "$PYPI_PACKAGE $PYPI_VERSION (PyPI sdist, vendor/llama.cpp)" >"$dest/COMMIT"
+    rm -rf "$tmp"
 }
 
 if [[ -f "$llama_src/tools/llama-bench/llama-bench.cpp" ]]; then
@@ -112,9 +152,11 @@ elif [[ -n "${LLAMA_BENCH_SRC:-}" ]]; then
 else
     bench_src="$out/src"
     if [[ ! -f "$bench_src/llama-bench.cpp" ]]; then
-        fetch_bench_sources "$bench_src" || die "llama-cpp-sys-2 $sys_version ships no llama-bench sources and
-they could not be downloaded. Set LLAMA_BENCH_SRC to the tools/llama-bench directory of a
-llama.cpp checkout at the commit the crate pins, and run this again."
+        fetch_bench_sources "$bench_src" || fetch_bench_sources_pypi "$bench_src" ||
+            die "llama-cpp-sys-2 $sys_version ships no llama-bench sources and they could not be
+downloaded (neither from GitHub nor as $PYPI_PACKAGE $PYPI_VERSION from PyPI). Set LLAMA_BENCH_SRC
+to the tools/llama-bench directory of a llama.cpp checkout at the commit the crate pins, and run
+this again."
     fi
 fi
 

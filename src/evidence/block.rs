@@ -276,9 +276,11 @@ fn snippet_within(
         if to - from <= 2 {
             return None;
         }
-        // Halve the window, keeping the best line inside it.
+        // Halve the window, keeping the best lines inside it (and a third of what is left
+        // over before them).
         let keep = ((to - from) / 2).max(2);
-        from = best.saturating_sub(keep / 3).max(from).min(to - keep);
+        let lead = keep.saturating_sub(BEST_WINDOW) / 3;
+        from = best.saturating_sub(lead).max(from).min(to - keep);
         to = from + keep;
     }
 }
@@ -289,7 +291,10 @@ const BEST_WINDOW: usize = 3;
 
 /// The first line with a term of the [`BEST_WINDOW`] lines holding most of `terms` (each
 /// counted once; the first such window): "How do I run the tests?" keeps the step named "Tox tests"
-/// whose next line runs it, not a later line that says "run" and "test" alone.
+/// whose next line runs it, not a later line that says "run" and "test" alone. A term weighs
+/// the less the more of the unit's lines hold it, as a word in every document says nothing of
+/// which one to read: in a section of `HEXYL_COLOR_*` variables, "color" does not choose the
+/// line, "offset" does.
 fn best_line(lines: &[&str], terms: &[String]) -> usize {
     // A raising line with its text is also an `error message`, as the index reads it.
     let lower: Vec<String> = lines
@@ -302,14 +307,27 @@ fn best_line(lines: &[&str], terms: &[String]) -> usize {
             low
         })
         .collect();
-    let mut best = (0, 0);
+    let weight: Vec<f64> = terms
+        .iter()
+        .map(|t| {
+            let n = lower.iter().filter(|l| l.contains(t.as_str())).count();
+            if n == 0 {
+                0.0
+            } else {
+                1.0 / n as f64
+            }
+        })
+        .collect();
+    let mut best = (0, 0.0);
     for i in 0..lines.len() {
         let window = &lower[i..(i + BEST_WINDOW).min(lines.len())];
-        let s = terms
+        let s: f64 = terms
             .iter()
-            .filter(|t| window.iter().any(|l| l.contains(t.as_str())))
-            .count();
-        if s > best.1 {
+            .zip(&weight)
+            .filter(|(t, _)| window.iter().any(|l| l.contains(t.as_str())))
+            .map(|(_, w)| w)
+            .sum();
+        if s > best.1 + 1e-9 {
             // The window's first line with a term, so a cut to two lines still holds it.
             let first = (i..i + window.len())
                 .find(|&j| terms.iter().any(|t| lower[j].contains(t.as_str())))
@@ -467,6 +485,16 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(best_line(&lines, &terms), 3, "the step named Tox tests");
         assert_eq!(best_line(&lines, &["upload".to_string()]), 6);
+        // A term on every line chooses none: the line holding the rarer terms wins.
+        let vars = "# Environment variables\n\nColors are set by environment variables:\n\n- APP_COLOR_TEXT: the text\n- APP_COLOR_NULL: the null byte\n- APP_COLOR_LINK: a link\n- APP_COLOR_OFFSET: the lefthand offset\n";
+        let lines: Vec<&str> = vars.lines().collect();
+        let terms = ["environment", "variable", "color", "offset", "left"].map(String::from);
+        let best = best_line(&lines, &terms);
+        assert!(best > 2, "not the heading's lines: {best}");
+        assert!(lines[best..]
+            .iter()
+            .take(BEST_WINDOW)
+            .any(|l| l.contains("OFFSET")));
         assert_eq!(best_line(&lines, &[]), 0);
         assert_eq!(best_line(&[], &terms), 0);
         // The error a question asks for is the line that raises it with its text.

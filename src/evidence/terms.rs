@@ -6,7 +6,7 @@
 //! name finds it exactly. The index's tokenizer keeps `_` and `-` inside a token (see
 //! `storage::evidence`), so the whole form stays one term there. Pure: no I/O.
 
-use crate::text::words::name_words;
+use crate::text::words::{american_spelling, name_words};
 
 /// A compound token: letters, digits, `_` and `-` (a leading `--` included).
 fn tokens(text: &str) -> impl Iterator<Item = &str> {
@@ -200,7 +200,13 @@ pub fn query_terms(question: &str) -> Vec<String> {
         }
         for word in name_words(token) {
             if !is_filler(&word) && !in_dotted(&word) {
+                // Code and its docs are mostly written in American spelling: a question
+                // about the "colour" column searches for "color" too.
+                let us = american_spelling(&word);
                 push(word, &mut out);
+                if let Some(us) = us {
+                    push(us, &mut out);
+                }
             }
         }
     }
@@ -482,6 +488,15 @@ mod tests {
         assert!(t.contains(&"package.json".to_string()), "{t:?}");
         assert!(!t.contains(&"package".to_string()), "{t:?}");
         assert_eq!(fts_query(&["5.0.1".into()]).unwrap(), "\"5 0 1\"");
+    }
+
+    #[test]
+    fn british_words_are_searched_in_american_spelling_too() {
+        let t = query_terms("Which variable changes the colour of the offset column?");
+        let at = t.iter().position(|w| w == "colour").unwrap();
+        assert_eq!(t[at + 1], "color", "{t:?}");
+        let t = query_terms("Which file holds the licence?");
+        assert!(t.contains(&"license".to_string()), "{t:?}");
     }
 
     #[test]
