@@ -279,7 +279,7 @@ fn snippet_within(
         // Halve the window, keeping the best lines inside it (and a third of what is left
         // over before them).
         let keep = ((to - from) / 2).max(2);
-        let lead = keep.saturating_sub(BEST_WINDOW) / 3;
+        let lead = (keep / 3).min(keep.saturating_sub(BEST_WINDOW));
         from = best.saturating_sub(lead).max(from).min(to - keep);
         to = from + keep;
     }
