@@ -425,7 +425,6 @@ fn tool(options: &AppOptions, cmd: ToolCommand) -> Result<ExitCode> {
 /// Prints a tool's result; a reader that stopped reading (`harvey tool call … | head`)
 /// ends the output quietly instead of a panic on the broken pipe.
 fn print_tool_result(result: &Result<String, harvey::tools::ToolError>, json: bool) -> Result<()> {
-    use std::io::Write;
     let text = match (result, json) {
         (Ok(text), false) => text.clone(),
         (Err(e), false) => {
@@ -435,11 +434,7 @@ fn print_tool_result(result: &Result<String, harvey::tools::ToolError>, json: bo
         (Ok(text), true) => serde_json::json!({"ok": true, "result": text}).to_string(),
         (Err(e), true) => serde_json::json!({"ok": false, "error": e.to_string()}).to_string(),
     };
-    let mut out = std::io::stdout().lock();
-    match writeln!(out, "{text}").and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
-        _ => Ok(()),
-    }
+    cli::emit(&format!("{text}\n"))
 }
 
 fn bench(options: &AppOptions, args: &BenchArgs) -> Result<ExitCode> {

@@ -86,18 +86,20 @@ pub fn run(options: &AppOptions, cmd: EvidenceCommand) -> Result<ExitCode> {
             if json {
                 let mut value = serde_json::to_value(&block)?;
                 value["retrieval_ms"] = serde_json::json!(ms);
-                println!("{value}");
+                super::emit(&format!("{value}\n"))?;
             } else if block.snippets.is_empty() {
-                println!("nothing in the workspace ranks for this question ({ms:.1} ms)");
+                super::emit(&format!(
+                    "nothing in the workspace ranks for this question ({ms:.1} ms)\n"
+                ))?;
             } else {
-                print!("{}", block.text);
-                println!(
-                    "({} snippets, {}/{} tokens, {} skipped, {ms:.1} ms)",
+                super::emit(&format!(
+                    "{}({} snippets, {}/{} tokens, {} skipped, {ms:.1} ms)\n",
+                    block.text,
                     block.snippets.len(),
                     block.tokens,
                     block.budget,
                     block.skipped
-                );
+                ))?;
             }
         }
         EvidenceCommand::Stats => {

@@ -185,6 +185,7 @@ pub fn fit_in(
     let mut per_source: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     let mut commits = 0;
     let mut text = header;
+    let rarity = rarity(hits, terms);
     let mut candidates = newest_of_each_series(hits);
     if history {
         best_commit_second(&mut candidates);
@@ -212,7 +213,8 @@ pub fn fit_in(
             budget
         };
         let room = budget.saturating_sub(used).min(share.max(MIN_SNIPPET));
-        let Some((label, snippet, tokens)) = snippet_within(hit, terms, room, counter) else {
+        let Some((label, snippet, tokens)) = snippet_within(hit, (terms, &rarity), room, counter)
+        else {
             block.skipped += 1;
             continue;
         };
@@ -257,7 +259,7 @@ const MIN_SNIPPET: usize = 24;
 /// lines when it is longer; `None` when not even a few lines fit.
 fn snippet_within(
     hit: &Hit,
-    terms: &[String],
+    (terms, rarity): (&[String], &[f64]),
     room: usize,
     counter: &dyn TokenCounter,
 ) -> Option<(String, String, usize)> {
@@ -265,7 +267,7 @@ fn snippet_within(
         return None;
     }
     let lines: Vec<&str> = hit.text.lines().collect();
-    let best = best_line(&lines, terms);
+    let best = best_line(&lines, terms, rarity);
     let (mut from, mut to) = (0, lines.len());
     loop {
         let (label, text) = render(hit, &lines, from, to);
@@ -292,10 +294,11 @@ const BEST_WINDOW: usize = 3;
 /// The first line with a term of the [`BEST_WINDOW`] lines holding most of `terms` (each
 /// counted once; the first such window): "How do I run the tests?" keeps the step named "Tox tests"
 /// whose next line runs it, not a later line that says "run" and "test" alone. A term weighs
-/// the less the more of the unit's lines hold it, as a word in every document says nothing of
-/// which one to read: in a section of `HEXYL_COLOR_*` variables, "color" does not choose the
-/// line, "offset" does.
-fn best_line(lines: &[&str], terms: &[String]) -> usize {
+/// the less the more of the unit's lines hold it (`ln(1 + lines / holding)`), as a word in
+/// every document says nothing of which one to read: in a section of `HEXYL_COLOR_*` variables, "color" does not choose the
+/// line, "offset" does. `rarity` ([`rarity`]) weighs each term by how few of the hits hold
+/// it (1 each where it is empty): in `app.set`, "etag" chooses the line, "default" does not.
+fn best_line(lines: &[&str], terms: &[String], rarity: &[f64]) -> usize {
     // A raising line with its text is also an `error message`, as the index reads it.
     let lower: Vec<String> = lines
         .iter()
@@ -309,12 +312,14 @@ fn best_line(lines: &[&str], terms: &[String]) -> usize {
         .collect();
     let weight: Vec<f64> = terms
         .iter()
-        .map(|t| {
+        .enumerate()
+        .map(|(i, t)| {
             let n = lower.iter().filter(|l| l.contains(t.as_str())).count();
+            let rare = rarity.get(i).copied().unwrap_or(1.0);
             if n == 0 {
                 0.0
             } else {
-                1.0 / n as f64
+                rare * (1.0 + lines.len() as f64 / n as f64).ln()
             }
         })
         .collect();
@@ -336,6 +341,22 @@ fn best_line(lines: &[&str], terms: &[String]) -> usize {
         }
     }
     best.0
+}
+
+/// How rare each of `terms` is among `hits` (the question's candidates), as an inverse
+/// document frequency: `ln(1 + hits / holding)`, and `ln(1 + hits)` for a term none holds.
+/// A word of the question every candidate holds ("default", "value") says little of which
+/// line answers; a name few hold says much.
+fn rarity(hits: &[Hit], terms: &[String]) -> Vec<f64> {
+    let texts: Vec<String> = hits.iter().map(|h| h.text.to_lowercase()).collect();
+    let n = texts.len().max(1) as f64;
+    terms
+        .iter()
+        .map(|t| {
+            let holding = texts.iter().filter(|x| x.contains(t.as_str())).count();
+            (1.0 + n / holding.max(1) as f64).ln()
+        })
+        .collect()
 }
 
 /// The snippet for lines `from..to` of `hit` (its label, and its head line then the lines).
@@ -479,29 +500,54 @@ mod tests {
     }
 
     #[test]
+    fn a_cut_unit_keeps_the_lines_of_the_rare_terms() {
+        // "default" and "value" are in every hit; "etag" only in the first.
+        let mut set: String = (0..30).map(|i| format!("  step({i});\n")).collect();
+        set.insert_str(
+            0,
+            "  case 'etag':\n    this.set('etag fn', compile(val));\n",
+        );
+        set.push_str("  define(obj, defaultSymbol, { value: false });\n");
+        set.extend((0..30).map(|i| format!("  more({i});\n")));
+        let other = |i: usize| {
+            let text = format!("the default value of option {i}\n");
+            hit(&format!("file:docs/o{i}.md"), "doc", &text, 1.0)
+        };
+        let mut hits = vec![hit("file:lib/app.js", "code", &set, 9.0)];
+        hits.extend((0..6).map(other));
+        let terms = ["default", "value", "etag", "setting"].map(String::from);
+        let b = fit(&hits, &terms, 60, &Words);
+        assert!(b.text.contains("case 'etag'"), "{}", b.text);
+    }
+
+    #[test]
     fn a_cut_unit_keeps_the_lines_that_hold_the_terms_together() {
         let text = "jobs:\n  test:\n    steps:\n      - name: Tox tests\n        run: |\n          tox -e py\n      - name: Upload\n        uses: upload\n  success:\n    steps:\n      - name: Success\n        run: echo Test successful\n";
         let terms = ["run".to_string(), "test".to_string(), "suite".to_string()];
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(best_line(&lines, &terms), 3, "the step named Tox tests");
-        assert_eq!(best_line(&lines, &["upload".to_string()]), 6);
+        assert_eq!(
+            best_line(&lines, &terms, &[]),
+            3,
+            "the step named Tox tests"
+        );
+        assert_eq!(best_line(&lines, &["upload".to_string()], &[]), 6);
         // A term on every line chooses none: the line holding the rarer terms wins.
         let vars = "# Environment variables\n\nColors are set by environment variables:\n\n- APP_COLOR_TEXT: the text\n- APP_COLOR_NULL: the null byte\n- APP_COLOR_LINK: a link\n- APP_COLOR_OFFSET: the lefthand offset\n";
         let lines: Vec<&str> = vars.lines().collect();
         let terms = ["environment", "variable", "color", "offset", "left"].map(String::from);
-        let best = best_line(&lines, &terms);
+        let best = best_line(&lines, &terms, &[]);
         assert!(best > 2, "not the heading's lines: {best}");
         assert!(lines[best..]
             .iter()
             .take(BEST_WINDOW)
             .any(|l| l.contains("OFFSET")));
-        assert_eq!(best_line(&lines, &[]), 0);
-        assert_eq!(best_line(&[], &terms), 0);
+        assert_eq!(best_line(&lines, &[], &[]), 0);
+        assert_eq!(best_line(&[], &terms, &[]), 0);
         // The error a question asks for is the line that raises it with its text.
         let run = "fn run() -> Result<()> {\n    let opt = Opt::parse();\n    print_table();\n\n    let mut x = 1;\n    x += 1;\n    if path.is_dir() {\n        bail!(\"'{}' is a directory.\", name);\n    }\n";
         let lines: Vec<&str> = run.lines().collect();
         let asked = ["error", "message", "print", "directory"].map(String::from);
-        assert_eq!(best_line(&lines, &asked), 7, "{lines:?}");
+        assert_eq!(best_line(&lines, &asked, &[]), 7, "{lines:?}");
     }
 
     #[test]

@@ -200,17 +200,29 @@ pub fn query_terms(question: &str) -> Vec<String> {
         }
         for word in name_words(token) {
             if !is_filler(&word) && !in_dotted(&word) {
-                // Code and its docs are mostly written in American spelling: a question
-                // about the "colour" column searches for "color" too.
-                let us = american_spelling(&word);
+                let twin = also_searched(&word);
                 push(word, &mut out);
-                if let Some(us) = us {
-                    push(us, &mut out);
+                if let Some(twin) = twin {
+                    push(twin, &mut out);
                 }
             }
         }
     }
     out
+}
+
+/// The form of `word` the index holds too, where its own does not meet it:
+/// - code and its docs are mostly written in American spelling, so a question about the
+///   "colour" column searches for "color" too;
+/// - the index's Porter stemmer undoubles a consonant after a suffix, so "added" is stored
+///   as `ad` while "Add colors to --help" holds `add`: a question about the commit that
+///   "added" something searches for "add" too (`err`/"erred" alike).
+fn also_searched(word: &str) -> Option<String> {
+    match word {
+        "added" | "adding" => Some("add".to_string()),
+        "erred" | "erring" => Some("err".to_string()),
+        _ => american_spelling(word),
+    }
 }
 
 /// Words projects use for the same step of their life, each group one step: a question
@@ -491,12 +503,18 @@ mod tests {
     }
 
     #[test]
-    fn british_words_are_searched_in_american_spelling_too() {
+    fn british_words_and_undoubled_stems_are_searched_in_the_index_s_form_too() {
         let t = query_terms("Which variable changes the colour of the offset column?");
         let at = t.iter().position(|w| w == "colour").unwrap();
         assert_eq!(t[at + 1], "color", "{t:?}");
         let t = query_terms("Which file holds the licence?");
         assert!(t.contains(&"license".to_string()), "{t:?}");
+        // The stemmer keeps "add" and stores "added" as `ad`: both are searched.
+        let t = query_terms("Which commit added colours to the help output?");
+        assert!(
+            t.contains(&"added".to_string()) && t.contains(&"add".to_string()),
+            "{t:?}"
+        );
     }
 
     #[test]

@@ -391,23 +391,29 @@ fn ctrl_c_during_run_stops_the_reply_closes_the_session_and_exits_130() {
     );
 }
 
-/// `harvey tool call … | head`: a reader that stops early ends the output quietly (exit 0,
-/// no panic on the broken pipe).
+/// `harvey tool call … | head`, `harvey evidence show … | head`: a reader that stops early
+/// ends the output quietly (exit 0, no panic on the broken pipe).
 #[test]
 fn a_reader_that_stops_early_is_no_panic() {
     let ws = tempfile::tempdir().unwrap();
     let text: String = (0..6000).map(|i| format!("needle line {i}\n")).collect();
     std::fs::write(ws.path().join("many.txt"), text).unwrap();
-    let mut child = crate::support::process::harvey(ws.path())
-        .args(["tool", "call", "read_file", r#"{"path":"many.txt"}"#])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // No reader at all: the child's first write meets a closed pipe.
-    drop(child.stdout.take());
-    let out = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let commands: [&[&str]; 2] = [
+        &["tool", "call", "read_file", r#"{"path":"many.txt"}"#],
+        &["evidence", "show", "which needle line?"],
+    ];
+    for args in commands {
+        let mut child = crate::support::process::harvey(ws.path())
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // No reader at all: the child's first write meets a closed pipe.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+    }
 }
