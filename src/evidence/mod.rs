@@ -18,6 +18,7 @@
 
 pub mod block;
 pub mod chunk;
+mod cut;
 pub mod history;
 pub mod rank;
 pub mod scan;
