@@ -1,7 +1,8 @@
 //! Chunks by structure, so that a snippet is a unit a model can quote: code by definition
 //! (its doc comment and attributes with it), Markdown and reStructuredText by heading
 //! (changelogs by version heading, the heading kept with its entry so a date cannot come
-//! from another version), config files by section, anything else by windows of lines.
+//! from another version), config files by section, task files by target
+//! ([`super::tasks`]), anything else by windows of lines.
 //! A long unit is cut into pieces that each keep the unit's heading. Pure: text in,
 //! chunks out.
 
@@ -55,6 +56,7 @@ pub fn kind_of(path: &str) -> Kind {
         | "scala" | "lua" | "sh" | "bash" | "zsh" | "pl" | "ex" | "exs" | "zig" | "dart" | "m"
         | "mm" | "r" | "jl" | "hs" | "ml" | "clj" | "vue" | "svelte" | "cmake" => Kind::Code,
         _ if is_prose_name(&name) => Kind::Doc,
+        _ if super::tasks::is_task_file(&name) => Kind::Config,
         _ => Kind::Text,
     }
 }
@@ -81,6 +83,7 @@ pub fn chunks(path: &str, text: &str) -> Vec<Chunk> {
     let units = match kind {
         Kind::Code => code_units(&lines),
         Kind::Doc => doc_units(&lines),
+        Kind::Config if super::tasks::is_task_file(path) => super::tasks::target_units(&lines),
         Kind::Config => config_units(&lines, path.rsplit('.').next().unwrap_or("")),
         Kind::Text => vec![Unit::plain(0, lines.len())],
     };
@@ -105,11 +108,11 @@ pub fn chunks(path: &str, text: &str) -> Vec<Chunk> {
 }
 
 /// A unit before it is cut to size: lines `start..end` (0-based, end exclusive).
-struct Unit {
-    start: usize,
-    end: usize,
-    heading: String,
-    names: String,
+pub(super) struct Unit {
+    pub(super) start: usize,
+    pub(super) end: usize,
+    pub(super) heading: String,
+    pub(super) names: String,
 }
 
 impl Unit {
@@ -137,7 +140,7 @@ fn pieces(start: usize, end: usize) -> Vec<(usize, usize)> {
 
 /// Units that start at each of `starts` (sorted line indexes), the lines before the first
 /// one a unit of their own.
-fn units_at(lines: &[&str], starts: &[(usize, String, String)]) -> Vec<Unit> {
+pub(super) fn units_at(lines: &[&str], starts: &[(usize, String, String)]) -> Vec<Unit> {
     let mut out = Vec::new();
     let first = starts.first().map_or(lines.len(), |s| s.0);
     if first > 0 {

@@ -4,7 +4,8 @@
 //!
 //! - [`scan`]: which files are covered (what the read tools may open, less what is not
 //!   text for a reader) and how a changed file is told (size and modification time).
-//! - [`chunk`]: files cut by structure (definitions, headings, sections, versions).
+//! - [`chunk`]: files cut by structure (definitions, headings, sections, versions,
+//!   a task file's targets).
 //! - [`terms`]: identifiers kept whole and split, so plain words find names.
 //! - [`history`]: commits as units (subject, body, author, date, files), and tags.
 //! - memories and session summaries enter the same index as units of their own, so a
@@ -22,6 +23,7 @@ mod cut;
 pub mod history;
 pub mod rank;
 pub mod scan;
+mod tasks;
 pub mod terms;
 
 use std::collections::HashMap;
@@ -47,7 +49,8 @@ const POOL: usize = 30;
 const COMMIT_POOL: usize = 10;
 
 /// A hit found only by a word of the same step ([`terms::related`]) against one found by
-/// the question's own words.
+/// the question's own words; not for a unit named by that word (the `[dependencies]`
+/// section a question about a library finds), which is what the word stands for.
 const RELATED_WEIGHT: f64 = 0.6;
 
 /// A session in the window a question names, not found by its words, comes in at this
@@ -328,7 +331,9 @@ impl Index {
         if let Some(query) = terms::fts_query(&related) {
             for mut h in self.search(&query, ask.scope)? {
                 if !hits.iter().any(|x| x.id == h.id) {
-                    h.score *= RELATED_WEIGHT;
+                    if !rank::defines_any(&h.names, &related) {
+                        h.score *= RELATED_WEIGHT;
+                    }
                     hits.push(h);
                 }
             }

@@ -89,6 +89,11 @@ pub const NEAR_FLOOR: f32 = 0.45;
 /// commit that did.
 const DEFINES_PRIOR: f64 = 2.0;
 
+/// A unit that defines a compound name the question spells out in words ("which
+/// function parses a number?" and `parse_number`, "the rust version" and `rust-version`)
+/// against units that share one of its words: every word of the name is in the question.
+const SPELLED_PRIOR: f64 = 1.5;
+
 /// A memory or session dated outside the window the question names keeps this share of
 /// its score; inside, up to `DATE_BASE + 1`.
 const DATE_BASE: f64 = 0.5;
@@ -101,9 +106,12 @@ pub fn weigh(hits: &mut [Hit], ask: &Ask<'_>, dated: Option<&Window>) {
         COMMIT_PRIOR_NO_HISTORY
     };
     let named = super::terms::code_names(ask.question);
+    let asked = stems_of(ask.question);
     for h in hits.iter_mut() {
         if !named.is_empty() && defines_any(&h.names, &named) {
             h.score *= DEFINES_PRIOR;
+        } else if spells_out(&h.names, &asked) {
+            h.score *= SPELLED_PRIOR;
         }
         if super::block::is_history(h) {
             h.score *= commit_prior;
@@ -124,8 +132,30 @@ pub fn weigh(hits: &mut [Hit], ask: &Ask<'_>, dated: Option<&Window>) {
     }
 }
 
+/// The words of `text`, each cut to a rough stem (`parses` and `parse` → `pars`), so a
+/// name's words meet the question's in another inflection.
+fn stems_of(text: &str) -> Vec<String> {
+    crate::text::words::name_words(text)
+        .iter()
+        .map(|w| rough_stem(w).to_string())
+        .collect()
+}
+
+fn rough_stem(word: &str) -> &str {
+    crate::text::words::stem(word, &["ing", "ed", "es", "s", "e"], 3)
+}
+
+/// Whether the `names` column holds a compound name of two words or more, each of them
+/// among `asked` (the question's [`stems_of`]).
+fn spells_out(names: &str, asked: &[String]) -> bool {
+    super::terms::compound_names(names).iter().any(|name| {
+        let words = crate::text::words::name_words(name);
+        words.len() >= 2 && words.iter().all(|w| asked.iter().any(|a| a == rough_stem(w)))
+    })
+}
+
 /// Whether the `names` column (names apart by spaces) holds one of `named` (lowercase).
-fn defines_any(names: &str, named: &[String]) -> bool {
+pub(super) fn defines_any(names: &str, named: &[String]) -> bool {
     names
         .split_whitespace()
         .any(|n| named.iter().any(|w| n.eq_ignore_ascii_case(w)))
@@ -268,6 +298,15 @@ mod tests {
         plain[0].names = "json".into();
         weigh(&mut plain, &Ask::workspace("Where is json parsed?"), None);
         assert_eq!(plain[0].score, 2.0);
+    }
+
+    #[test]
+    fn a_name_the_question_spells_out_in_words_rises() {
+        let asked = stems_of("Which function parses a number out of the text?");
+        assert!(spells_out("parse_number", &asked));
+        assert!(spells_out("x parseNumber", &asked));
+        assert!(!spells_out("parse_array", &asked), "one word is not in the question");
+        assert!(!spells_out("number", &asked), "a plain word is no compound name");
     }
 
     #[test]

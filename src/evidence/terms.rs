@@ -225,10 +225,10 @@ fn also_searched(word: &str) -> Option<String> {
     }
 }
 
-/// Words projects use for the same step of their life, each group one step: a question
-/// in one word ("How do I cut a release?") finds the text in another ("we deploy with
-/// ./deploy.sh"). Small on purpose: only steps every project has, whose words are
-/// interchangeable in its docs and its users' mouths.
+/// Words projects use for the same step of their life or the same part of their make-up,
+/// each group one: a question in one word ("How do I cut a release?") finds the text in
+/// another ("we deploy with ./deploy.sh"). Small on purpose: only what every project has,
+/// whose words are interchangeable in its docs and its users' mouths.
 const SAME_STEP: &[&[&str]] = &[
     &[
         "release",
@@ -240,6 +240,16 @@ const SAME_STEP: &[&[&str]] = &[
         "ship",
     ],
     &["install", "installation", "setup"],
+    // What a project builds on: asked as the library or crate it uses, written down as
+    // the manifest's dependencies (`[dependencies]`, `"devDependencies"`, `<dependency>`).
+    &[
+        "dependency",
+        "dependencies",
+        "library",
+        "libraries",
+        "crate",
+        "crates",
+    ],
     &["config", "configuration", "configure", "settings"],
 ];
 
