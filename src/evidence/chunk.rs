@@ -6,7 +6,7 @@
 //! A long unit is cut into pieces that each keep the unit's heading. Pure: text in,
 //! chunks out.
 
-use super::terms::{defined_names, names_in};
+use super::terms::{defined_names, names_in, split_forms};
 
 /// Most lines in one chunk; a longer unit is cut into pieces of this size.
 pub const MAX_LINES: usize = 40;
@@ -376,8 +376,10 @@ fn config_units(lines: &[&str], ext: &str) -> Vec<Unit> {
                 json && t.starts_with("  \"") && !t.starts_with("   ") && t.contains("\":");
             (section || yaml_key || json_key).then(|| {
                 let head = t.trim().to_string();
-                let names = names_in(&head).join(" ");
-                (i, head, names)
+                // A section's words too (`devDependencies`, `[dev-dependencies]` are
+                // dependencies), so a word that stands for the section finds it.
+                let names = format!("{} {}", names_in(&head).join(" "), split_forms(&head));
+                (i, head, names.trim().to_string())
             })
         })
         .collect();

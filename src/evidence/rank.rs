@@ -150,7 +150,10 @@ fn rough_stem(word: &str) -> &str {
 fn spells_out(names: &str, asked: &[String]) -> bool {
     super::terms::compound_names(names).iter().any(|name| {
         let words = crate::text::words::name_words(name);
-        words.len() >= 2 && words.iter().all(|w| asked.iter().any(|a| a == rough_stem(w)))
+        words.len() >= 2
+            && words
+                .iter()
+                .all(|w| asked.iter().any(|a| a == rough_stem(w)))
     })
 }
 
@@ -305,8 +308,14 @@ mod tests {
         let asked = stems_of("Which function parses a number out of the text?");
         assert!(spells_out("parse_number", &asked));
         assert!(spells_out("x parseNumber", &asked));
-        assert!(!spells_out("parse_array", &asked), "one word is not in the question");
-        assert!(!spells_out("number", &asked), "a plain word is no compound name");
+        assert!(
+            !spells_out("parse_array", &asked),
+            "one word is not in the question"
+        );
+        assert!(
+            !spells_out("number", &asked),
+            "a plain word is no compound name"
+        );
     }
 
     #[test]

@@ -72,7 +72,13 @@ mod tests {
 
     #[test]
     fn task_files_are_known_by_name() {
-        for p in ["Makefile", "sub/GNUmakefile", "rules.mk", "justfile", "ci.just"] {
+        for p in [
+            "Makefile",
+            "sub/GNUmakefile",
+            "rules.mk",
+            "justfile",
+            "ci.just",
+        ] {
             assert!(is_task_file(p), "{p}");
         }
         for p in ["Makefile.am.in.txt", "make.rs", "README"] {

@@ -467,19 +467,30 @@ fn a_release_is_found_by_its_tag_with_its_date_and_the_newest_is_the_latest() {
 #[test]
 fn a_library_question_finds_the_dependencies_a_test_question_the_test_target() {
     let (_t, root) = workspace();
-    write(&root, "Makefile", "CC = cc\n\nall: tidepool\n\n# The whole suite.\ntest: all\n\t./run-suite\n");
+    write(
+        &root,
+        "Makefile",
+        "CC = cc\n\nall: tidepool\n\n# The whole suite.\ntest: all\n\t./run-suite\n",
+    );
     write(&root, "src/tide.rs", "/// Reads one tide table.\npub fn parse_table(s: &str) -> Table {\n    todo!()\n}\n\npub fn parse_station(s: &str) -> Station {\n    // a table of stations\n    todo!()\n}\n");
     let mut index = Index::open(&root).unwrap();
     index.refresh(&mut |_, _| {}).unwrap();
     // No word of the question is in the manifest: "library" stands for its dependencies.
     let b = index
-        .gather("Which library does tidepool use to serialize its records?", 300, &Words)
+        .gather(
+            "Which library does tidepool use to serialize its records?",
+            300,
+            &Words,
+        )
         .unwrap();
     assert!(b.text.contains("[dependencies]\nserde"), "{}", b.text);
     // A task file by target: the `test:` target with its comment.
-    let b = index.gather("How do I run the tests?", 300, &Words).unwrap();
+    let b = index
+        .gather("How do I run the tests?", 300, &Words)
+        .unwrap();
     assert!(
-        b.text.contains("--- Makefile:5-7 (test: all)\n# The whole suite."),
+        b.text
+            .contains("--- Makefile:5-7 (test: all)\n# The whole suite."),
         "{}",
         b.text
     );
@@ -488,5 +499,9 @@ fn a_library_question_finds_the_dependencies_a_test_question_the_test_target() {
     let b = index
         .gather("Which function parses a tide table?", 300, &Words)
         .unwrap();
-    assert!(b.snippets[0].source.starts_with("src/tide.rs:1-"), "{}", b.text);
+    assert!(
+        b.snippets[0].source.starts_with("src/tide.rs:1-"),
+        "{}",
+        b.text
+    );
 }
