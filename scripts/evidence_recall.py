@@ -8,7 +8,8 @@ in benches/first_contact/ it runs, inside the checkout at the pinned commit,
 
 and scores the block the model would have been given with the battery's expected
 strings (the same matching as first_contact.py): the block holds the answer, and the
-rank of the first snippet that holds it alone. A question whose block misses its answer
+rank (by score, whatever order the block is written in) of the first snippet that holds
+it alone. A question whose block misses its answer
 can only be answered by a tool call; one whose answer sits low in the block asks the
 model to pick it out of the others. No model is loaded, so a whole battery takes seconds
 and a retrieval change can be judged before the model runs.
@@ -61,7 +62,18 @@ def snippet_texts(text: str) -> list[str]:
 
 def score(groups: list[list[str]], block: dict) -> dict:
     snippets = block.get("snippets", [])
-    texts = snippet_texts(block.get("text", ""))
+    pieces = snippet_texts(block.get("text", ""))
+
+    def text_of(source: str) -> str:
+        # The block may be rendered in another order than its rank: find each by label.
+        head = f"--- {source}"
+        return next(
+            (p for p in pieces
+             if p.split("\n", 1)[0] == head or p.startswith(head + " (")),
+            "",
+        )
+
+    texts = [text_of(s.get("source", "")) for s in snippets]
     rank = next((i + 1 for i, t in enumerate(texts) if fc.passes(groups, t)), None)
     return {
         "in_block": fc.passes(groups, block.get("text", "")),
