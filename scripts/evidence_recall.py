@@ -151,7 +151,10 @@ def main(argv=None) -> int:
                 if args.misses and not s["in_block"]:
                     print(f"miss {b.repo} {q.kind}: {q.question} | {q.expected} | {s['sources']}",
                           file=sys.stderr)
-    except (fc.InputError, RuntimeError, subprocess.TimeoutExpired) as e:
+    except fc.InputError as e:
+        print(e, file=sys.stderr)
+        return 2
+    except (RuntimeError, subprocess.TimeoutExpired) as e:
         print(e, file=sys.stderr)
         return 1
     print(summary(rows))
