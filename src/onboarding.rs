@@ -73,11 +73,12 @@ const MAX_MANIFEST_BYTES: u64 = 1024 * 1024;
 /// One `project_fact` per manifest found at the workspace root.
 pub fn manifest_facts(workspace: &Path) -> Vec<Draft> {
     type Reader = fn(&Path, &str) -> Option<Draft>;
-    let manifests: [(&str, Reader); 5] = [
+    let manifests: [(&str, Reader); 6] = [
         ("Cargo.toml", cargo_fact),
         ("pyproject.toml", |_, text| pyproject_fact(text)),
         ("package.json", |_, text| package_json_fact(text)),
         ("go.mod", go_mod_fact),
+        ("pom.xml", |_, text| pom_fact(text)),
         ("codemeta.json", |_, text| codemeta_fact(text)),
     ];
     // Regular files only (a pipe named package.json must not hang the start), and
@@ -184,6 +185,38 @@ fn go_mod_fact(workspace: &Path, text: &str) -> Option<Draft> {
         .find_map(|l| l.trim().strip_prefix("go "))
         .map(|v| oldest("Go", v.trim(), "the go line of go.mod"));
     Some(needing(fact("go.mod", module, "Go", None, &entry), needs))
+}
+
+/// A Maven project: its coordinates and version, and the oldest Java it compiles for.
+fn pom_fact(text: &str) -> Option<Draft> {
+    let pom = crate::evidence::markup::read_pom(text)?;
+    let name = pom.name.as_deref().or(pom.artifact.as_deref());
+    let mut f = fact(
+        "pom.xml",
+        name,
+        "Java (Maven)",
+        pom.description.as_deref(),
+        &[],
+    );
+    let coordinates = [pom.group.as_deref(), pom.artifact.as_deref()]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(":");
+    if let Some(v) = &pom.version {
+        let of = if coordinates.is_empty() {
+            String::new()
+        } else {
+            format!(" of {coordinates}")
+        };
+        f.summary
+            .push_str(&format!(". The Maven build's version{of}: {v}"));
+    }
+    let needs = pom
+        .java
+        .as_deref()
+        .map(|v| oldest("Java", v, "the compiler settings of pom.xml"));
+    Some(needing(f, needs))
 }
 
 fn codemeta_fact(text: &str) -> Option<Draft> {
@@ -364,5 +397,25 @@ mod tests {
             .find(|f| f.description.contains("git remote origin"))
             .expect("an origin fact");
         assert_eq!(origin.summary, "origin is https://github.com/ada/x.git");
+    }
+
+    #[test]
+    fn a_maven_project_is_a_fact_with_its_version_and_oldest_java() {
+        let ws = tempfile::tempdir().unwrap();
+        std::fs::write(
+            ws.path().join("pom.xml"),
+            "<?xml version=\"1.0\"?>\n<project>\n  <groupId>org.ex</groupId>\n  <artifactId>demo</artifactId>\n  <version>2.4.1</version>\n  <properties>\n    <maven.compiler.release>11</maven.compiler.release>\n  </properties>\n</project>\n",
+        )
+        .unwrap();
+        let facts = manifest_facts(ws.path());
+        let pom = facts
+            .iter()
+            .find(|f| f.description.contains("pom.xml"))
+            .expect("a pom.xml fact");
+        assert_eq!(
+            pom.summary,
+            "demo is a Java (Maven) project (pom.xml). The Maven build's version of org.ex:demo: 2.4.1. \
+             Minimum (oldest supported) Java version: 11 (the compiler settings of pom.xml)"
+        );
     }
 }

@@ -56,7 +56,7 @@ pub fn kind_of(path: &str) -> Kind {
         | "scala" | "lua" | "sh" | "bash" | "zsh" | "pl" | "ex" | "exs" | "zig" | "dart" | "m"
         | "mm" | "r" | "jl" | "hs" | "ml" | "clj" | "vue" | "svelte" | "cmake" => Kind::Code,
         _ if is_prose_name(&name) => Kind::Doc,
-        _ if super::tasks::is_task_file(&name) => Kind::Config,
+        _ if super::tasks::is_task_file(&name) || super::markup::is_markup(&name) => Kind::Config,
         _ => Kind::Text,
     }
 }
@@ -84,6 +84,7 @@ pub fn chunks(path: &str, text: &str) -> Vec<Chunk> {
         Kind::Code => code_units(&lines),
         Kind::Doc => doc_units(&lines),
         Kind::Config if super::tasks::is_task_file(path) => super::tasks::target_units(&lines),
+        Kind::Config if super::markup::is_markup(path) => super::markup::element_units(&lines),
         Kind::Config => config_units(&lines, path.rsplit('.').next().unwrap_or("")),
         Kind::Text => vec![Unit::plain(0, lines.len())],
     };

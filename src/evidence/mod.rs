@@ -21,6 +21,7 @@ pub mod block;
 pub mod chunk;
 mod cut;
 pub mod history;
+pub mod markup;
 pub mod rank;
 pub mod scan;
 mod tasks;
@@ -47,6 +48,11 @@ pub const FILE: &str = "evidence.db";
 /// short units: in a repository with 6,000 commits they filled the whole pool).
 const POOL: usize = 30;
 const COMMIT_POOL: usize = 10;
+
+/// The best code units whose names lead a question about history to the commits that
+/// first defined them ([`Index::pull_origins`]), and the names taken from each.
+const ORIGIN_UNITS: usize = 2;
+const ORIGIN_NAMES: usize = 4;
 
 /// A hit found only by a word of the same step ([`terms::related`]) against one found by
 /// the question's own words; not for a unit named by that word (the `[dependencies]`
@@ -352,6 +358,9 @@ impl Index {
         }
         hits.sort_by(|a, b| b.score.total_cmp(&a.score));
         let history = crate::chat::route::asked::speaks_of_history(ask.question);
+        if history && ask.scope == Scope::Workspace {
+            self.pull_origins(&mut hits)?;
+        }
         Ok(block::fit_in(
             ask.scope, history, &hits, &terms, budget, counter,
         ))
@@ -382,6 +391,57 @@ impl Index {
                 hits.push(s);
             }
         }
+        Ok(())
+    }
+
+    /// For a question about history, the commit that first defined each name of the best
+    /// code units, added to `hits` (or raised) at that unit's score weighed as a commit's:
+    /// "Who first added filtering tree traversal, where a callback can skip a node's
+    /// children?" finds `NodeFilter`, and its subject ("Add new NodeFilter interface")
+    /// shares no word with the question, so only the names lead to the commit. `hits`
+    /// stay sorted best first.
+    fn pull_origins(&self, hits: &mut Vec<Hit>) -> Result<(), EvidenceError> {
+        let units: Vec<(f64, Vec<String>)> = hits
+            .iter()
+            .filter(|h| h.kind == "code")
+            .take(ORIGIN_UNITS)
+            .map(|h| {
+                let names = terms::names_in(&h.names)
+                    .into_iter()
+                    .filter(|n| n.len() >= 3)
+                    .take(ORIGIN_NAMES)
+                    .collect();
+                (h.score, names)
+            })
+            .collect();
+        for (score, names) in units {
+            let Some(query) = terms::fts_query(&names) else {
+                continue;
+            };
+            let found = self
+                .tables
+                .search(&format!("names : ({query})"), &["commit"], COMMIT_POOL)
+                .map_err(self.err())?;
+            let score = score * rank::COMMIT_PRIOR;
+            for name in &names {
+                let named = [name.to_lowercase()];
+                let Some(first) = found
+                    .iter()
+                    .filter(|c| rank::defines_any(&c.names, &named))
+                    .min_by_key(|c| c.written)
+                else {
+                    continue;
+                };
+                match hits.iter_mut().find(|h| h.id == first.id) {
+                    Some(h) => h.score = h.score.max(score),
+                    None => hits.push(Hit {
+                        score,
+                        ..first.clone()
+                    }),
+                }
+            }
+        }
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score));
         Ok(())
     }
 

@@ -58,7 +58,7 @@ impl<'a> Ask<'a> {
 /// question does not speak of history at all (a commit, a change, who or when): then the
 /// files as they are answer it ("Which version is this?" was answered from a commit of
 /// 2011 that bumped the version to 0.20).
-const COMMIT_PRIOR: f64 = 0.7;
+pub(super) const COMMIT_PRIOR: f64 = 0.7;
 const COMMIT_PRIOR_NO_HISTORY: f64 = 0.4;
 
 /// Each folder between the workspace's top and a file costs its score this share: the

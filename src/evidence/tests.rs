@@ -249,6 +249,58 @@ fn commits_are_found_by_their_message_author_and_files() {
 }
 
 #[test]
+fn who_first_added_a_described_feature_finds_the_commit_that_defined_its_code() {
+    let outer = tempfile::tempdir().unwrap();
+    let root = outer.path().join("shore");
+    let git = super::history::git_in(&root);
+    write(&root, "src/lib.rs", "pub fn main() {}\n");
+    git(&["init", "-q"]);
+    git(&["add", "-A"]);
+    git(&["commit", "-q", "-m", "Start the project"]);
+    write(&root, "src/walk.rs", "/// Decides, for each node a walk reaches, whether to skip its children or stop.\npub trait NodeJudge {\n    fn judge(&self) -> u8;\n}\n");
+    git(&["add", "-A"]);
+    git(&[
+        "commit",
+        "-q",
+        "--author",
+        "Bo Park <bo@x>",
+        "-m",
+        "Introduce NodeJudge",
+    ]);
+    // Later commits whose subjects share the question's words.
+    write(&root, "src/walk.rs", "/// Decides, for each node a walk reaches, whether to skip its children or stop.\n/// A walk stops at the first node judged so.\npub trait NodeJudge {\n    fn judge(&self) -> u8;\n}\n");
+    git(&["add", "-A"]);
+    git(&[
+        "commit",
+        "-q",
+        "-m",
+        "Say when a walk stops and skips children",
+    ]);
+    let mut index = Index::open(&root).unwrap();
+    index.refresh(&mut |_, _| {}).unwrap();
+    let b = index
+        .gather(
+            "Who first added the way a walk can skip a node's children or stop?",
+            300,
+            &Words,
+        )
+        .unwrap();
+    assert!(
+        b.text.contains("by Bo Park"),
+        "the commit that defined NodeJudge: {}",
+        b.text
+    );
+    let by_bo = b.text.find("by Bo Park").unwrap();
+    assert!(
+        b.text
+            .find("Say when a walk stops")
+            .is_none_or(|later| by_bo < later),
+        "{}",
+        b.text
+    );
+}
+
+#[test]
 fn a_procedure_remembered_in_other_words_answers_how_to_do_that_step() {
     let (_t, root) = workspace();
     write(
