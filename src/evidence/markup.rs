@@ -40,101 +40,108 @@ impl Element {
 /// The elements of `lines`, in document order (the first one is the root's when the file
 /// has one); each knows its children.
 fn elements(lines: &[&str]) -> Vec<Element> {
-    let mut all: Vec<Element> = Vec::new();
-    let mut open: Vec<usize> = Vec::new();
-    let mut in_comment = false;
-    // An open tag whose `>` is on a later line (attributes over several lines).
-    let mut in_tag = false;
+    let mut scan = Scanner::default();
     for (i, line) in lines.iter().enumerate() {
-        let mut rest: &str = line;
+        scan.line(i, line);
+    }
+    // Elements never closed end at the last line.
+    for e in std::mem::take(&mut scan.open) {
+        scan.all[e].end = lines.len().saturating_sub(1);
+    }
+    scan.all
+}
+
+/// The scanner's state between lines.
+#[derive(Default)]
+struct Scanner {
+    all: Vec<Element>,
+    /// The elements open at this point, innermost last.
+    open: Vec<usize>,
+    in_comment: bool,
+    /// An open tag whose `>` is on a later line (attributes over several lines).
+    in_tag: bool,
+}
+
+impl Scanner {
+    /// Reads line `i`.
+    fn line(&mut self, i: usize, line: &str) {
+        let mut rest = line;
         while !rest.is_empty() {
-            if in_comment {
-                match rest.find("-->") {
-                    Some(at) => {
-                        in_comment = false;
-                        rest = &rest[at + 3..];
+            let next = if self.in_comment {
+                rest.find("-->").map(|at| {
+                    self.in_comment = false;
+                    &rest[at + 3..]
+                })
+            } else if self.in_tag {
+                rest.find('>').map(|at| {
+                    self.in_tag = false;
+                    if rest[..at].ends_with('/') {
+                        self.close_last(i);
                     }
-                    None => break,
-                }
-                continue;
-            }
-            if in_tag {
-                match rest.find('>') {
-                    Some(at) => {
-                        in_tag = false;
-                        if rest[..at].ends_with('/') {
-                            close_last(&mut all, &mut open, i);
-                        }
-                        rest = &rest[at + 1..];
-                    }
-                    None => break,
-                }
-                continue;
-            }
-            let Some(lt) = rest.find('<') else { break };
-            let tag = &rest[lt..];
-            if let Some(after) = tag.strip_prefix("<!--") {
-                in_comment = true;
-                rest = after;
-            } else if tag.starts_with("<?") || tag.starts_with("<!") {
-                match tag.find('>') {
-                    Some(at) => rest = &tag[at + 1..],
-                    None => break,
-                }
-            } else if let Some(after) = tag.strip_prefix("</") {
-                let name = tag_name(after);
-                // Close up to the element of that name (a missing close tag closes too).
-                if let Some(pos) = open.iter().rposition(|&e| all[e].name == name) {
-                    while open.len() > pos {
-                        close_last(&mut all, &mut open, i);
-                    }
-                }
-                rest = after.find('>').map_or("", |at| &after[at + 1..]);
+                    &rest[at + 1..]
+                })
             } else {
-                let name = tag_name(&tag[1..]);
-                if name.is_empty() {
-                    rest = &tag[1..];
-                    continue;
-                }
-                let index = all.len();
-                if let Some(&parent) = open.last() {
-                    all[parent].children.push(index);
-                }
-                all.push(Element {
-                    name: name.to_string(),
-                    start: i,
-                    end: i,
-                    children: Vec::new(),
-                    value: None,
-                });
-                open.push(index);
-                match tag.find('>') {
-                    Some(at) => {
-                        if tag[..at].ends_with('/') {
-                            close_last(&mut all, &mut open, i);
-                        } else if let Some(text) = leaf_text(&tag[at + 1..], name) {
-                            all[index].value = Some(text);
-                        }
-                        rest = &tag[at + 1..];
-                    }
-                    None => {
-                        in_tag = true;
-                        break;
-                    }
-                }
+                rest.find('<').and_then(|lt| self.tag(i, &rest[lt..]))
+            };
+            match next {
+                Some(r) => rest = r,
+                None => break,
             }
         }
     }
-    // Elements never closed end at the last line.
-    for e in open {
-        all[e].end = lines.len().saturating_sub(1);
-    }
-    all
-}
 
-fn close_last(all: &mut [Element], open: &mut Vec<usize>, line: usize) {
-    if let Some(e) = open.pop() {
-        all[e].end = line;
+    /// Reads the markup at `tag` (which starts with `<`) on line `i`; what follows it on
+    /// the line, or `None` when the line is done.
+    fn tag<'l>(&mut self, i: usize, tag: &'l str) -> Option<&'l str> {
+        if let Some(after) = tag.strip_prefix("<!--") {
+            self.in_comment = true;
+            return Some(after);
+        }
+        if tag.starts_with("<?") || tag.starts_with("<!") {
+            return tag.find('>').map(|at| &tag[at + 1..]);
+        }
+        if let Some(after) = tag.strip_prefix("</") {
+            let name = tag_name(after);
+            // Close up to the element of that name (a missing close tag closes too).
+            if let Some(pos) = self.open.iter().rposition(|&e| self.all[e].name == name) {
+                while self.open.len() > pos {
+                    self.close_last(i);
+                }
+            }
+            return after.find('>').map(|at| &after[at + 1..]);
+        }
+        let name = tag_name(&tag[1..]);
+        if name.is_empty() {
+            return Some(&tag[1..]);
+        }
+        let index = self.all.len();
+        if let Some(&parent) = self.open.last() {
+            self.all[parent].children.push(index);
+        }
+        self.all.push(Element {
+            name: name.to_string(),
+            start: i,
+            end: i,
+            children: Vec::new(),
+            value: None,
+        });
+        self.open.push(index);
+        let Some(at) = tag.find('>') else {
+            self.in_tag = true;
+            return None;
+        };
+        if tag[..at].ends_with('/') {
+            self.close_last(i);
+        } else {
+            self.all[index].value = leaf_text(&tag[at + 1..], name);
+        }
+        Some(&tag[at + 1..])
+    }
+
+    fn close_last(&mut self, line: usize) {
+        if let Some(e) = self.open.pop() {
+            self.all[e].end = line;
+        }
     }
 }
 

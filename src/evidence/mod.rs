@@ -49,8 +49,8 @@ pub const FILE: &str = "evidence.db";
 const POOL: usize = 30;
 const COMMIT_POOL: usize = 10;
 
-/// The best code units whose names lead a question about history to the commits that
-/// first defined them ([`Index::pull_origins`]), and the names taken from each.
+/// The best units (if code) whose names lead a question about history to the commits
+/// that first defined them ([`Index::pull_origins`]), and the names taken from each.
 const ORIGIN_UNITS: usize = 2;
 const ORIGIN_NAMES: usize = 4;
 
@@ -395,7 +395,10 @@ impl Index {
     }
 
     /// For a question about history, the commit that first defined each name of the best
-    /// code units, added to `hits` (or raised) at that unit's score weighed as a commit's:
+    /// units where they are code (not a manifest that ranked first: "Which Rust edition is
+    /// it written in?" speaks of history by its "written", and the commits that defined
+    /// the code ranked third had pushed the manifest's answer out), added to `hits` (or
+    /// raised) at that unit's score weighed as a commit's:
     /// "Who first added filtering tree traversal, where a callback can skip a node's
     /// children?" finds `NodeFilter`, and its subject ("Add new NodeFilter interface")
     /// shares no word with the question, so only the names lead to the commit. `hits`
@@ -403,8 +406,8 @@ impl Index {
     fn pull_origins(&self, hits: &mut Vec<Hit>) -> Result<(), EvidenceError> {
         let units: Vec<(f64, Vec<String>)> = hits
             .iter()
-            .filter(|h| h.kind == "code")
             .take(ORIGIN_UNITS)
+            .filter(|h| h.kind == "code")
             .map(|h| {
                 let names = terms::names_in(&h.names)
                     .into_iter()
