@@ -82,3 +82,57 @@ fn a_workspace_question_is_answered_from_evidence_whose_sources_exist() {
         v["stop"]
     );
 }
+
+/// A reply that goes on to write the evidence block again (a small model's way of
+/// showing where it looked) ends where the block begins: what the user gets is the
+/// answer, and harvey says why the reply ended. Scripted, so the reply is known.
+#[test]
+fn a_reply_that_repeats_the_evidence_block_ends_where_the_block_begins() {
+    use harvey::chat::agent::TurnEvent;
+    use harvey::engine::scripted::ScriptedEngine;
+    let ws = tempfile::tempdir().unwrap();
+    let root = ws.path();
+    write(root, "agents/harvey.yaml", "memory:\n  embedder: none\n");
+    write(
+        root,
+        "notes.md",
+        "# Deploying\n\nDeploy with ./deploy.sh; it refuses a dirty tree.\n",
+    );
+    let answer = "You deploy with ./deploy.sh, which refuses to run on a dirty tree.\n";
+    let echo = "--- notes.md:1-3 (Deploying)\n# Deploying\n\nDeploy with ./deploy.sh; it refuses a dirty tree.\n";
+    let engine = ScriptedEngine::new(8192, [format!("{answer}{echo}")]).honour_finders();
+    let log = engine.log();
+    let mut app = harvey::app::App::with_engine(
+        root.to_path_buf(),
+        harvey::config::Config::default(),
+        Box::new(engine),
+    );
+    let mut events = Vec::new();
+    let turn = app
+        .agent_turn("How do I deploy this?", &mut |e| events.push(e))
+        .unwrap();
+    let sent = log
+        .lock()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|c| !c.aside)
+        .unwrap()
+        .messages
+        .clone();
+    let asked = &sent
+        .iter()
+        .rev()
+        .find(|m| m.role == harvey::engine::Role::User)
+        .unwrap()
+        .content;
+    assert!(
+        asked.contains(echo.lines().next().unwrap()),
+        "the block holds the snippet the reply repeats: {asked}"
+    );
+    assert_eq!(turn.completion.text.trim_end(), answer.trim_end());
+    assert!(turn.calls.is_empty());
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, TurnEvent::Notice(n) if n.contains("repeat the evidence block"))));
+}

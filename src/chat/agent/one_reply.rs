@@ -2,11 +2,13 @@
 //! watcher; where it must be an answer, the opener banned and its first token decoded),
 //! and the note where the router chose no tool.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use crate::engine::{Completion, Engine, GenerateOptions, TurnStats};
+use crate::engine::{Completion, Engine, GenerateOptions, Role, StopReason, TurnStats};
 
 use super::super::call_watch::{self, JsonHead};
+use super::super::echo_watch;
 use super::super::Conversation;
 use super::answer::{answer_lead, result_note, KNOWN_NOTE, NO_TOOL_NOTE};
 use super::guard::{files_read_this_turn, results_this_turn};
@@ -28,7 +30,7 @@ pub(super) fn reply(
         && conversation
             .turns()
             .last()
-            .is_some_and(|m| m.role == crate::engine::Role::Tool);
+            .is_some_and(|m| m.role == Role::Tool);
     let note = match tools {
         Some(t) if routed_answer && t.remembered => Some(KNOWN_NOTE.to_string()),
         Some(_) | None if routed_answer => Some(NO_TOOL_NOTE.to_string()),
@@ -58,6 +60,11 @@ pub(super) fn reply(
         conversation.remove(at..at + 1);
     }
     let (o, lead, found, mut c) = reply?;
+    if found.echoed.load(Ordering::Relaxed) {
+        // The block said again is no call: the reply ends there, as an answer.
+        c.stop = StopReason::EndOfGeneration;
+        on_event(TurnEvent::Notice(ECHO_CUT.into()));
+    }
     let request = tools.map_or("", |t| t.request);
     let Some(note) = note.filter(|n| parrot::parrots(n, request, &format!("{lead}{}", c.text)))
     else {
@@ -86,8 +93,16 @@ pub(super) fn reply(
 const PARROTED: &str =
     "(the model repeated harvey's instructions instead of answering; what they pointed at:)";
 
-/// What the watcher found: the JSON head of a call that stopped the stream.
-pub(super) type Found = Arc<Mutex<Option<JsonHead>>>;
+/// Said where the reply began to repeat the evidence block and was ended there.
+const ECHO_CUT: &str = "(the model began to repeat the evidence block; its reply ends there)";
+
+/// What the watchers found: the JSON head of a call that stopped the stream, or that the
+/// reply stopped where it began to repeat the evidence block ([`echo_watch`]).
+#[derive(Debug, Clone, Default)]
+pub(super) struct Found {
+    pub head: Arc<Mutex<Option<JsonHead>>>,
+    pub echoed: Arc<AtomicBool>,
+}
 
 /// One reply's options: the family's openers as stops and the JSON call watcher; where
 /// the reply must be an answer (the router said so, or its chosen call has returned),
@@ -111,7 +126,16 @@ fn reply_options(
         (lead, first) = answer_lead(engine, conversation, &o, on_event)?;
         o.assistant_prefix = (!lead.is_empty()).then(|| lead.clone());
     }
-    let found: Found = Arc::new(Mutex::new(None));
+    let found = Found::default();
+    let heads = conversation
+        .turns()
+        .iter()
+        .rev()
+        .find(|m| m.role == Role::User)
+        .map(|m| echo_watch::heads_of(&m.content))
+        .unwrap_or_default();
+    let echo = echo_watch::finder(heads, lead.clone(), found.echoed.clone());
+    o.stop_finder = Some(echo.clone());
     if let Some(set) = tools {
         o.stop = set.forms.openers.clone();
         let names = set
@@ -120,7 +144,8 @@ fn reply_options(
             .iter()
             .map(|t| t.name.to_string())
             .collect();
-        o.stop_finder = Some(call_watch::finder(names, found.clone()));
+        let call = call_watch::finder(names, found.head.clone());
+        o.stop_finder = Some(echo_watch::either(call, echo));
     }
     Ok((o, lead, found, first))
 }
