@@ -8,7 +8,6 @@ pub mod agent;
 pub mod attachment;
 pub mod call_watch;
 mod conversation;
-pub mod echo_watch;
 pub mod memory_guard;
 pub mod prefix_cache;
 pub mod rolling;

@@ -33,8 +33,6 @@ pub struct ScriptedEngine {
     /// `Some((n, flag))`: raise `flag` once an aside call has given `n` words (input
     /// arriving while a summary is written). Shared, see [`Self::interrupt_asides`].
     interrupt: Interrupt,
-    /// Whether a caller's `StopFinder` cuts the replies ([`Self::honour_finders`]).
-    finders: bool,
 }
 
 /// See [`ScriptedEngine::interrupt_asides`].
@@ -83,15 +81,7 @@ impl ScriptedEngine {
             prefixes: Vec::new(),
             log: Arc::default(),
             interrupt: Arc::default(),
-            finders: false,
         }
-    }
-
-    /// Lets the caller's `StopFinder` stop a reply where it says, as the real engine
-    /// does (off by default: the turn-loop tests script calls in text).
-    pub fn honour_finders(mut self) -> Self {
-        self.finders = true;
-        self
     }
 
     /// The calls this engine answers, in order: a handle that stays readable after the
@@ -178,11 +168,6 @@ impl ScriptedEngine {
             }
             on_text(word);
             text.push_str(word);
-            let finder = opts.stop_finder.as_ref().filter(|_| self.finders);
-            if let Some(super::Scan::Stop(at)) = finder.map(|f| (f.0)(&text)) {
-                text.truncate(at);
-                return (text, StopReason::StopString);
-            }
         }
         (text, StopReason::EndOfGeneration)
     }

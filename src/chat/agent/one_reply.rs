@@ -2,13 +2,11 @@
 //! watcher; where it must be an answer, the opener banned and its first token decoded),
 //! and the note where the router chose no tool.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use crate::engine::{Completion, Engine, GenerateOptions, Role, StopReason, TurnStats};
+use crate::engine::{Completion, Engine, GenerateOptions, TurnStats};
 
 use super::super::call_watch::{self, JsonHead};
-use super::super::echo_watch;
 use super::super::Conversation;
 use super::answer::{answer_lead, result_note, KNOWN_NOTE, NO_TOOL_NOTE};
 use super::guard::{files_read_this_turn, results_this_turn};
@@ -30,7 +28,7 @@ pub(super) fn reply(
         && conversation
             .turns()
             .last()
-            .is_some_and(|m| m.role == Role::Tool);
+            .is_some_and(|m| m.role == crate::engine::Role::Tool);
     let note = match tools {
         Some(t) if routed_answer && t.remembered => Some(KNOWN_NOTE.to_string()),
         Some(_) | None if routed_answer => Some(NO_TOOL_NOTE.to_string()),
@@ -60,11 +58,6 @@ pub(super) fn reply(
         conversation.remove(at..at + 1);
     }
     let (o, lead, found, mut c) = reply?;
-    if found.echoed.load(Ordering::Relaxed) {
-        // The block said again is no call: the reply ends there, as an answer.
-        c.stop = StopReason::EndOfGeneration;
-        on_event(TurnEvent::Notice(ECHO_CUT.into()));
-    }
     let request = tools.map_or("", |t| t.request);
     let Some(note) = note.filter(|n| parrot::parrots(n, request, &format!("{lead}{}", c.text)))
     else {
@@ -93,16 +86,8 @@ pub(super) fn reply(
 const PARROTED: &str =
     "(the model repeated harvey's instructions instead of answering; what they pointed at:)";
 
-/// Said where the reply began to repeat the evidence block and was ended there.
-const ECHO_CUT: &str = "(the model began to repeat the evidence block; its reply ends there)";
-
-/// What the watchers found: the JSON head of a call that stopped the stream, or that the
-/// reply stopped where it began to repeat the evidence block ([`echo_watch`]).
-#[derive(Debug, Clone, Default)]
-pub(super) struct Found {
-    pub head: Arc<Mutex<Option<JsonHead>>>,
-    pub echoed: Arc<AtomicBool>,
-}
+/// What the watcher found: the JSON head of a call that stopped the stream.
+pub(super) type Found = Arc<Mutex<Option<JsonHead>>>;
 
 /// One reply's options: the family's openers as stops and the JSON call watcher; where
 /// the reply must be an answer (the router said so, or its chosen call has returned),
@@ -126,16 +111,7 @@ fn reply_options(
         (lead, first) = answer_lead(engine, conversation, &o, on_event)?;
         o.assistant_prefix = (!lead.is_empty()).then(|| lead.clone());
     }
-    let found = Found::default();
-    let heads = conversation
-        .turns()
-        .iter()
-        .rev()
-        .find(|m| m.role == Role::User)
-        .map(|m| echo_watch::heads_of(&m.content))
-        .unwrap_or_default();
-    let echo = echo_watch::finder(heads, lead.clone(), found.echoed.clone());
-    o.stop_finder = Some(echo.clone());
+    let found: Found = Arc::new(Mutex::new(None));
     if let Some(set) = tools {
         o.stop = set.forms.openers.clone();
         let names = set
@@ -144,8 +120,7 @@ fn reply_options(
             .iter()
             .map(|t| t.name.to_string())
             .collect();
-        let call = call_watch::finder(names, found.head.clone());
-        o.stop_finder = Some(echo_watch::either(call, echo));
+        o.stop_finder = Some(call_watch::finder(names, found.clone()));
     }
     Ok((o, lead, found, first))
 }

@@ -109,7 +109,7 @@ impl Turn<'_> {
         )?;
         c.text.insert_str(0, &lead);
         thoughts.take(engine, &mut c);
-        let head = found.head.lock().ok().and_then(|mut h| h.take());
+        let head = found.lock().ok().and_then(|mut h| h.take());
         let callable = tools.filter(|_| asked.may_call);
         let kind = match (callable, c.stop) {
             (Some(_), StopReason::StopString) => StepKind::Call,
