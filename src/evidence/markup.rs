@@ -368,6 +368,9 @@ pub struct Pom {
     /// (`maven.compiler.release`/`source`/`target` anywhere, `<release>`/`<source>`/
     /// `<target>` inside the compiler plugin), as written (`8`, `1.8`).
     pub java: Option<String>,
+    /// The artifacts of the root's `<dependencies>` (not `<dependencyManagement>`'s), each
+    /// with its `<scope>` when it has one (`test`, `provided`).
+    pub dependencies: Vec<(String, Option<String>)>,
 }
 
 /// The [`Pom`] of `text`; `None` when its root element is not `<project>`.
@@ -375,13 +378,14 @@ pub fn read_pom(text: &str) -> Option<Pom> {
     let lines: Vec<&str> = text.lines().collect();
     let all = elements(&lines);
     let root = all.first().filter(|r| r.name == "project")?;
-    let child = |name: &str| {
-        root.children
+    let value_of = |e: &Element, name: &str| {
+        e.children
             .iter()
             .map(|&c| &all[c])
             .find(|c| c.name == name)
             .and_then(|c| c.value.clone())
     };
+    let child = |name: &str| value_of(root, name);
     let mut pom = Pom {
         group: child("groupId"),
         artifact: child("artifactId"),
@@ -389,7 +393,19 @@ pub fn read_pom(text: &str) -> Option<Pom> {
         version: child("version"),
         description: child("description"),
         java: None,
+        dependencies: Vec::new(),
     };
+    for list in root.children.iter().map(|&c| &all[c]) {
+        if list.name != "dependencies" {
+            continue;
+        }
+        for dep in list.children.iter().map(|&c| &all[c]) {
+            if let Some(artifact) = value_of(dep, "artifactId").filter(|_| dep.name == "dependency")
+            {
+                pom.dependencies.push((artifact, value_of(dep, "scope")));
+            }
+        }
+    }
     let mut parents: Vec<Option<usize>> = vec![None; all.len()];
     for (i, e) in all.iter().enumerate() {
         for &c in &e.children {

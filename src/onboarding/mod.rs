@@ -6,6 +6,9 @@ use std::path::Path;
 use crate::memory::types::normalize_description;
 use crate::memory::{Draft, MemoryStore, MemoryType, StoreError};
 
+mod commands;
+mod depends;
+
 /// The onboarding questions, in order (Enter skips one).
 pub const QUESTIONS: [(&str, &str); 4] = [
     ("name", "What should I call you?"),
@@ -81,19 +84,22 @@ pub fn manifest_facts(workspace: &Path) -> Vec<Draft> {
         ("pom.xml", |_, text| pom_fact(text)),
         ("codemeta.json", |_, text| codemeta_fact(text)),
     ];
-    // Regular files only (a pipe named package.json must not hang the start), and
-    // small ones: a manifest is a few KB.
-    let read = |name: &str| {
-        crate::regular_file::read_text(&workspace.join(name), Some(MAX_MANIFEST_BYTES))
-            .ok()
-            .flatten()
-    };
+    let read = |name: &str| read_small(workspace, name);
     let mut facts: Vec<Draft> = manifests
         .iter()
         .filter_map(|(name, reader)| reader(workspace, &read(name)?))
         .collect();
+    facts.extend(commands::test_fact(workspace));
     facts.extend(read(".git/config").and_then(|t| origin_fact(&t)));
     facts
+}
+
+/// The text of the root file `name`: regular files only (a pipe named package.json must
+/// not hang the start), and small ones (a manifest is a few KB).
+fn read_small(workspace: &Path, name: &str) -> Option<String> {
+    crate::regular_file::read_text(&workspace.join(name), Some(MAX_MANIFEST_BYTES))
+        .ok()
+        .flatten()
 }
 
 fn cargo_fact(workspace: &Path, text: &str) -> Option<Draft> {
@@ -121,10 +127,8 @@ fn cargo_fact(workspace: &Path, text: &str) -> Option<Draft> {
         .and_then(|p| p.get("rust-version"))
         .and_then(|v| v.as_str())
         .map(|v| oldest("Rust", v, "rust-version"));
-    Some(needing(
-        fact("Cargo.toml", name, "Rust", description, &entry),
-        needs,
-    ))
+    let f = fact("Cargo.toml", name, "Rust", description, &entry);
+    Some(needing(depends::with(f, depends::cargo(&v)), needs))
 }
 
 fn pyproject_fact(text: &str) -> Option<Draft> {
@@ -137,16 +141,14 @@ fn pyproject_fact(text: &str) -> Option<Draft> {
         .map(|t| t.keys().cloned().collect())
         .unwrap_or_default();
     let needs = field("requires-python").map(|v| oldest("Python", v, "requires-python"));
-    Some(needing(
-        fact(
-            "pyproject.toml",
-            field("name"),
-            "Python",
-            field("description"),
-            &scripts,
-        ),
-        needs,
-    ))
+    let f = fact(
+        "pyproject.toml",
+        field("name"),
+        "Python",
+        field("description"),
+        &scripts,
+    );
+    Some(needing(depends::with(f, depends::pyproject(&v)), needs))
 }
 
 fn package_json_fact(text: &str) -> Option<Draft> {
@@ -158,16 +160,14 @@ fn package_json_fact(text: &str) -> Option<Draft> {
     let needs = v["engines"]["node"]
         .as_str()
         .map(|n| oldest("Node.js", n, "engines.node"));
-    Some(needing(
-        fact(
-            "package.json",
-            v["name"].as_str(),
-            "JavaScript/TypeScript",
-            v["description"].as_str(),
-            &entry,
-        ),
-        needs,
-    ))
+    let f = fact(
+        "package.json",
+        v["name"].as_str(),
+        "JavaScript/TypeScript",
+        v["description"].as_str(),
+        &entry,
+    );
+    Some(needing(depends::with(f, depends::package_json(&v)), needs))
 }
 
 fn go_mod_fact(workspace: &Path, text: &str) -> Option<Draft> {
@@ -184,7 +184,8 @@ fn go_mod_fact(workspace: &Path, text: &str) -> Option<Draft> {
         .lines()
         .find_map(|l| l.trim().strip_prefix("go "))
         .map(|v| oldest("Go", v.trim(), "the go line of go.mod"));
-    Some(needing(fact("go.mod", module, "Go", None, &entry), needs))
+    let f = fact("go.mod", module, "Go", None, &entry);
+    Some(needing(depends::with(f, depends::go_mod(text)), needs))
 }
 
 /// A Maven project: its coordinates and version, and the oldest Java it compiles for.
@@ -216,7 +217,7 @@ fn pom_fact(text: &str) -> Option<Draft> {
         .java
         .as_deref()
         .map(|v| oldest("Java", v, "the compiler settings of pom.xml"));
-    Some(needing(f, needs))
+    Some(needing(depends::with(f, depends::pom(&pom)), needs))
 }
 
 fn codemeta_fact(text: &str) -> Option<Draft> {
