@@ -121,12 +121,17 @@ fn last_line_start_with(text: &str, c: char) -> Option<usize> {
     }
 }
 
-/// The start of the fence line right before the line at `brace`, if there is one.
+/// The start of the fence line right before the line at `brace`, if that fence opens a
+/// block (one that closes a code block above is not the call's opener).
 fn fence_before(text: &str, brace: usize) -> Option<usize> {
     let line_start = text[..brace].rfind('\n').map(|i| i + 1)?;
     let prev_end = line_start - 1;
     let prev_start = text[..prev_end].rfind('\n').map_or(0, |i| i + 1);
-    is_fence(text[prev_start..prev_end].trim()).then_some(prev_start)
+    let fences_above = text[..prev_start]
+        .lines()
+        .filter(|l| l.trim_start().starts_with("```"))
+        .count();
+    (is_fence(text[prev_start..prev_end].trim()) && fences_above % 2 == 0).then_some(prev_start)
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -231,6 +236,8 @@ mod tests {
             (r#"{"name": "find_function", "arguments""#, call(0, "")),
             (r#"{"name": "find_function", "parameters": {"#, call(0, "")),
             ("  {\"name\": \"git\"", call(2, "")),
+            // The fence above closes a code block: the call starts at its brace.
+            ("```py\nx = 1\n```\n{\"name\": \"git\"", call(16, "")),
         ];
         for (text, want) in cases {
             assert_eq!(&watch(text, TOOLS), want, "{text:?}");

@@ -67,6 +67,8 @@ impl<'a> StopScanner<'a> {
         }
         self.text.push_str(piece);
         if let Some((at, which)) = self.first_stop() {
+            // What was shown stays shown: a stop is never cut before it.
+            let at = at.max(self.emitted);
             self.hit = Some(which);
             self.text.truncate(at);
             self.stopped = true;
@@ -76,7 +78,9 @@ impl<'a> StopScanner<'a> {
         if let Some(finder) = self.finder {
             match (finder.0)(&self.text) {
                 Scan::Stop(at) => {
-                    let at = at.min(self.text.len());
+                    // A finder may name a line it let through before (it reads the whole
+                    // text each time): what was shown stays shown.
+                    let at = at.clamp(self.emitted, self.text.len());
                     self.hit = Some(self.stops.len());
                     self.text.truncate(at);
                     self.stopped = true;
@@ -176,6 +180,24 @@ mod tests {
             shown.push(scanner.finish());
         }
         (shown, scanner.text().to_string(), stopped)
+    }
+
+    #[test]
+    fn a_finder_stop_before_the_shown_text_keeps_what_was_shown() {
+        // Clear until the text holds "!", then a stop at the very start.
+        let finder = StopFinder(Arc::new(|text: &str| {
+            if text.contains('!') {
+                Scan::Stop(0)
+            } else {
+                Scan::Clear
+            }
+        }));
+        let stops: Vec<String> = Vec::new();
+        let mut s = StopScanner::with_finder(&stops, Some(&finder));
+        assert_eq!(s.push("déjà vu "), ("déjà vu ".to_string(), false));
+        assert_eq!(s.push("again!"), (String::new(), true));
+        assert_eq!(s.text(), "déjà vu ");
+        assert!(s.found_by_finder());
     }
 
     #[test]
