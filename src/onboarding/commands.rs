@@ -40,7 +40,8 @@ fn test_commands(workspace: &Path, read: &dyn Fn(&str) -> Option<String>) -> Vec
             .iter()
             .find_map(|n| read(n).map(|text| (n.to_string(), text)))
     };
-    let exists = |name: &str| workspace.join(name).exists();
+    // A regular file: a pipe or a folder of that name says nothing of the build.
+    let exists = |name: &str| workspace.join(name).is_file();
     let mut out = Vec::new();
     if let Some((file, text)) = first(&["justfile", "Justfile", ".justfile"]) {
         out.extend(
