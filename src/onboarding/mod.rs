@@ -212,6 +212,11 @@ fn pom_fact(text: &str) -> Option<Draft> {
         };
         f.summary
             .push_str(&format!(". The Maven build's version{of}: {v}"));
+        // Maven's convention: a -SNAPSHOT is the next version, still in development.
+        if v.ends_with("-SNAPSHOT") {
+            f.summary
+                .push_str(" (a SNAPSHOT: the next version in development, not released yet)");
+        }
     }
     let needs = pom
         .java
@@ -417,6 +422,25 @@ mod tests {
             pom.summary,
             "demo is a Java (Maven) project (pom.xml). The Maven build's version of org.ex:demo: 2.4.1. \
              Minimum (oldest supported) Java version: 11 (the compiler settings of pom.xml)"
+        );
+        // A -SNAPSHOT version is said to be unreleased.
+        let text = std::fs::read_to_string(ws.path().join("pom.xml")).unwrap();
+        std::fs::write(
+            ws.path().join("pom.xml"),
+            text.replace("2.4.1<", "2.5.0-SNAPSHOT<"),
+        )
+        .unwrap();
+        let facts = manifest_facts(ws.path());
+        let pom = facts
+            .iter()
+            .find(|f| f.description.contains("pom.xml"))
+            .unwrap();
+        assert!(
+            pom.summary.contains(
+                "org.ex:demo: 2.5.0-SNAPSHOT (a SNAPSHOT: the next version in development, not released yet)."
+            ),
+            "{}",
+            pom.summary
         );
     }
 }

@@ -105,5 +105,7 @@ fn manifest_facts_are_saved_once_and_updated_when_the_manifest_changes() {
     let facts = store.list(Some(MemoryType::ProjectFact), None).unwrap();
     assert_eq!(facts.len(), 2);
     assert!(facts.iter().any(|f| f.summary.contains("weather")));
-    assert!(facts.iter().any(|f| f.summary == "Tests run with: `cargo test` (Cargo.toml)"));
+    assert!(facts
+        .iter()
+        .any(|f| f.summary == "Tests run with: `cargo test` (Cargo.toml)"));
 }
