@@ -29,6 +29,15 @@ session or memory), then runs, inside the checkout,
 and reads the JSON object it prints (reply, prompt_tokens, evaluated_tokens,
 completion_tokens, ttft_ms). A timeout is a fail with reply "(timeout)".
 
+With --session, each repository's questions are asked in one process instead, as a user
+asks them in one sitting with the model kept open: the checkout is reset once, then
+
+    harvey -w CHECKOUT -m MODEL run --json --each QUESTIONS_FILE
+
+answers them in order, each in a new conversation, one JSON line each. A question's
+seconds are then what the user waits for it: the model's open and the prefix for the
+first, its own turn for the others.
+
 Checkouts live at REPOS/<owner>+<name>. A missing one is cloned from the mirror
 (MIRROR/<owner>+<name>/repo, as the fetch tool leaves it) and set to the pinned commit.
 
@@ -39,6 +48,7 @@ Use (from the project root):
         --repos ../checkouts --split tune --out tune-new.json
     scripts/first_contact.py --model M --repos R --repo sharkdp+hexyl --kind version,license
     scripts/first_contact.py --model M --repos R --keep cache --out a.json  # keep agents/cache
+    scripts/first_contact.py --model M --repos R --session --out s.json  # one process per repository
     scripts/first_contact.py --compare old.json new.json    # two runs side by side
     scripts/first_contact.py --table run.json               # the summary table of a saved run
 
@@ -67,6 +77,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -392,6 +403,71 @@ def run_harvey(harvey: Path, model: Path, ws: Path, question: str, timeout: floa
     return res
 
 
+def run_session(harvey: Path, model: Path, ws: Path, questions: list[str],
+                timeout: float) -> list[dict]:
+    """All of one checkout's questions in one `harvey run --each` process, in order."""
+    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
+        f.write("".join(q + "\n" for q in questions))
+        listed = f.name
+    cmd = [str(harvey), "-w", str(ws), "-m", str(model), "run", "--json", "--each", listed]
+    t0 = time.monotonic()
+    proc = subprocess.Popen(
+        cmd, cwd=ws, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )
+    timed_out = False
+    try:
+        out, err = proc.communicate(timeout=timeout * len(questions))
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        _stop(proc)
+        out, err = proc.communicate()
+    except KeyboardInterrupt:
+        _stop(proc)
+        raise
+    finally:
+        os.unlink(listed)
+    wall = time.monotonic() - t0
+    objects = []
+    for line in out.splitlines():
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(obj, dict):
+            objects.append(obj)
+    results = []
+    for i, _ in enumerate(questions):
+        obj = objects[i] if i < len(objects) else None
+        res = {
+            "reply": "(timeout)" if timed_out else "(no reply)",
+            "seconds": None, "evaluated_tokens": None, "prompt_tokens": None,
+            "completion_tokens": None, "ttft_ms": None, "exit_code": proc.returncode,
+            "timed_out": timed_out and obj is None, "error": None, "timing": None,
+            "steps": None, "evidence_sources": None, "tools": None,
+        }
+        if obj is None:
+            tail = (err or "").strip().splitlines()[-2:]
+            res["error"] = "no JSON line for this question" + (
+                f": {' / '.join(tail)}" if tail else "")
+            results.append(res)
+            continue
+        timing = obj.get("timing") or {}
+        waited = sum(float(timing.get(k) or 0) for k in ("open_ms", "prefix_ms", "turn_ms"))
+        res["reply"] = str(obj.get("reply", ""))
+        res["seconds"] = round(waited / 1000, 2)
+        for k in ("evaluated_tokens", "prompt_tokens", "completion_tokens", "ttft_ms",
+                  "timing", "steps"):
+            res[k] = obj.get(k)
+        res["evidence_sources"] = (obj.get("evidence") or {}).get("sources")
+        res["tools"] = [c.get("call") for c in obj.get("tool_calls") or []]
+        results.append(res)
+    for res in results:
+        if res["seconds"] is None:  # no answer: counted as the whole wait
+            res["seconds"] = round(wall, 2)
+    return results
+
+
 def _stop(proc: subprocess.Popen) -> None:
     """SIGTERM the process group we started (harvey closes its session), then SIGKILL."""
     for sig, wait in ((signal.SIGTERM, 10), (signal.SIGKILL, 5)):
@@ -458,6 +534,9 @@ def parse_args(argv):
                          "(e.g. cache); repeatable")
     ap.add_argument("--timeout", type=float, default=600.0,
                     help="seconds per question (default 600); a timeout is a fail")
+    ap.add_argument("--session", action="store_true",
+                    help="ask each repository's questions in one `harvey run --each` process "
+                         "(the model kept open), not one process per question")
     ap.add_argument("--check", action="store_true",
                     help="only validate the battery files and print the question counts")
     ap.add_argument("--compare", nargs=2, metavar=("A.json", "B.json"),
@@ -572,12 +651,23 @@ def main(argv=None) -> int:
         "keep": sorted(keep),
         "commits": {b.repo: b.commit for b in batteries if b.repo in checkouts},
     }
+    meta["session"] = args.session
     rows: list[dict] = []
     n = len(chosen)
+    answers: dict[int, dict] = {}
     for i, (b, q) in enumerate(chosen, 1):
         ws = checkouts[b.repo]
-        reset_checkout(ws, b.commit, keep)
-        res = run_harvey(harvey, model, ws, q.question, args.timeout)
+        if not args.session:
+            reset_checkout(ws, b.commit, keep)
+            res = run_harvey(harvey, model, ws, q.question, args.timeout)
+        else:
+            if i not in answers:
+                same = [j for j, (c, _) in enumerate(chosen, 1) if c.repo == b.repo and j >= i]
+                reset_checkout(ws, b.commit, keep)
+                got = run_session(harvey, model, ws, [chosen[j - 1][1].question for j in same],
+                                  args.timeout)
+                answers.update(zip(same, got))
+            res = answers.pop(i)
         passed = (not res["timed_out"]) and passes(q.groups, res["reply"])
         row = {
             "repo": q.repo, "split": q.split, "kind": q.kind, "question": q.question,

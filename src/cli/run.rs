@@ -8,10 +8,11 @@
 //! silent success.
 
 use std::io::{IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, OnceLock};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -36,6 +37,12 @@ pub struct RunArgs {
     /// Longest reply in tokens (default: sampling.max_tokens from the config).
     #[arg(long, value_name = "N")]
     max_tokens: Option<u32>,
+    /// Answer every line of FILE (`-`: stdin) as a question of its own, in one session:
+    /// the model and the cached prompt prefix stay loaded, and each question starts a new
+    /// conversation (as /clear does). Blank lines are skipped. With --json, one JSON
+    /// object per line (JSON Lines), in the order of the questions.
+    #[arg(long, value_name = "FILE", conflicts_with = "prompt")]
+    each: Option<PathBuf>,
 }
 
 /// Ctrl-C, SIGTERM or SIGHUP during `harvey run`: the first one stops the reply (or skips
@@ -107,12 +114,17 @@ fn signal_name(signal: i32) -> &'static str {
 }
 
 pub fn run_once(options: &AppOptions, args: RunArgs) -> Result<ExitCode> {
-    let prompt = match args.prompt {
-        Some(p) => p,
-        None => read_stdin_prompt()?,
+    let prompts = match (&args.prompt, &args.each) {
+        (_, Some(file)) => read_questions(file)?,
+        (Some(p), None) => vec![p.clone()],
+        (None, None) => vec![read_stdin_prompt()?],
     };
-    if prompt.trim().is_empty() {
-        eprintln!("error: empty prompt: pass PROMPT or pipe text on stdin (harvey run --help)");
+    if prompts.iter().all(|p| p.trim().is_empty()) {
+        let what = match &args.each {
+            Some(file) => format!("no question in {} (one per line)", file.display()),
+            None => "empty prompt: pass PROMPT or pipe text on stdin".into(),
+        };
+        eprintln!("error: {what} (harvey run --help)");
         return Ok(ExitCode::from(2));
     }
     let interrupt = Interrupt::install()?;
@@ -136,34 +148,120 @@ pub fn run_once(options: &AppOptions, args: RunArgs) -> Result<ExitCode> {
         // Nothing was said yet: there is no session to close.
         return Ok(Interrupt::exit_code(signal));
     }
-    let turn = stream_turn(&mut app, &prompt, &interrupt, !args.json);
-    let turn = turn?;
-    let answered = started.elapsed();
+    let opening = Opening {
+        started,
+        opened,
+        prepared,
+    };
+    let last = answer_each(&mut app, &prompts, &args, &interrupt, &opening)?;
     if let Some(signal) = interrupt.signal() {
         app.note_at_close(format!("Ended by {}", signal_name(signal)));
     }
     // The same close sequence as the REPL's, quietly: scripts read stdout and stderr.
     // After a signal the summary is skipped: the first progress report comes after the
     // sequence clears the abort flag and before it summarizes.
+    let before_close = started.elapsed();
     let closed = app.end_session(&mut |_| interrupt.reassert());
-    if args.json {
-        let ms = |d: std::time::Duration| (d.as_secs_f64() * 1000.0).round();
-        let timing = serde_json::json!({
-            "open_ms": ms(opened),
-            "prefix_ms": ms(prepared - opened),
-            "turn_ms": ms(answered - prepared),
-            "close_ms": ms(started.elapsed() - answered),
-        });
-        let mut value = run_json(&app, &turn, closed.as_ref());
-        value["timing"] = timing;
+    if let Some(mut value) = last {
+        value["timing"]["close_ms"] = ms(started.elapsed() - before_close).into();
+        value["session"] = closed
+            .as_ref()
+            .map(|c| c.record.display().to_string())
+            .into();
+        value["summary_pending"] = closed.as_ref().is_some_and(|c| c.pending).into();
         println!("{value}");
-    } else {
-        println!();
-        if let Some(note) = stop_note(turn.completion.stop) {
-            eprintln!("{note}");
-        }
     }
     finish(closed.as_ref(), interrupt.signal())
+}
+
+/// When the run started, the model was opened and the prompt prefix was ready.
+struct Opening {
+    started: Instant,
+    opened: Duration,
+    prepared: Duration,
+}
+
+fn ms(d: Duration) -> f64 {
+    (d.as_secs_f64() * 1000.0).round()
+}
+
+/// Answers the prompts in order, each in a new conversation after the first; streams
+/// each reply (or prints each JSON line but the last, returned so that the close can
+/// complete it). A signal stops the reply under way and skips the rest.
+fn answer_each(
+    app: &mut App,
+    prompts: &[String],
+    args: &RunArgs,
+    interrupt: &Interrupt,
+    at: &Opening,
+) -> Result<Option<serde_json::Value>> {
+    let mut last: Option<serde_json::Value> = None;
+    let mut turn_started = at.prepared;
+    for (n, prompt) in prompts.iter().enumerate() {
+        if n > 0 {
+            app.clear();
+            if !args.json {
+                println!();
+            }
+        }
+        if args.each.is_some() && !args.json {
+            println!("> {prompt}");
+        }
+        let turn = stream_turn(app, prompt, interrupt, !args.json)?;
+        let answered = at.started.elapsed();
+        if args.json {
+            let mut value = run_json(app, &turn, None);
+            // Only the first question waits for the model and the prefix.
+            let (open, prefix) = if n == 0 {
+                (ms(at.opened), ms(at.prepared - at.opened))
+            } else {
+                (0.0, 0.0)
+            };
+            value["timing"] = serde_json::json!({
+                "open_ms": open,
+                "prefix_ms": prefix,
+                "turn_ms": ms(answered - turn_started),
+                "close_ms": 0.0,
+            });
+            if let Some(done) = last.replace(value) {
+                println!("{done}");
+            }
+        } else {
+            println!();
+            if let Some(note) = stop_note(turn.completion.stop) {
+                eprintln!("{note}");
+            }
+        }
+        turn_started = answered;
+        if interrupt.signal().is_some() {
+            break;
+        }
+    }
+    Ok(last)
+}
+
+/// The questions of `harvey run --each FILE`, one per non-blank line (`-`: stdin).
+fn read_questions(file: &Path) -> Result<Vec<String>> {
+    let text = if file == Path::new("-") {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .context("cannot read the questions from stdin")?;
+        text
+    } else {
+        std::fs::read_to_string(file).with_context(|| {
+            format!(
+                "cannot read the questions file {} (one question per line)",
+                file.display()
+            )
+        })?
+    };
+    Ok(text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect())
 }
 
 /// The reply, streamed to stdout (unless `--json`); tool events go to stderr.

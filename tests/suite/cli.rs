@@ -133,6 +133,90 @@ fn run_reads_the_prompt_from_stdin() {
 }
 
 #[test]
+fn run_each_answers_every_line_in_one_session() {
+    let model = model_path();
+    let work = tempfile::tempdir().unwrap();
+    // Outside the workspace, so that no question's evidence holds the file itself.
+    let lists = tempfile::tempdir().unwrap();
+    let questions = lists.path().join("questions.txt");
+    std::fs::write(
+        &questions,
+        "What is 2+2?\n\n   \nName a colour.\nSay hello.\n",
+    )
+    .unwrap();
+    let out = harvey_in(
+        work.path(),
+        &[
+            "-m",
+            model.to_str().unwrap(),
+            "run",
+            "--json",
+            "--max-tokens",
+            "8",
+            "--each",
+            questions.to_str().unwrap(),
+        ],
+        "",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert_eq!(lines.len(), 3, "one line per question, blank lines skipped");
+    for v in &lines {
+        assert!(v["completion_tokens"].as_u64().unwrap() > 0, "{v}");
+        assert!(v["timing"]["turn_ms"].as_f64().unwrap() > 0.0, "{v}");
+    }
+    // The model is loaded once: only the first line pays for the opening.
+    assert!(lines[0]["timing"]["open_ms"].as_f64().unwrap() > 0.0);
+    assert_eq!(lines[1]["timing"]["open_ms"], 0.0);
+    assert_eq!(lines[2]["timing"]["prefix_ms"], 0.0);
+    // Each question starts a new conversation: the third prompt is shorter than the first
+    // with the two replies after it, which a carried-on conversation would hold.
+    let tokens = |i: usize, key: &str| lines[i][key].as_u64().unwrap();
+    assert!(
+        tokens(2, "prompt_tokens")
+            < tokens(0, "prompt_tokens")
+                + tokens(0, "completion_tokens")
+                + tokens(1, "completion_tokens"),
+        "{:?}",
+        lines
+            .iter()
+            .map(|v| (&v["prompt_tokens"], &v["completion_tokens"]))
+            .collect::<Vec<_>>()
+    );
+    // One session, closed after the last question and named on its line.
+    assert!(lines[2]["session"].is_string(), "{}", lines[2]);
+    assert!(lines[0]["session"].is_null());
+    let record = std::fs::read_to_string(lines[2]["session"].as_str().unwrap()).unwrap();
+    for question in ["What is 2+2?", "Name a colour.", "Say hello."] {
+        assert!(record.contains(question), "{record}");
+    }
+}
+
+#[test]
+fn run_each_names_a_missing_or_empty_questions_file() {
+    let work = tempfile::tempdir().unwrap();
+    let missing = harvey_in(work.path(), &["run", "--each", "nope.txt"], "");
+    assert_eq!(missing.status.code(), Some(1), "{}", stderr(&missing));
+    assert!(
+        stderr(&missing).contains("cannot read the questions file nope.txt"),
+        "{}",
+        stderr(&missing)
+    );
+    let blank = work.path().join("blank.txt");
+    std::fs::write(&blank, "\n  \n").unwrap();
+    let empty = harvey_in(work.path(), &["run", "--each", blank.to_str().unwrap()], "");
+    assert_eq!(empty.status.code(), Some(2), "{}", stderr(&empty));
+    assert!(
+        stderr(&empty).contains(&format!("no question in {}", blank.display())),
+        "{}",
+        stderr(&empty)
+    );
+}
+
+#[test]
 fn usage_errors_exit_2() {
     let out = harvey(&["--no-such-flag"], "");
     assert_eq!(out.status.code(), Some(2));
