@@ -6,7 +6,7 @@
 //! A long unit is cut into pieces that each keep the unit's heading. Pure: text in,
 //! chunks out.
 
-use super::terms::{defined_names, names_in, split_forms};
+use super::terms::{names_in, split_forms};
 
 /// Most lines in one chunk; a longer unit is cut into pieces of this size.
 pub const MAX_LINES: usize = 40;
@@ -81,7 +81,7 @@ pub fn chunks(path: &str, text: &str) -> Vec<Chunk> {
     let lines: Vec<&str> = text.lines().collect();
     let kind = kind_of(path);
     let units = match kind {
-        Kind::Code => code_units(&lines),
+        Kind::Code => super::code::code_units(&lines),
         Kind::Doc => doc_units(&lines),
         Kind::Config if super::tasks::is_task_file(path) => super::tasks::target_units(&lines),
         Kind::Config if super::markup::is_markup(path) => super::markup::element_units(&lines),
@@ -117,7 +117,7 @@ pub(super) struct Unit {
 }
 
 impl Unit {
-    fn plain(start: usize, end: usize) -> Self {
+    pub(super) fn plain(start: usize, end: usize) -> Self {
         Self {
             start,
             end,
@@ -155,154 +155,6 @@ pub(super) fn units_at(lines: &[&str], starts: &[(usize, String, String)]) -> Ve
             heading: heading.clone(),
             names: names.clone(),
         });
-    }
-    out
-}
-
-/// Test blocks that open a unit as a definition does (`describe('x', …)`, `it('…')`).
-const TEST_OPENERS: &[&str] = &["describe(", "it(", "test("];
-
-/// Modifiers that may stand before a definer.
-const MODIFIERS: &[&str] = &[
-    "pub",
-    "pub(crate)",
-    "pub(super)",
-    "export",
-    "default",
-    "async",
-    "unsafe",
-    "public",
-    "private",
-    "protected",
-    "static",
-    "final",
-    "abstract",
-    "extern",
-    "inline",
-    "override",
-    "open",
-    "data",
-    "sealed",
-    "internal",
-    "suspend",
-    "declare",
-];
-
-/// Whether `line` opens a definition: a definer after modifiers, or a C-style function
-/// head (`int name(...)` at the margin with no `;`).
-pub(super) fn is_definition(line: &str) -> bool {
-    let t = line.trim_start();
-    let mut words = t.split_whitespace().peekable();
-    while words.peek().is_some_and(|w| MODIFIERS.contains(w)) {
-        words.next();
-    }
-    let Some(word) = words.next() else {
-        return false;
-    };
-    // A definer (`fn`, `class`, `typedef`; not `let` or `var`: a statement at the margin).
-    let definer = super::terms::NAMERS.contains(&word) && !matches!(word, "let" | "var");
-    if definer || word == "macro_rules!" || TEST_OPENERS.iter().any(|d| word.starts_with(d)) {
-        return true;
-    }
-    // A function given a name by assignment at the margin (`app.use = function use(fn) {`,
-    // `exports.etag = function`, `const parse = (s) => {`).
-    let assigned = t.contains("= function")
-        || t.contains("= async function")
-        || (t.contains(" = (") && t.contains(") => {"));
-    if line == t && assigned {
-        return true;
-    }
-    // `name: function` is left to the windows; a C function
-    // head has a type, a name and a parenthesis, and is not a statement. The type may be
-    // wrapped in an export macro (`CJSON_PUBLIC(cJSON *) cJSON_Parse(…)`).
-    let unwrapped = super::terms::without_export_macro(t);
-    let wrapped = unwrapped.len() < t.len();
-    line == t
-        && t.contains('(')
-        && !t.ends_with(';')
-        && !t.starts_with(['#', '/', '*', '}', '{'])
-        && unwrapped.split('(').next().is_some_and(|h| {
-            let w: Vec<&str> = h.split_whitespace().collect();
-            (w.len() >= 2 || (wrapped && w.len() == 1))
-                && w.iter().all(|x| {
-                    x.chars()
-                        .all(|c| c.is_alphanumeric() || "_*&:<>,".contains(c))
-                })
-        })
-}
-
-/// Whether `line` belongs to the definition below it (a doc comment, an attribute, a
-/// decorator).
-fn is_preamble(line: &str) -> bool {
-    let t = line.trim_start();
-    ["///", "//", "#[", "@", "/**", "*", "# "]
-        .iter()
-        .any(|p| t.starts_with(p))
-        || t == "#"
-}
-
-fn indent(line: &str) -> usize {
-    line.len() - line.trim_start().len()
-}
-
-/// Code: a unit per definition at the file's outer level; a unit longer than
-/// [`MAX_LINES`] is cut at the definitions inside it (methods of a class or an impl).
-fn code_units(lines: &[&str]) -> Vec<Unit> {
-    let defs: Vec<usize> = (0..lines.len())
-        .filter(|&i| is_definition(lines[i]))
-        .collect();
-    let Some(outer) = defs.iter().map(|&i| indent(lines[i])).min() else {
-        return vec![Unit::plain(0, lines.len())];
-    };
-    let starts = |level: usize, from: usize, to: usize| -> Vec<(usize, String, String)> {
-        defs.iter()
-            .filter(|&&i| i >= from && i < to && indent(lines[i]) == level)
-            .map(|&i| {
-                let mut start = i;
-                while start > from && is_preamble(lines[start - 1]) {
-                    start -= 1;
-                }
-                let head = lines[i].trim().to_string();
-                (start, head.clone(), defined_names(&head).join(" "))
-            })
-            .collect()
-    };
-    let mut out = Vec::new();
-    for unit in units_at(lines, &starts(outer, 0, lines.len())) {
-        if unit.end - unit.start <= MAX_LINES || unit.heading.is_empty() {
-            out.push(unit);
-            continue;
-        }
-        let inner_level = defs
-            .iter()
-            .filter(|&&i| i > unit.start && i < unit.end)
-            .map(|&i| indent(lines[i]))
-            .filter(|&l| l > outer)
-            .min();
-        let Some(level) = inner_level else {
-            out.push(unit);
-            continue;
-        };
-        let inner = starts(level, unit.start + 1, unit.end);
-        let Some(first_inner) = inner.first().map(|s| s.0) else {
-            out.push(unit);
-            continue;
-        };
-        out.push(Unit {
-            start: unit.start,
-            end: first_inner,
-            heading: unit.heading.clone(),
-            names: unit.names.clone(),
-        });
-        for (i, (start, head, names)) in inner.iter().enumerate() {
-            let end = inner.get(i + 1).map_or(unit.end, |s| s.0);
-            out.push(Unit {
-                start: *start,
-                end,
-                heading: format!("{} > {head}", unit.heading),
-                names: format!("{} {names}", unit.names),
-            });
-        }
     }
     out
 }
@@ -450,64 +302,6 @@ mod tests {
             .into_iter()
             .map(|c| (c.first, c.last, c.heading))
             .collect()
-    }
-
-    #[test]
-    fn rust_is_cut_by_definition_with_its_doc_comment() {
-        let src = "use std::io;\n\n/// Parses args.\n#[inline]\npub fn parse_args() {\n    x();\n}\n\npub struct RetryPolicy {\n    n: u32,\n}\n";
-        let c = chunks("src/lib.rs", src);
-        assert_eq!(c.len(), 3, "{c:?}");
-        assert_eq!(
-            (c[1].first, c[1].heading.as_str()),
-            (3, "pub fn parse_args() {")
-        );
-        assert!(c[1].text.starts_with("/// Parses args."));
-        assert_eq!(c[1].names, "parse_args");
-        assert_eq!(c[2].names, "RetryPolicy");
-    }
-
-    #[test]
-    fn a_long_class_is_cut_at_its_methods() {
-        let mut src = String::from("class Signer:\n    \"\"\"Signs.\"\"\"\n");
-        for m in ["sign", "verify", "unsign"] {
-            src.push_str(&format!("    def {m}(self):\n"));
-            for i in 0..20 {
-                src.push_str(&format!("        x{i} = 1\n"));
-            }
-        }
-        let h = headings("signer.py", &src);
-        assert_eq!(h[0], (1, 2, "class Signer:".into()));
-        assert_eq!(h[1].2, "class Signer: > def sign(self):");
-        assert_eq!(h.len(), 4, "{h:?}");
-    }
-
-    #[test]
-    fn c_functions_are_definitions() {
-        let src = "#include <x.h>\n\nstatic int helper(int a)\n{\n  return a;\n}\n\nCJSON_PUBLIC(cJSON *) cJSON_Parse(const char *value)\n{\n}\n";
-        let h = headings("cJSON.c", src);
-        assert_eq!(h[1].2, "static int helper(int a)", "{h:?}");
-        assert_eq!(
-            h[2].2, "CJSON_PUBLIC(cJSON *) cJSON_Parse(const char *value)",
-            "{h:?}"
-        );
-        for (head, name) in [
-            (
-                "CJSON_PUBLIC(cJSON *) cJSON_Parse(const char *value)",
-                "cJSON_Parse",
-            ),
-            (
-                "static void * CJSON_CDECL internal_malloc(size_t size)",
-                "internal_malloc",
-            ),
-            ("static int helper(int a)", "helper"),
-            ("static MAX: usize = max(1, 2);", "MAX"),
-            ("const parse = (s) => {", "parse"),
-        ] {
-            assert_eq!(super::super::terms::defined_names(head), [name], "{head}");
-        }
-        // A macro call alone, or an anonymous struct, defines no name.
-        assert!(!is_definition("TEST_ASSERT_TRUE(x);"));
-        assert!(super::super::terms::defined_names("typedef struct {").is_empty());
     }
 
     #[test]

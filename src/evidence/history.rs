@@ -210,7 +210,7 @@ pub fn parse_added(text: &str) -> std::collections::HashMap<String, Added> {
                     added.names.push(name);
                 }
             }
-            if !super::chunk::is_definition(line) {
+            if !super::code::is_definition(line) {
                 continue;
             }
             for name in super::terms::defined_names(line) {

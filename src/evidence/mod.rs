@@ -19,6 +19,7 @@
 
 pub mod block;
 pub mod chunk;
+pub mod code;
 mod cut;
 pub mod history;
 pub mod markup;
