@@ -73,9 +73,11 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Answer one prompt and exit (the prompt comes from the argument or from stdin).
+    /// Answer one prompt and exit (the prompt comes from the argument or from stdin), or
+    /// each line of a file in one session (--each).
     ///
     /// Example: harvey run --json "What version is this package?"
+    /// (or, one question per line: harvey run --json --each questions.txt)
     Run(cli::run::RunArgs),
     /// Measure load time, prefill/decode speed against a raw llama.cpp loop and beside
     /// llama.cpp's own llama-bench (scripts/build-llama-bench.sh builds it), TTFT over

@@ -204,8 +204,12 @@ fn answer_each(
                 println!();
             }
         }
-        if args.each.is_some() && !args.json {
-            println!("> {prompt}");
+        if args.each.is_some() {
+            // Where a long list is: on stderr, so that stdout stays the replies.
+            eprintln!("[question {} of {}]", n + 1, prompts.len());
+            if !args.json {
+                println!("> {prompt}");
+            }
         }
         let turn = stream_turn(app, prompt, interrupt, !args.json)?;
         let answered = at.started.elapsed();
