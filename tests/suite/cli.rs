@@ -196,6 +196,38 @@ fn run_each_answers_every_line_in_one_session() {
 }
 
 #[test]
+fn run_each_reads_the_questions_from_stdin_with_a_dash() {
+    let model = model_path();
+    let out = harvey(
+        &[
+            "-m",
+            model.to_str().unwrap(),
+            "run",
+            "--json",
+            "--max-tokens",
+            "4",
+            "--each",
+            "-",
+        ],
+        "Say hi.\nSay bye.\n",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let replies = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| {
+            serde_json::from_str::<serde_json::Value>(l).is_ok_and(|v| v["reply"].is_string())
+        })
+        .count();
+    assert_eq!(replies, 2, "{}", String::from_utf8_lossy(&out.stdout));
+    // Each question is announced on stderr, so stdout stays JSON.
+    let said = stderr(&out);
+    assert!(
+        said.contains("[question 1 of 2]") && said.contains("[question 2 of 2]"),
+        "{said}"
+    );
+}
+
+#[test]
 fn run_each_names_a_missing_or_empty_questions_file() {
     let work = tempfile::tempdir().unwrap();
     let missing = harvey_in(work.path(), &["run", "--each", "nope.txt"], "");
