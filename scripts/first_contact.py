@@ -74,11 +74,8 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
-import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -92,6 +89,7 @@ DEFAULT_REPOS = ROOT / "target" / "first_contact"
 from first_contact_report import (  # noqa: E402  (the script's own folder)
     KINDS, SPLITS, InputError, _fmt, compare, group_of, load_run, print_steps, print_table,
 )
+from first_contact_run import run_harvey, run_session  # noqa: E402
 HEADER = ["split", "kind", "question", "expected"]
 SHA_RE = re.compile(r"^[0-9a-f]{40}$")
 FILE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*\+[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -348,161 +346,6 @@ def reset_checkout(ws: Path, sha: str, keep: set[str]) -> None:
                 entry.unlink()
 
 
-# ----------------------------------------------------------------------------- running
-
-
-def run_harvey(harvey: Path, model: Path, ws: Path, question: str, timeout: float) -> dict:
-    cmd = [str(harvey), "-w", str(ws), "-m", str(model), "run", "--json", question]
-    t0 = time.monotonic()
-    proc = subprocess.Popen(
-        cmd, cwd=ws, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True, start_new_session=True,
-    )
-    timed_out = False
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        _stop(proc)
-        out, err = proc.communicate()
-    except KeyboardInterrupt:
-        _stop(proc)
-        raise
-    seconds = time.monotonic() - t0
-    res = {
-        "reply": "(timeout)" if timed_out else "",
-        "seconds": round(seconds, 2),
-        "evaluated_tokens": None,
-        "prompt_tokens": None,
-        "completion_tokens": None,
-        "ttft_ms": None,
-        "exit_code": proc.returncode,
-        "timed_out": timed_out,
-        "error": None,
-        "timing": None,
-        "steps": None,
-        "evidence_sources": None,
-        "tools": None,
-    }
-    if timed_out:
-        return res
-    obj = _last_json_object(out)
-    if obj is None:
-        tail = (err or out).strip().splitlines()[-3:]
-        res["error"] = "no JSON object on stdout" + (f": {' / '.join(tail)}" if tail else "")
-        res["reply"] = "(no reply)"
-        return res
-    res["reply"] = str(obj.get("reply", ""))
-    for k in ("evaluated_tokens", "prompt_tokens", "completion_tokens", "ttft_ms", "timing", "steps"):
-        res[k] = obj.get(k)
-    res["evidence_sources"] = (obj.get("evidence") or {}).get("sources")
-    res["tools"] = [c.get("call") for c in obj.get("tool_calls") or []]
-    if proc.returncode != 0:
-        tail = err.strip().splitlines()[-2:]
-        res["error"] = " / ".join(tail) or None
-    return res
-
-
-def run_session(harvey: Path, model: Path, ws: Path, questions: list[str],
-                timeout: float) -> list[dict]:
-    """All of one checkout's questions in one `harvey run --each` process, in order."""
-    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
-        f.write("".join(q + "\n" for q in questions))
-        listed = f.name
-    cmd = [str(harvey), "-w", str(ws), "-m", str(model), "run", "--json", "--each", listed]
-    t0 = time.monotonic()
-    proc = subprocess.Popen(
-        cmd, cwd=ws, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True, start_new_session=True,
-    )
-    timed_out = False
-    try:
-        out, err = proc.communicate(timeout=timeout * len(questions))
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        _stop(proc)
-        out, err = proc.communicate()
-    except KeyboardInterrupt:
-        _stop(proc)
-        raise
-    finally:
-        os.unlink(listed)
-    wall = time.monotonic() - t0
-    objects = []
-    for line in out.splitlines():
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(obj, dict):
-            objects.append(obj)
-    results = []
-    for i, _ in enumerate(questions):
-        obj = objects[i] if i < len(objects) else None
-        res = {
-            "reply": "(timeout)" if timed_out else "(no reply)",
-            "seconds": None, "evaluated_tokens": None, "prompt_tokens": None,
-            "completion_tokens": None, "ttft_ms": None, "exit_code": proc.returncode,
-            "timed_out": timed_out and obj is None, "error": None, "timing": None,
-            "steps": None, "evidence_sources": None, "tools": None,
-        }
-        if obj is None:
-            tail = (err or "").strip().splitlines()[-2:]
-            res["error"] = "no JSON line for this question" + (
-                f": {' / '.join(tail)}" if tail else "")
-            results.append(res)
-            continue
-        timing = obj.get("timing") or {}
-        waited = sum(float(timing.get(k) or 0) for k in ("open_ms", "prefix_ms", "turn_ms"))
-        res["reply"] = str(obj.get("reply", ""))
-        res["seconds"] = round(waited / 1000, 2)
-        for k in ("evaluated_tokens", "prompt_tokens", "completion_tokens", "ttft_ms",
-                  "timing", "steps"):
-            res[k] = obj.get(k)
-        res["evidence_sources"] = (obj.get("evidence") or {}).get("sources")
-        res["tools"] = [c.get("call") for c in obj.get("tool_calls") or []]
-        results.append(res)
-    for res in results:
-        if res["seconds"] is None:  # no answer: counted as the whole wait
-            res["seconds"] = round(wall, 2)
-    return results
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    """SIGTERM the process group we started (harvey closes its session), then SIGKILL."""
-    for sig, wait in ((signal.SIGTERM, 10), (signal.SIGKILL, 5)):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            proc.wait(timeout=wait)
-            return
-        except subprocess.TimeoutExpired:
-            continue
-
-
-def _last_json_object(out: str) -> dict | None:
-    out = out.strip()
-    if not out:
-        return None
-    try:
-        obj = json.loads(out)
-        return obj if isinstance(obj, dict) else None
-    except json.JSONDecodeError:
-        pass
-    for line in reversed(out.splitlines()):
-        line = line.strip()
-        if line.startswith("{"):
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(obj, dict):
-                return obj
-    return None
-
-
 # ----------------------------------------------------------------------------- tables
 
 
@@ -601,6 +444,26 @@ def write_out(path: str | None, meta: dict, rows: list[dict]) -> None:
     os.replace(tmp, path)
 
 
+def answers(chosen, checkouts, args, harvey: Path, model: Path, keep: set[str]):
+    """(question, result) for each chosen question, in order: a fresh process each, or
+    with --session one process for all of a checkout's questions, asked when its first
+    one comes up. The checkout is reset before each process."""
+    pending: dict[int, dict] = {}
+    for i, (b, q) in enumerate(chosen):
+        ws = checkouts[b.repo]
+        if not args.session:
+            reset_checkout(ws, b.commit, keep)
+            yield q, run_harvey(harvey, model, ws, q.question, args.timeout)
+            continue
+        if i not in pending:
+            same = [j for j, (c, _) in enumerate(chosen) if c.repo == b.repo and j >= i]
+            reset_checkout(ws, b.commit, keep)
+            got = run_session(harvey, model, ws, [chosen[j][1].question for j in same],
+                              args.timeout)
+            pending.update(zip(same, got))
+        yield q, pending.pop(i)
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     if args.compare:
@@ -653,21 +516,7 @@ def main(argv=None) -> int:
     }
     meta["session"] = args.session
     rows: list[dict] = []
-    n = len(chosen)
-    answers: dict[int, dict] = {}
-    for i, (b, q) in enumerate(chosen, 1):
-        ws = checkouts[b.repo]
-        if not args.session:
-            reset_checkout(ws, b.commit, keep)
-            res = run_harvey(harvey, model, ws, q.question, args.timeout)
-        else:
-            if i not in answers:
-                same = [j for j, (c, _) in enumerate(chosen, 1) if c.repo == b.repo and j >= i]
-                reset_checkout(ws, b.commit, keep)
-                got = run_session(harvey, model, ws, [chosen[j - 1][1].question for j in same],
-                                  args.timeout)
-                answers.update(zip(same, got))
-            res = answers.pop(i)
+    for i, (q, res) in enumerate(answers(chosen, checkouts, args, harvey, model, keep), 1):
         passed = (not res["timed_out"]) and passes(q.groups, res["reply"])
         row = {
             "repo": q.repo, "split": q.split, "kind": q.kind, "question": q.question,
@@ -686,7 +535,7 @@ def main(argv=None) -> int:
         note = " (timeout)" if res["timed_out"] else (
             f" (exit {res['exit_code']}: {res['error']})" if res["error"] else "")
         print(
-            f"[{i}/{n}] {q.repo} {q.kind} {'PASS' if passed else 'fail'} "
+            f"[{i}/{len(chosen)}] {q.repo} {q.kind} {'PASS' if passed else 'fail'} "
             f"{res['seconds']:.1f}s eval={_fmt(res['evaluated_tokens'])}{note}",
             file=sys.stderr, flush=True,
         )

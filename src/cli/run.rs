@@ -114,11 +114,12 @@ fn signal_name(signal: i32) -> &'static str {
 }
 
 pub fn run_once(options: &AppOptions, args: RunArgs) -> Result<ExitCode> {
-    let prompts = match (&args.prompt, &args.each) {
+    let numbered = match (&args.prompt, &args.each) {
         (_, Some(file)) => read_questions(file)?,
-        (Some(p), None) => vec![p.clone()],
-        (None, None) => vec![read_stdin_prompt()?],
+        (Some(p), None) => vec![(1, p.clone())],
+        (None, None) => vec![(1, read_stdin_prompt()?)],
     };
+    let (lines, prompts): (Vec<usize>, Vec<String>) = numbered.into_iter().unzip();
     if prompts.iter().all(|p| p.trim().is_empty()) {
         let what = match &args.each {
             Some(file) => format!("no question in {} (one per line)", file.display()),
@@ -153,7 +154,7 @@ pub fn run_once(options: &AppOptions, args: RunArgs) -> Result<ExitCode> {
         opened,
         prepared,
     };
-    let last = answer_each(&mut app, &prompts, &args, &interrupt, &opening)?;
+    let (last, failed) = answer_each(&mut app, &prompts, &args, &interrupt, &opening);
     if let Some(signal) = interrupt.signal() {
         app.note_at_close(format!("Ended by {}", signal_name(signal)));
     }
@@ -171,6 +172,15 @@ pub fn run_once(options: &AppOptions, args: RunArgs) -> Result<ExitCode> {
         value["summary_pending"] = closed.as_ref().is_some_and(|c| c.pending).into();
         println!("{value}");
     }
+    // A turn that failed ends the list, after what was answered is printed and saved;
+    // with --each the error names the question's line (`questions.txt:4: …`).
+    if let Some((n, error)) = failed {
+        let error = anyhow::Error::from(error);
+        return Err(match &args.each {
+            Some(file) => error.context(format!("{}:{}", file.display(), lines[n])),
+            None => error,
+        });
+    }
     finish(closed.as_ref(), interrupt.signal())
 }
 
@@ -187,14 +197,18 @@ fn ms(d: Duration) -> f64 {
 
 /// Answers the prompts in order, each in a new conversation after the first; streams
 /// each reply (or prints each JSON line but the last, returned so that the close can
-/// complete it). A signal stops the reply under way and skips the rest.
+/// complete it). A signal stops the reply under way and skips the rest; a turn that
+/// fails stops the list and is returned beside the last line.
 fn answer_each(
     app: &mut App,
     prompts: &[String],
     args: &RunArgs,
     interrupt: &Interrupt,
     at: &Opening,
-) -> Result<Option<serde_json::Value>> {
+) -> (
+    Option<serde_json::Value>,
+    Option<(usize, harvey::chat::TurnError)>,
+) {
     let mut last: Option<serde_json::Value> = None;
     let mut turn_started = at.prepared;
     for (n, prompt) in prompts.iter().enumerate() {
@@ -211,7 +225,10 @@ fn answer_each(
                 println!("> {prompt}");
             }
         }
-        let turn = stream_turn(app, prompt, interrupt, !args.json)?;
+        let turn = match stream_turn(app, prompt, interrupt, !args.json) {
+            Ok(turn) => turn,
+            Err(error) => return (last, Some((n, error))),
+        };
         let answered = at.started.elapsed();
         if args.json {
             let mut value = run_json(app, &turn, None);
@@ -241,11 +258,12 @@ fn answer_each(
             break;
         }
     }
-    Ok(last)
+    (last, None)
 }
 
-/// The questions of `harvey run --each FILE`, one per non-blank line (`-`: stdin).
-fn read_questions(file: &Path) -> Result<Vec<String>> {
+/// The questions of `harvey run --each FILE`, one per non-blank line (`-`: stdin), each
+/// with its line number.
+fn read_questions(file: &Path) -> Result<Vec<(usize, String)>> {
     let text = if file == Path::new("-") {
         let mut text = String::new();
         std::io::stdin()
@@ -262,9 +280,10 @@ fn read_questions(file: &Path) -> Result<Vec<String>> {
     };
     Ok(text
         .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .map(str::to_string)
+        .enumerate()
+        .map(|(i, l)| (i + 1, l.trim()))
+        .filter(|(_, l)| !l.is_empty())
+        .map(|(i, l)| (i, l.to_string()))
         .collect())
 }
 

@@ -294,10 +294,11 @@ fn config_key(line: &str) -> Option<&str> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn headings(path: &str, text: &str) -> Vec<(usize, usize, String)> {
+    /// `(first line, last line, heading)` of each chunk (the code chunker's tests too).
+    pub(in crate::evidence) fn headings(path: &str, text: &str) -> Vec<(usize, usize, String)> {
         chunks(path, text)
             .into_iter()
             .map(|c| (c.first, c.last, c.heading))

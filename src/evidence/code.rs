@@ -274,14 +274,8 @@ fn member_name(line: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::super::chunk::chunks;
+    use super::super::chunk::tests::headings;
     use super::*;
-
-    fn headings(path: &str, text: &str) -> Vec<(usize, usize, String)> {
-        chunks(path, text)
-            .into_iter()
-            .map(|c| (c.first, c.last, c.heading))
-            .collect()
-    }
 
     #[test]
     fn rust_is_cut_by_definition_with_its_doc_comment() {

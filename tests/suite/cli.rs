@@ -228,6 +228,49 @@ fn run_each_reads_the_questions_from_stdin_with_a_dash() {
 }
 
 #[test]
+fn run_each_stops_at_a_question_too_long_naming_its_line_and_keeps_the_answers_before() {
+    let model = model_path();
+    let work = tempfile::tempdir().unwrap();
+    let lists = tempfile::tempdir().unwrap();
+    let questions = lists.path().join("questions.txt");
+    let long = "word ".repeat(5000);
+    std::fs::write(&questions, format!("Say hi.\n{long}\nSay bye.\n")).unwrap();
+    let out = harvey_in(
+        work.path(),
+        &[
+            "-m",
+            model.to_str().unwrap(),
+            "run",
+            "--json",
+            "--max-tokens",
+            "4",
+            "--each",
+            questions.to_str().unwrap(),
+        ],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let said = stderr(&out);
+    assert!(
+        said.contains(&format!("{}:2: ", questions.display())) && said.contains("tokens"),
+        "{said}"
+    );
+    assert!(
+        !said.contains("[question 3 of 3]"),
+        "the rest is skipped: {said}"
+    );
+    // The answer before it is printed, with the session it was saved in.
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 1, "{stdout}");
+    let record = lines[0]["session"].as_str().unwrap();
+    assert!(std::fs::read_to_string(record).unwrap().contains("Say hi."));
+}
+
+#[test]
 fn run_each_names_a_missing_or_empty_questions_file() {
     let work = tempfile::tempdir().unwrap();
     let missing = harvey_in(work.path(), &["run", "--each", "nope.txt"], "");
