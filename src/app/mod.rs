@@ -477,7 +477,9 @@ impl App {
 fn cut_note(stop: crate::engine::StopReason) -> Option<String> {
     use crate::engine::StopReason;
     let why = match stop {
-        StopReason::EndOfGeneration | StopReason::StopString => return None,
+        StopReason::EndOfGeneration | StopReason::StopString | StopReason::PromptEcho => {
+            return None
+        }
         StopReason::Aborted => "stopped by Ctrl-C or a termination signal",
         StopReason::MaxTokens => "sampling.max_tokens reached",
         StopReason::ContextFull => "the context window was full",

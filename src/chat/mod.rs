@@ -10,6 +10,7 @@ pub mod call_watch;
 mod conversation;
 pub mod memory_guard;
 pub mod prefix_cache;
+pub mod prompt_echo;
 pub mod rolling;
 pub mod route;
 pub mod think;
@@ -108,7 +109,7 @@ pub fn prepare_turn(
 /// Whether a stop reason deserves a note after the reply.
 pub fn stop_note(stop: StopReason) -> Option<&'static str> {
     match stop {
-        StopReason::EndOfGeneration | StopReason::StopString => None,
+        StopReason::EndOfGeneration | StopReason::StopString | StopReason::PromptEcho => None,
         StopReason::MaxTokens => Some("[reply cut at sampling.max_tokens]"),
         StopReason::Aborted => Some("[stopped]"),
         StopReason::ContextFull => Some("[context window full — reply cut; /clear to start over]"),

@@ -138,6 +138,11 @@ impl ScriptedEngine {
             self.replies.push_front(rest);
         }
         let (text, end) = self.emit(&reply, prompt_len, opts, on_text);
+        if end == StopReason::StopString && hit.is_none() {
+            // The caller's finder stopped it (as the real engine's scanner does): the rest
+            // is where the next call resumes.
+            self.replies.push_front(reply[text.len()..].to_string());
+        }
         match (hit, end) {
             (Some(_), StopReason::EndOfGeneration) => (text, StopReason::StopString),
             _ => (text, end),
@@ -153,6 +158,10 @@ impl ScriptedEngine {
     ) -> (String, StopReason) {
         let room = (self.info.n_ctx as usize).saturating_sub(prompt_len);
         let mut text = String::new();
+        let mut finder = opts
+            .stop_finder
+            .as_ref()
+            .map(|f| super::stops::StopScanner::with_finder(&[], Some(f)));
         for (i, word) in reply.split_inclusive(' ').enumerate() {
             let stop = if opts.abort.is_raised() {
                 Some(StopReason::Aborted)
@@ -166,8 +175,24 @@ impl ScriptedEngine {
             if let Some(stop) = stop {
                 return (text, stop);
             }
-            on_text(word);
-            text.push_str(word);
+            let Some(scanner) = finder.as_mut() else {
+                on_text(word);
+                text.push_str(word);
+                continue;
+            };
+            let (shown, stopped) = scanner.push(word);
+            if !shown.is_empty() {
+                on_text(&shown);
+            }
+            if stopped {
+                return (scanner.text().to_string(), StopReason::StopString);
+            }
+            text = scanner.text().to_string();
+        }
+        if let Some(rest) = finder.as_mut().map(|s| s.finish()) {
+            if !rest.is_empty() {
+                on_text(&rest);
+            }
         }
         (text, StopReason::EndOfGeneration)
     }

@@ -255,6 +255,9 @@ pub enum StopReason {
     ContextFull,
     /// One of `GenerateOptions::stop` appeared.
     StopString,
+    /// The reply went on into harvey's own prompt and was ended before it (set by the
+    /// agent, see `chat::prompt_echo`).
+    PromptEcho,
 }
 
 impl StopReason {
@@ -266,6 +269,7 @@ impl StopReason {
             StopReason::Aborted => "aborted",
             StopReason::ContextFull => "context_full",
             StopReason::StopString => "stop_string",
+            StopReason::PromptEcho => "prompt_echo",
         }
     }
 }

@@ -1,11 +1,11 @@
 //! A turn's rounds with a scripted engine: a repeated call, the round cap, the turn's
-//! tokens (`tools.turn_tokens`) and a result cut to fit the context.
+//! tokens (`tools.turn_tokens`) and a result cut to fit the context, a reply that runs on into the prompt.
 
 use harvey::app::App;
 use harvey::chat::agent::TurnEvent;
 use harvey::config::Config;
 use harvey::engine::scripted::ScriptedEngine;
-use harvey::engine::{Message, Role};
+use harvey::engine::{Message, Role, StopReason};
 
 use super::tools::{run, scripted_app, workspace};
 
@@ -173,4 +173,49 @@ fn a_result_too_big_for_the_context_is_cut_to_fit() {
         used <= n_ctx as usize,
         "{used} tokens in a {n_ctx}-token context"
     );
+}
+
+#[test]
+fn a_reply_that_runs_on_into_the_prompt_ends_before_it_unseen() {
+    let dir = workspace();
+    let call =
+        r#"<tool_call>{"name": "read_file", "arguments": {"path": "notes.txt"}}</tool_call>"#;
+    let app = scripted_app(dir.path(), &[call, "x"], 5);
+    // The system prompt's own last line, which the 1.5B was seen to copy after its answer.
+    let copied = app
+        .conversation()
+        .system()
+        .lines()
+        .last()
+        .unwrap()
+        .to_string();
+    assert!(copied.len() > 40, "{copied}");
+    let answer = format!("You deploy with ./deploy.sh.\n{copied}\nMore of the prompt.");
+    let mut app = scripted_app(dir.path(), &[call, &answer], 5);
+    let (turn, events) = run(&mut app, "How do I deploy?");
+    assert_eq!(
+        turn.completion.text.trim_end(),
+        "You deploy with ./deploy.sh."
+    );
+    assert_eq!(turn.completion.stop, StopReason::PromptEcho);
+    let shown: String = events
+        .iter()
+        .filter_map(|e| match e {
+            TurnEvent::Text(t) => Some(t.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(!shown.contains(&copied[..20]), "shown: {shown}");
+    let kept = &app.conversation().turns().last().unwrap().content;
+    assert!(!kept.contains(&copied[..20]), "kept: {kept}");
+
+    // A line that only starts like the prompt and then says something else is the answer's.
+    let own = format!(
+        "You deploy with ./deploy.sh.\n{} is what I found.",
+        &copied[..10]
+    );
+    let mut app = scripted_app(dir.path(), &[call, &own], 5);
+    let (turn, _) = run(&mut app, "How do I deploy?");
+    assert_eq!(turn.completion.text, own);
+    assert_ne!(turn.completion.stop, StopReason::PromptEcho);
 }

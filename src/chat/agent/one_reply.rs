@@ -2,11 +2,13 @@
 //! watcher; where it must be an answer, the opener banned and its first token decoded),
 //! and the note where the router chose no tool.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use crate::engine::{Completion, Engine, GenerateOptions, TurnStats};
+use crate::engine::{Completion, Engine, GenerateOptions, StopReason, TurnStats};
 
 use super::super::call_watch::{self, JsonHead};
+use super::super::prompt_echo;
 use super::super::Conversation;
 use super::answer::{answer_lead, result_note, KNOWN_NOTE, NO_TOOL_NOTE};
 use super::guard::{files_read_this_turn, results_this_turn};
@@ -46,14 +48,7 @@ pub(super) fn reply(
         conversation.push_note(text);
         conversation.turns().len() - 1
     });
-    let reply = reply_options(engine, conversation, opts, tools, must_answer, on_event).and_then(
-        |(o, lead, found, first)| {
-            generate_sorted(engine, conversation, &o, on_event).map(|mut c| {
-                c.stats = c.stats.after(&first);
-                (o, lead, found, c)
-            })
-        },
-    );
+    let reply = answered(engine, conversation, opts, tools, must_answer, on_event);
     if let Some(at) = noted {
         conversation.remove(at..at + 1);
     }
@@ -72,14 +67,35 @@ pub(super) fn reply(
             c.text = text;
             Ok((o, String::new(), found, c))
         }
-        None => {
-            let (o, lead, found, first) =
-                reply_options(engine, conversation, opts, tools, must_answer, on_event)?;
-            let mut c = generate_sorted(engine, conversation, &o, on_event)?;
-            c.stats = c.stats.after(&first);
-            Ok((o, lead, found, c))
-        }
+        None => answered(engine, conversation, opts, tools, must_answer, on_event),
     }
+}
+
+/// One generation under [`reply_options`], its stop said as [`StopReason::PromptEcho`]
+/// where the reply ran on into harvey's prompt ([`prompt_echo`]).
+fn answered(
+    engine: &mut dyn Engine,
+    conversation: &Conversation,
+    opts: &GenerateOptions,
+    tools: Option<&ToolSet<'_>>,
+    must_answer: bool,
+    on_event: &mut dyn FnMut(TurnEvent),
+) -> Result<(GenerateOptions, String, Found, Completion), crate::engine::EngineError> {
+    let echoed = Arc::new(AtomicBool::new(false));
+    let (mut o, lead, found, first) =
+        reply_options(engine, conversation, opts, tools, must_answer, on_event)?;
+    let echo = prompt_echo::finder(conversation.system(), echoed.clone());
+    o.stop_finder = Some(match o.stop_finder.take() {
+        Some(calls) => prompt_echo::either(calls, echo),
+        None => echo,
+    });
+    let mut c = generate_sorted(engine, conversation, &o, on_event)?;
+    c.stats = c.stats.after(&first);
+    if echoed.load(Ordering::Relaxed) {
+        tracing::debug!("reply ended where it began to copy the prompt");
+        c.stop = StopReason::PromptEcho;
+    }
+    Ok((o, lead, found, c))
 }
 
 /// Said where a reply repeated harvey's note and is replaced ([`parrot`]).
