@@ -40,12 +40,6 @@ const ASKING: &[&str] = &[
     "find",
 ];
 
-/// Words that point back at the previous exchange: such a request is a follow-up, and
-/// its own words are no question to search for.
-const BACK_REFERENCES: &[&str] = &[
-    "it", "its", "that", "this", "them", "those", "there", "same",
-];
-
 impl App {
     /// The evidence block for `text`, or `None` when the block is off, the request is
     /// neither a question about the workspace nor a request about the memory (a task, a
@@ -101,12 +95,10 @@ impl App {
         }
     }
 
-    /// Whether `text` follows an earlier exchange and points back at it ("it", "that").
+    /// Whether `text` follows an earlier exchange and points back at it ("it", "that"):
+    /// such a request is a follow-up, and its own words are no question to search for.
     fn points_back(&self, text: &str) -> bool {
-        self.conversation.turns().len() >= 2
-            && crate::text::words::name_words(text)
-                .iter()
-                .any(|w| BACK_REFERENCES.contains(&w.as_str()))
+        self.conversation.turns().len() >= 2 && crate::text::back_reference::points_back(text)
     }
 
     /// The memories nearest to `text` by the embedder, with their cosine; empty without

@@ -5,6 +5,7 @@
 //! YAML beside them) for `memory` and `session`.
 
 pub mod asked;
+pub mod back_reference;
 pub mod duration;
 pub mod front_matter;
 pub mod words;

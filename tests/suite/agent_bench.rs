@@ -13,6 +13,7 @@ const STOPS: &[&str] = &[
     "aborted",
     "context_full",
     "stop_string",
+    "prompt_echo",
 ];
 
 fn count(v: &Value) -> u64 {

@@ -77,7 +77,13 @@ fn a_workspace_question_is_answered_from_evidence_whose_sources_exist() {
         "{reply}"
     );
     assert!(
-        ["end_of_generation", "max_tokens", "stop_string"].contains(&v["stop"].as_str().unwrap()),
+        [
+            "end_of_generation",
+            "max_tokens",
+            "stop_string",
+            "prompt_echo"
+        ]
+        .contains(&v["stop"].as_str().unwrap()),
         "{}",
         v["stop"]
     );
