@@ -6,7 +6,7 @@
 //! may still become one, it is held back, so the user never sees it.
 //!
 //! The first line is never judged (a reply that only copies the prompt is the parrot
-//! guard's), and a line must copy [`KEY_CHARS`] characters of a prompt line to end the
+//! guard's), nor a line inside a code block, and a line must copy [`KEY_CHARS`] characters of a prompt line to end the
 //! reply: an answer that quotes a few words of the prompt stays whole.
 //!
 //! Pure: the engine calls [`scan`] through a `StopFinder` on the text so far.
@@ -19,9 +19,12 @@ use crate::engine::{Scan, StopFinder};
 /// Characters of a prompt line a reply's line must copy, from its start, to be an echo.
 pub const KEY_CHARS: usize = 32;
 
-/// Markers of what harvey shows the model (results, evidence, memory): a reply's line
+/// Markers of what harvey shows the model (results, evidence, memory), and the bare
+/// `[tool]` the 1.5B wrote under four answers of one REPL conversation: a reply's line
 /// that starts with one is never the answer.
 const MARKERS: &[&str] = &[
+    "[tool]",
+    "[tool call]",
     "[tool result]",
     "[tool_result]",
     "<tool_response>",
@@ -54,7 +57,12 @@ pub fn scan(keys: &[String], text: &str) -> Scan {
         return Scan::Clear;
     };
     let line = text[newline + 1..].trim_start();
-    if line.is_empty() {
+    let fences = text[..newline]
+        .lines()
+        .filter(|l| l.trim_start().starts_with("```"))
+        .count();
+    // Inside a code block a line is the code's (a TOML `[tool]` table).
+    if line.is_empty() || fences % 2 == 1 {
         return Scan::Clear;
     }
     if keys.iter().any(|k| line.starts_with(k.as_str())) {
@@ -135,6 +143,9 @@ mod tests {
         let (shown, stopped, _) = streamed(&["It came from commit 9a3f7ff.\n[tool ", "result]"]);
         assert_eq!(shown, "It came from commit 9a3f7ff.\n");
         assert!(stopped);
+        let (shown, stopped, _) = streamed(&["It is in `initialise.py`.\n\n[tool", "]"]);
+        assert_eq!(shown, "It is in `initialise.py`.\n\n");
+        assert!(stopped);
     }
 
     #[test]
@@ -147,6 +158,9 @@ mod tests {
             streamed(&["Done.\nYou are ", "Harvey's user, and the answer is 4."]);
         assert_eq!(shown, "Done.\nYou are Harvey's user, and the answer is 4.");
         assert!(!stopped && !echoed);
+        // In a code block a line is the code's.
+        let toml = "Add this:\n```toml\n[tool]\nname = 1\n```";
+        assert_eq!(streamed(&[toml]), (toml.to_string(), false, false));
         // Held at the end of the reply, a line is still shown.
         assert_eq!(streamed(&["Done.\n[tool"]).0, "Done.\n[tool");
     }

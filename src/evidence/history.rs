@@ -28,6 +28,9 @@ pub struct Commit {
     pub subject: String,
     pub body: String,
     pub files: Vec<String>,
+    /// A merge (more than one parent): its author merged the change, someone else may
+    /// have written it.
+    pub merge: bool,
     /// The compound names (`cJSON_SetBoolValue`, `max_retries`) on the lines it added:
     /// searched, never shown, so "who added X" finds the commit whose subject never says X.
     pub added: Vec<String>,
@@ -62,11 +65,14 @@ impl Commit {
     /// files, then the body without its trailers (so a snippet cut to its first lines
     /// keeps the files). The author is said as the author: shown `(2026-01-16, Bernice
     /// Wu)` above a `Co-authored-by: Sebastian Beltran` trailer, the 1.5B named the
-    /// co-author as the one who made the change.
+    /// co-author as the one who made the change. A merge says `merged by`: asked who
+    /// wrote the commit that dropped Python 3.8, the 1.5B named the author of a merge of
+    /// someone else's branch that mentioned 3.8.
     pub fn text(&self) -> String {
         let mut out = format!(
-            "commit {} by {}, {}: {}",
+            "commit {} {} {}, {}: {}",
             self.short(),
+            if self.merge { "merged by" } else { "by" },
             self.author,
             self.date,
             self.subject
@@ -150,7 +156,7 @@ pub fn commits(root: &Path, since: Option<&str>, head: &str) -> Option<Vec<Commi
         "--no-color",
         "--no-renames",
         "--date=short",
-        "--format=%x1e%H%x1f%an%x1f%ad%x1f%s%x1f%b%x1f",
+        "--format=%x1e%H%x1f%P%x1f%an%x1f%ad%x1f%s%x1f%b%x1f",
         "--name-only",
         max.as_str(),
         range.as_str(),
@@ -233,6 +239,7 @@ pub fn parse(text: &str) -> Vec<Commit> {
         .filter_map(|record| {
             let mut parts = record.split('\u{1f}');
             let hash = parts.next()?.trim().to_string();
+            let merge = parts.next()?.split_whitespace().count() > 1;
             let author = parts.next()?.trim().to_string();
             let date = parts.next()?.trim().to_string();
             let subject = parts.next()?.trim().to_string();
@@ -252,6 +259,7 @@ pub fn parse(text: &str) -> Vec<Commit> {
                 subject,
                 body,
                 files,
+                merge,
                 added: Vec::new(),
                 defined: Vec::new(),
             })
@@ -417,9 +425,15 @@ mod tests {
 
     #[test]
     fn log_records_parse_with_their_files() {
-        let log = "\u{1e}aaaaaaaaaaaa\u{1f}Ann Lee\u{1f}2024-03-20\u{1f}Replace md5 with sha256\u{1f}Longer text.\n\u{1f}\n\nsrc/hash.rs\nREADME.md\n\u{1e}bbbbbbbbbbbb\u{1f}Bo\u{1f}2023-01-02\u{1f}Initial commit\u{1f}\u{1f}\n\nsrc/main.rs\n";
+        let log = "\u{1e}aaaaaaaaaaaa\u{1f}ccccccc\u{1f}Ann Lee\u{1f}2024-03-20\u{1f}Replace md5 with sha256\u{1f}Longer text.\n\u{1f}\n\nsrc/hash.rs\nREADME.md\n\u{1e}bbbbbbbbbbbb\u{1f}\u{1f}Bo\u{1f}2023-01-02\u{1f}Initial commit\u{1f}\u{1f}\n\nsrc/main.rs\n\u{1e}ddddddddd\u{1f}aaaaaaa ccccccc\u{1f}Cy\u{1f}2024-04-01\u{1f}Merge pull request #9 from ann/sha\u{1f}Use sha256\u{1f}\n";
         let c = parse(log);
-        assert_eq!(c.len(), 2);
+        assert_eq!(c.len(), 3);
+        assert!(!c[0].merge && !c[1].merge && c[2].merge);
+        // A merge's author merged it: the snippet says so.
+        assert_eq!(
+            c[2].text(),
+            "commit ddddddd merged by Cy, 2024-04-01: Merge pull request #9 from ann/sha\nUse sha256"
+        );
         assert_eq!(c[0].files, ["src/hash.rs", "README.md"]);
         assert_eq!(c[0].body, "Longer text.");
         assert_eq!(
