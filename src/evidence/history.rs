@@ -151,18 +151,25 @@ pub fn commits(root: &Path, since: Option<&str>, head: &str) -> Option<Vec<Commi
         None => head.to_string(),
     };
     let max = format!("--max-count={MAX_COMMITS}");
-    let args = [
+    // A merge lists the files its branch changed (against its first parent): "which file
+    // did the commit that … change?" is often answered by a merged pull request.
+    let mut args = vec![
         "log",
         "--no-color",
         "--no-renames",
         "--date=short",
         "--format=%x1e%H%x1f%P%x1f%an%x1f%ad%x1f%s%x1f%b%x1f",
         "--name-only",
+        "--diff-merges=first-parent",
         max.as_str(),
         range.as_str(),
         "--",
     ];
-    let out = crate::command::git::quiet(root, &args, TIMEOUT)?;
+    let out = crate::command::git::quiet(root, &args, TIMEOUT).or_else(|| {
+        // A git older than 2.31 knows no `--diff-merges`: merges then list no files.
+        args.retain(|a| !a.starts_with("--diff-merges"));
+        crate::command::git::quiet(root, &args, TIMEOUT)
+    })?;
     let mut commits = parse(&String::from_utf8_lossy(&out));
     if let Some(mut added) = added_names(root, &range, &max) {
         for c in &mut commits {
@@ -444,6 +451,43 @@ mod tests {
             c[1].text(),
             "commit bbbbbbb by Bo, 2023-01-02: Initial commit\nfiles: src/main.rs"
         );
+    }
+
+    #[test]
+    fn a_merge_says_merged_by_and_lists_the_files_its_branch_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let git = git_in(root);
+        std::fs::write(root.join("README.md"), "# shore\n").unwrap();
+        git(&["init", "-q", "-b", "main"]);
+        git(&["add", "-A"]);
+        git(&["commit", "-q", "-m", "Start"]);
+        git(&["checkout", "-q", "-b", "tides"]);
+        std::fs::write(root.join("tides.py"), "def high(): pass\n").unwrap();
+        git(&["add", "-A"]);
+        git(&[
+            "commit",
+            "-q",
+            "--author",
+            "Bo Park <bo@x>",
+            "-m",
+            "Add high tides",
+        ]);
+        git(&["checkout", "-q", "main"]);
+        git(&[
+            "merge",
+            "-q",
+            "--no-ff",
+            "-m",
+            "Merge pull request #2 from bo/tides",
+            "tides",
+        ]);
+        let c = commits(root, None, "HEAD").unwrap();
+        assert_eq!(c.len(), 3);
+        assert!(c[0].merge && !c[1].merge && !c[2].merge, "{c:?}");
+        assert_eq!(c[0].files, ["tides.py"]);
+        assert!(c[0].text().contains("merged by Ann Lee"), "{}", c[0].text());
+        assert!(c.iter().any(|c| c.text().contains(" by Bo Park,")), "{c:?}");
     }
 
     #[test]
