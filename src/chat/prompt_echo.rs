@@ -21,7 +21,8 @@ pub const KEY_CHARS: usize = 32;
 
 /// Markers of what harvey shows the model (results, evidence, memory), and the bare
 /// `[tool]` the 1.5B wrote under four answers of one REPL conversation: a reply's line
-/// that starts with one is never the answer.
+/// that starts with one is never the answer. After naming `FieldNamingPolicy.java` the
+/// 1.5B went on for 430 tokens with `--- GsonDesignDocument.md:…` and the block's text.
 const MARKERS: &[&str] = &[
     "[tool]",
     "[tool call]",
@@ -30,6 +31,8 @@ const MARKERS: &[&str] = &[
     "<tool_response>",
     "</tool_response>",
     "[evidence: ",
+    // A snippet's head in the evidence block (`--- src/lib.rs:3-9`); a rule is `---` alone.
+    "--- ",
     "[memory context]",
     "[project facts]",
 ];
@@ -146,6 +149,11 @@ mod tests {
         let (shown, stopped, _) = streamed(&["It is in `initialise.py`.\n\n[tool", "]"]);
         assert_eq!(shown, "It is in `initialise.py`.\n\n");
         assert!(stopped);
+        let (shown, stopped, _) = streamed(&["In `Policy.java`.\n\n--- Design.md:", "3-9\n"]);
+        assert_eq!(shown, "In `Policy.java`.\n");
+        assert!(stopped);
+        // A Markdown rule is no snippet's head.
+        assert!(!streamed(&["One.\n---\nTwo."]).1);
     }
 
     #[test]
