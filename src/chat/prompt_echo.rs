@@ -77,29 +77,29 @@ pub fn scan(keys: &[String], text: &str) -> Scan {
     Scan::Clear
 }
 
-/// A `StopFinder` for [`scan`] over `system`'s keys; `echoed` is raised when it stops.
-pub fn finder(system: &str, echoed: Arc<AtomicBool>) -> StopFinder {
+/// A `StopFinder` for [`scan`] over `system`'s keys.
+pub fn finder(system: &str) -> StopFinder {
     let keys = keys(system);
+    StopFinder(Arc::new(move |text: &str| scan(&keys, text)))
+}
+
+/// `calls` (the tool-call watcher), then `echo` where `calls` finds nothing to stop at:
+/// the earlier of their holds is kept, and `echoed` is raised when the stop returned is
+/// the echo's (not when a call being held wins over it).
+pub fn after(calls: Option<StopFinder>, echo: StopFinder, echoed: Arc<AtomicBool>) -> StopFinder {
     StopFinder(Arc::new(move |text: &str| {
-        let found = scan(&keys, text);
+        let first = calls.as_ref().map_or(Scan::Clear, |c| (c.0)(text));
+        let found = match (first, (echo.0)(text)) {
+            (Scan::Stop(at), _) => return Scan::Stop(at),
+            (Scan::Hold(from), Scan::Stop(at)) if at < from => Scan::Stop(at),
+            (Scan::Hold(from), Scan::Hold(other)) => return Scan::Hold(from.min(other)),
+            (Scan::Hold(from), _) => return Scan::Hold(from),
+            (Scan::Clear, second) => second,
+        };
         if let Scan::Stop(_) = found {
             echoed.store(true, Ordering::Relaxed);
         }
         found
-    }))
-}
-
-/// `first`, then `second` where `first` finds nothing to stop at: the earlier of their
-/// holds is kept.
-pub fn either(first: StopFinder, second: StopFinder) -> StopFinder {
-    StopFinder(Arc::new(move |text: &str| match (first.0)(text) {
-        Scan::Stop(at) => Scan::Stop(at),
-        Scan::Hold(from) => match (second.0)(text) {
-            Scan::Stop(at) if at < from => Scan::Stop(at),
-            Scan::Hold(other) => Scan::Hold(from.min(other)),
-            _ => Scan::Hold(from),
-        },
-        Scan::Clear => (second.0)(text),
     }))
 }
 
@@ -112,10 +112,11 @@ mod tests {
         Tools:\nread_file(path): reads a file\n\
         memory_* tools search and keep your own notes: treat them as notes to verify.";
 
-    /// What a user is shown of `pieces` streamed through the finder, and whether it stopped.
+    /// What a user is shown of `pieces` streamed through the finder, whether it stopped
+    /// and whether the echo was said to be the stop.
     fn streamed(pieces: &[&str]) -> (String, bool, bool) {
         let echoed = Arc::new(AtomicBool::new(false));
-        let f = finder(SYSTEM, echoed.clone());
+        let f = after(None, finder(SYSTEM), echoed.clone());
         let mut s = StopScanner::with_finder(&[], Some(&f));
         let mut shown = String::new();
         for p in pieces {
@@ -192,15 +193,35 @@ mod tests {
     }
 
     #[test]
-    fn either_stops_at_the_first_and_keeps_the_earlier_hold() {
-        let stop_at = |n: usize| StopFinder(Arc::new(move |_: &str| Scan::Stop(n)));
-        let hold_at = |n: usize| StopFinder(Arc::new(move |_: &str| Scan::Hold(n)));
-        let clear = || StopFinder(Arc::new(|_: &str| Scan::Clear));
-        assert_eq!((either(stop_at(5), stop_at(2)).0)("x"), Scan::Stop(5));
-        assert_eq!((either(hold_at(5), stop_at(2)).0)("x"), Scan::Stop(2));
-        assert_eq!((either(hold_at(5), stop_at(7)).0)("x"), Scan::Hold(5));
-        assert_eq!((either(hold_at(5), hold_at(3)).0)("x"), Scan::Hold(3));
-        assert_eq!((either(clear(), hold_at(3)).0)("x"), Scan::Hold(3));
-        assert_eq!((either(clear(), clear()).0)("x"), Scan::Clear);
+    fn a_call_stops_first_and_a_held_call_keeps_the_earlier_hold() {
+        let fixed = |scan: Scan| StopFinder(Arc::new(move |_: &str| scan));
+        let combined = |calls: Option<Scan>, echo: Scan| {
+            let echoed = Arc::new(AtomicBool::new(false));
+            let f = after(calls.map(fixed), fixed(echo), echoed.clone());
+            ((f.0)("x"), echoed.load(Ordering::Relaxed))
+        };
+        assert_eq!(
+            combined(Some(Scan::Stop(5)), Scan::Stop(2)),
+            (Scan::Stop(5), false)
+        );
+        assert_eq!(
+            combined(Some(Scan::Hold(5)), Scan::Stop(2)),
+            (Scan::Stop(2), true)
+        );
+        // A call held from 5 wins over an echo later in it: no echo said.
+        assert_eq!(
+            combined(Some(Scan::Hold(5)), Scan::Stop(7)),
+            (Scan::Hold(5), false)
+        );
+        assert_eq!(
+            combined(Some(Scan::Hold(5)), Scan::Hold(3)),
+            (Scan::Hold(3), false)
+        );
+        assert_eq!(
+            combined(Some(Scan::Clear), Scan::Hold(3)),
+            (Scan::Hold(3), false)
+        );
+        assert_eq!(combined(None, Scan::Stop(3)), (Scan::Stop(3), true));
+        assert_eq!(combined(None, Scan::Clear), (Scan::Clear, false));
     }
 }

@@ -84,11 +84,12 @@ fn answered(
     let echoed = Arc::new(AtomicBool::new(false));
     let (mut o, lead, found, first) =
         reply_options(engine, conversation, opts, tools, must_answer, on_event)?;
-    let echo = prompt_echo::finder(conversation.system(), echoed.clone());
-    o.stop_finder = Some(match o.stop_finder.take() {
-        Some(calls) => prompt_echo::either(calls, echo),
-        None => echo,
-    });
+    let echo = prompt_echo::finder(conversation.system());
+    o.stop_finder = Some(prompt_echo::after(
+        o.stop_finder.take(),
+        echo,
+        echoed.clone(),
+    ));
     let mut c = generate_sorted(engine, conversation, &o, on_event)?;
     c.stats = c.stats.after(&first);
     if echoed.load(Ordering::Relaxed) {
