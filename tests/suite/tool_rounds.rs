@@ -7,7 +7,7 @@ use harvey::config::Config;
 use harvey::engine::scripted::ScriptedEngine;
 use harvey::engine::{Message, Role, StopReason};
 
-use super::tools::{run, scripted_app, workspace};
+use super::tools::{run, scripted_app, shown_text, workspace};
 
 /// The tool results among `turns`, in order.
 fn tool_results(turns: &[Message]) -> Vec<&str> {
@@ -198,13 +198,7 @@ fn a_reply_that_runs_on_into_the_prompt_ends_before_it_unseen() {
         "You deploy with ./deploy.sh."
     );
     assert_eq!(turn.completion.stop, StopReason::PromptEcho);
-    let shown: String = events
-        .iter()
-        .filter_map(|e| match e {
-            TurnEvent::Text(t) => Some(t.as_str()),
-            _ => None,
-        })
-        .collect();
+    let shown = shown_text(&events);
     assert!(!shown.contains(&copied[..20]), "shown: {shown}");
     let kept = &app.conversation().turns().last().unwrap().content;
     assert!(!kept.contains(&copied[..20]), "kept: {kept}");

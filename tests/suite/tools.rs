@@ -39,6 +39,17 @@ pub(super) fn scripted_app(dir: &std::path::Path, replies: &[&str], max_rounds: 
     )
 }
 
+/// The reply text a user was shown: the turn's text events, joined.
+pub(super) fn shown_text(events: &[TurnEvent]) -> String {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            TurnEvent::Text(t) => Some(t.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
 pub(super) fn run(app: &mut App, text: &str) -> (harvey::chat::agent::AgentTurn, Vec<TurnEvent>) {
     let mut events = Vec::new();
     let turn = app.agent_turn(text, &mut |e| events.push(e)).unwrap();
@@ -63,13 +74,7 @@ fn a_call_runs_and_the_model_answers_from_the_result() {
     assert!(events
         .iter()
         .any(|e| matches!(e, TurnEvent::ToolCall(s) if s.starts_with("read_file("))));
-    let shown: String = events
-        .iter()
-        .filter_map(|e| match e {
-            TurnEvent::Text(t) => Some(t.as_str()),
-            _ => None,
-        })
-        .collect();
+    let shown = shown_text(&events);
     assert!(
         !shown.contains("<tool_call>"),
         "the opener is never shown: {shown}"
