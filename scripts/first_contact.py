@@ -36,7 +36,10 @@ asks them in one sitting with the model kept open: the checkout is reset once, t
 
 answers them in order, each in a new conversation, one JSON line each. A question's
 seconds are then what the user waits for it: the model's open and the prefix for the
-first, its own turn for the others.
+first, its own turn for the others. With --conversation (which implies --session) they
+are one conversation, as typed into the REPL one after another (`run --each
+--conversation`): each question sees the earlier answers, so what only a conversation
+shows (a question taken for a follow-up, an answer shaped like the one before) is scored.
 
 Checkouts live at REPOS/<owner>+<name>. A missing one is cloned from the mirror
 (MIRROR/<owner>+<name>/repo, as the fetch tool leaves it) and set to the pinned commit.
@@ -49,6 +52,7 @@ Use (from the project root):
     scripts/first_contact.py --model M --repos R --repo sharkdp+hexyl --kind version,license
     scripts/first_contact.py --model M --repos R --keep cache --out a.json  # keep agents/cache
     scripts/first_contact.py --model M --repos R --session --out s.json  # one process per repository
+    scripts/first_contact.py --model M --repos R --conversation --out c.json  # one conversation each
     scripts/first_contact.py --compare old.json new.json    # two runs side by side
     scripts/first_contact.py --table run.json               # the summary table of a saved run
 
@@ -380,6 +384,9 @@ def parse_args(argv):
     ap.add_argument("--session", action="store_true",
                     help="ask each repository's questions in one `harvey run --each` process "
                          "(the model kept open), not one process per question")
+    ap.add_argument("--conversation", action="store_true",
+                    help="as --session, and the questions make one conversation, as typed "
+                         "into the REPL one after another")
     ap.add_argument("--check", action="store_true",
                     help="only validate the battery files and print the question counts")
     ap.add_argument("--compare", nargs=2, metavar=("A.json", "B.json"),
@@ -390,6 +397,8 @@ def parse_args(argv):
         ap.error("--limit must be at least 1")
     if args.timeout <= 0:
         ap.error("--timeout must be positive")
+    if args.conversation:
+        args.session = True
     return args
 
 
@@ -459,7 +468,7 @@ def answers(chosen, checkouts, args, harvey: Path, model: Path, keep: set[str]):
             same = [j for j, (c, _) in enumerate(chosen) if c.repo == b.repo and j >= i]
             reset_checkout(ws, b.commit, keep)
             got = run_session(harvey, model, ws, [chosen[j][1].question for j in same],
-                              args.timeout)
+                              args.timeout, conversation=args.conversation)
             pending.update(zip(same, got))
         yield q, pending.pop(i)
 
@@ -515,6 +524,7 @@ def main(argv=None) -> int:
         "commits": {b.repo: b.commit for b in batteries if b.repo in checkouts},
     }
     meta["session"] = args.session
+    meta["conversation"] = args.conversation
     rows: list[dict] = []
     for i, (q, res) in enumerate(answers(chosen, checkouts, args, harvey, model, keep), 1):
         passed = (not res["timed_out"]) and passes(q.groups, res["reply"])

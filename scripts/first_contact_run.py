@@ -74,14 +74,17 @@ def run_harvey(harvey: Path, model: Path, ws: Path, question: str, timeout: floa
 
 
 def run_session(harvey: Path, model: Path, ws: Path, questions: list[str],
-                timeout: float) -> list[dict]:
-    """All of one checkout's questions in one `harvey run --each` process, in order. A
+                timeout: float, conversation: bool = False) -> list[dict]:
+    """All of one checkout's questions in one `harvey run --each` process, in order (one
+    conversation with `conversation`: `--each --conversation`). A
     question's seconds are what the user waits for it (the model's open and the prefix
     for the first); one left without an answer counts the whole run's wall time."""
     with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
         f.write("".join(q + "\n" for q in questions))
         listed = f.name
     cmd = [str(harvey), "-w", str(ws), "-m", str(model), "run", "--json", "--each", listed]
+    if conversation:
+        cmd.append("--conversation")
     try:
         out, err, code, timed_out, wall = _spawn(cmd, ws, timeout * len(questions))
     finally:

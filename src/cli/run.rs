@@ -43,6 +43,10 @@ pub struct RunArgs {
     /// object per line (JSON Lines), in the order of the questions.
     #[arg(long, value_name = "FILE", conflicts_with = "prompt")]
     each: Option<PathBuf>,
+    /// With --each: the questions make one conversation, as typed into the REPL one after
+    /// the other (each sees the earlier questions and answers; none starts a new one).
+    #[arg(long, requires = "each")]
+    conversation: bool,
 }
 
 /// Ctrl-C, SIGTERM or SIGHUP during `harvey run`: the first one stops the reply (or skips
@@ -195,7 +199,8 @@ fn ms(d: Duration) -> f64 {
     (d.as_secs_f64() * 1000.0).round()
 }
 
-/// Answers the prompts in order, each in a new conversation after the first; streams
+/// Answers the prompts in order, each in a new conversation after the first (or all in
+/// one with --conversation); streams
 /// each reply (or prints each JSON line but the last, returned so that the close can
 /// complete it). A signal stops the reply under way and skips the rest; a turn that
 /// fails stops the list and is returned beside the last line.
@@ -213,7 +218,9 @@ fn answer_each(
     let mut turn_started = at.prepared;
     for (n, prompt) in prompts.iter().enumerate() {
         if n > 0 {
-            app.clear();
+            if !args.conversation {
+                app.clear();
+            }
             if !args.json {
                 println!();
             }

@@ -65,9 +65,10 @@ const MAX_COMMITS: usize = 3;
 /// question about history, and a file to one about the code as it is.
 const COMMIT_RELATIVE: f64 = 0.6;
 
-/// A commit or a tag: few words each, weighed and capped together.
+/// A commit, a tag or the working tree's state: few words each, weighed and capped
+/// together.
 pub fn is_history(hit: &Hit) -> bool {
-    matches!(hit.kind.as_str(), "commit" | "tag")
+    matches!(hit.kind.as_str(), "commit" | "tag" | "worktree")
 }
 
 /// What makes commits one series (version bumps, merges of numbered pull requests): their
@@ -145,6 +146,7 @@ pub fn source_label(hit: &Hit) -> String {
         "file" => name.to_string(),
         "commit" => format!("commit {}", &name[..name.len().min(7)]),
         "tag" => format!("tag {name}"),
+        "worktree" => "git status, now".to_string(),
         "memory" => format!("memory {name}"),
         "session" => format!("session {name}"),
         _ => hit.source.clone(),

@@ -8,6 +8,7 @@
 //!   a task file's targets).
 //! - [`terms`]: identifiers kept whole and split, so plain words find names.
 //! - [`history`]: commits as units (subject, body, author, date, files), and tags.
+//! - [`worktree`]: what `git status` says now, one unit beside the commits.
 //! - memories and session summaries enter the same index as units of their own, so a
 //!   word every file has (the project's name) weighs as little for a memory as for a file.
 //! - `storage::evidence`: the one FTS5 table under `agents/evidence.db` (bm25, names and
@@ -27,6 +28,7 @@ pub mod rank;
 pub mod scan;
 mod tasks;
 pub mod terms;
+pub mod worktree;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -66,6 +68,9 @@ const DATED_SESSION_SHARE: f64 = 0.5;
 
 /// How many of the newest sessions are looked at for a date.
 const DATED_SESSIONS_SCANNED: usize = 200;
+
+/// The working tree's one unit.
+const WORKTREE: &str = "worktree:now";
 
 /// Why the index could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -186,6 +191,7 @@ impl Index {
         report.units = units;
         report.commits_added = self.refresh_history()?;
         self.refresh_tags()?;
+        self.refresh_worktree()?;
         report.millis = started.elapsed().as_millis();
         Ok(report)
     }
@@ -241,6 +247,21 @@ impl Index {
             })
             .collect();
         self.sync("tag:", units)
+    }
+
+    /// Makes the index's working-tree unit what `git status` says now (none outside git).
+    fn refresh_worktree(&mut self) -> Result<(), EvidenceError> {
+        let units = match worktree::status(&self.root) {
+            Some(entries) => {
+                let text = worktree::text(&entries);
+                let mut unit = text_unit("worktree", &text, 0);
+                unit.names = worktree::STATES.join(" ");
+                let stamp = short_hash(&format!("{}\n{text}", unit.names));
+                vec![(WORKTREE.to_string(), stamp, unit)]
+            }
+            None => Vec::new(),
+        };
+        self.sync("worktree:", units)
     }
 
     /// Makes the index's memories those given (the active ones): changed ones are
@@ -349,6 +370,7 @@ impl Index {
         if let Some(d) = &dated {
             self.pull_dated_sessions(&mut hits, &d.window)?;
         }
+        hits.retain(|h| h.kind != "worktree" || rank::speaks_of_state(&h.names, ask.question));
         rank::weigh(&mut hits, ask, dated.as_ref().map(|d| &d.window));
         for (source, score) in rank::near_only(&hits, ask) {
             let units = self.tables.units_of(&source).map_err(self.err())?;
@@ -462,7 +484,7 @@ impl Index {
         if scope == Scope::Workspace {
             hits.extend(
                 self.tables
-                    .search(query, &["commit", "tag"], COMMIT_POOL)
+                    .search(query, &["commit", "tag", "worktree"], COMMIT_POOL)
                     .map_err(self.err())?,
             );
         }

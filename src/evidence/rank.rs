@@ -145,6 +145,17 @@ fn rough_stem(word: &str) -> &str {
     crate::text::words::stem(word, &["ing", "ed", "es", "s", "e"], 3)
 }
 
+/// Whether a question speaks of one of the states a working-tree unit names (its `names`
+/// column: "uncommitted", "staged", "untracked", …). Only then is the tree's state
+/// evidence: found by its paths' words, it took "List the files in the notes folder."
+/// and the reply named only the untracked file.
+pub fn speaks_of_state(names: &str, question: &str) -> bool {
+    let asked = stems_of(question);
+    names
+        .split_whitespace()
+        .any(|n| asked.iter().any(|a| a == rough_stem(n)))
+}
+
 /// Whether the `names` column holds a compound name of two words or more, each of them
 /// among `asked` (the question's [`stems_of`]).
 fn spells_out(names: &str, asked: &[String]) -> bool {

@@ -37,6 +37,7 @@ mod repl;
 mod retrieval;
 mod rolling_idle;
 mod route;
+mod run_each;
 mod sessions;
 mod sessions_later;
 mod sessions_mining;
