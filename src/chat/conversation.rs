@@ -216,6 +216,24 @@ impl Conversation {
         }
     }
 
+    /// Rewrites every user message but the newest `keep` ones as `words` of it (a message
+    /// that `words` leaves as it is stays untouched); how many changed.
+    pub fn shorten_older_user_messages(&mut self, keep: usize, words: fn(&str) -> &str) -> usize {
+        let users: Vec<usize> = (0..self.messages.len())
+            .filter(|&i| self.messages[i].role == Role::User)
+            .collect();
+        let older = users.len().saturating_sub(keep);
+        let mut changed = 0;
+        for &i in &users[..older] {
+            let short = words(&self.messages[i].content);
+            if short.len() < self.messages[i].content.len() {
+                self.messages[i].content = short.to_string();
+                changed += 1;
+            }
+        }
+        changed
+    }
+
     /// Removes the newest message if it is the user's (a turn that was never answered).
     pub fn pop_user(&mut self) {
         if self.messages.last().is_some_and(|m| m.role == Role::User) {

@@ -97,6 +97,9 @@ pub fn prepare_turn(
     }
     conversation.push_user(user_text);
     let threshold = n_ctx.saturating_sub(limits.reply_reserve);
+    if engine.count_prompt(&conversation.messages())? >= threshold {
+        drop_older_blocks(conversation);
+    }
     match limits.keep_turns {
         Some(keep) => rolling::fold_for_room(engine, conversation, threshold, keep).map_err(|e| {
             conversation.pop_user();
@@ -104,6 +107,22 @@ pub fn prepare_turn(
         }),
         None => Ok(None),
     }
+}
+
+/// Takes the evidence blocks out of the questions before the previous one, leaving the
+/// user's words: they are derived (a later question gets its own), and each held about
+/// 350 tokens, so in a REPL conversation of seven questions the context filled with old
+/// blocks and every question after it was answered only after the folded conversation was
+/// prefilled again (75 s on a 2-core x86). The previous question keeps its block: a
+/// follow-up ("show me the first lines of it") is answered from it. Before any turn is
+/// folded, so the turns stay when this makes room.
+fn drop_older_blocks(conversation: &mut Conversation) -> usize {
+    // The question just added and the one before it.
+    let dropped = conversation.shorten_older_user_messages(2, crate::evidence::block::words_of);
+    if dropped > 0 {
+        tracing::debug!("context: the evidence blocks of {dropped} earlier questions taken out");
+    }
+    dropped
 }
 
 /// Whether a stop reason deserves a note after the reply.
@@ -185,6 +204,46 @@ mod tests {
         let c = run_turn(&mut engine, &mut conv, "hi", &o, &mut |_| {}).unwrap();
         assert_eq!(c.stop, StopReason::Aborted);
         assert_eq!(conv.turn_count(), 0);
+    }
+
+    #[test]
+    fn a_full_context_loses_the_older_questions_evidence_blocks_before_any_turn() {
+        use crate::evidence::block::{ANSWER_NOTE, HEADER};
+        let asked = |q: &str| {
+            let lines = "--- src/lib.rs:1-40\nfn parse() {}\n".repeat(30);
+            format!("{HEADER}\n{lines}\n\n{q}\n{ANSWER_NOTE}")
+        };
+        let mut conv = Conversation::new("sys");
+        for q in ["Where is parse defined?", "Who wrote it?", "Which license?"] {
+            conv.push_user(&asked(q));
+            conv.push_assistant("In src/lib.rs.");
+        }
+        let engine = ScriptedEngine::new(100_000, ["unused"]);
+        let full = engine.count_prompt(&conv.messages()).unwrap();
+        let mut engine = ScriptedEngine::new((full + 200) as u32, ["unused"]);
+        let limits = TurnLimits {
+            reply_reserve: 150,
+            keep_turns: Some(1),
+        };
+        let made = prepare_turn(&mut engine, &mut conv, &asked("What version?"), limits).unwrap();
+        assert_eq!(made, None, "no turn folded: the old blocks made the room");
+        let users: Vec<&str> = conv
+            .turns()
+            .iter()
+            .filter(|m| m.role == crate::engine::Role::User)
+            .map(|m| m.content.as_str())
+            .collect();
+        assert_eq!(users.len(), 4);
+        assert_eq!(users[..2], ["Where is parse defined?", "Who wrote it?"]);
+        // The previous question keeps its block for a follow-up, the new one has its own.
+        assert!(users[2].starts_with(HEADER) && users[3].starts_with(HEADER));
+        // With room to spare nothing is touched.
+        let mut roomy = Conversation::new("sys");
+        roomy.push_user(&asked("Where is parse defined?"));
+        roomy.push_assistant("In src/lib.rs.");
+        let mut engine = ScriptedEngine::new(100_000, ["unused"]);
+        prepare_turn(&mut engine, &mut roomy, "Who wrote it?", limits).unwrap();
+        assert!(roomy.turns()[0].content.starts_with(HEADER));
     }
 
     #[test]

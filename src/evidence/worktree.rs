@@ -127,7 +127,11 @@ pub fn text(entries: &[Entry]) -> String {
             return None;
         }
         let more = named.len().saturating_sub(MAX_NAMED);
-        let mut s = named.into_iter().take(MAX_NAMED).collect::<Vec<_>>().join(", ");
+        let mut s = named
+            .into_iter()
+            .take(MAX_NAMED)
+            .collect::<Vec<_>>()
+            .join(", ");
         if more > 0 {
             s.push_str(&format!(" and {more} more"));
         }
@@ -173,13 +177,25 @@ mod tests {
     #[test]
     fn the_text_names_each_file_under_its_state_and_a_clean_tree_says_so() {
         let dirty = text(&parse(" M src/lib.rs\0A  src/new.rs\0?? notes/todo.md\0"));
-        assert!(dirty.starts_with("uncommitted in the working tree"), "{dirty}");
+        assert!(
+            dirty.starts_with("uncommitted in the working tree"),
+            "{dirty}"
+        );
         assert!(dirty.contains("\nstaged: src/new.rs (added)"), "{dirty}");
-        assert!(dirty.contains("\nchanged, not staged: src/lib.rs (modified)"), "{dirty}");
+        assert!(
+            dirty.contains("\nchanged, not staged: src/lib.rs (modified)"),
+            "{dirty}"
+        );
         assert!(dirty.contains("\nuntracked, new files git does not know: notes/todo.md"));
-        assert_eq!(dirty.matches("commit").count() - dirty.matches("uncommit").count(), 1);
+        assert_eq!(
+            dirty.matches("commit").count() - dirty.matches("uncommit").count(),
+            1
+        );
         let clean = text(&[]);
-        assert!(clean.contains("clean") && !clean.contains(" commit"), "{clean}");
+        assert!(
+            clean.contains("clean") && !clean.contains(" commit"),
+            "{clean}"
+        );
     }
 
     #[test]
@@ -201,7 +217,10 @@ mod tests {
             std::fs::write(root.join(p), t).unwrap();
         };
         git(&["init", "-q"]);
-        write("src/lib.rs", "/// Reads a tide table.\npub fn parse_table() {}\n");
+        write(
+            "src/lib.rs",
+            "/// Reads a tide table.\npub fn parse_table() {}\n",
+        );
         git(&["add", "-A"]);
         git(&["commit", "-q", "-m", "Add the tide table parser"]);
         write("README.md", "# tides\n\nReads tide tables.\n");
@@ -220,23 +239,48 @@ mod tests {
         use crate::tokens::WordCounter as Words;
         let (dir, mut index) = repository();
         let b = index
-            .gather("Are there any uncommitted changes in the repository?", 300, &Words)
+            .gather(
+                "Are there any uncommitted changes in the repository?",
+                300,
+                &Words,
+            )
             .unwrap();
         let status = b.snippets.iter().find(|s| s.kind == "worktree");
-        assert!(status.is_some_and(|s| s.source == "git status, now"), "{}", b.text);
+        assert!(
+            status.is_some_and(|s| s.source == "git status, now"),
+            "{}",
+            b.text
+        );
         assert!(b.text.contains("notes/todo.md"), "{}", b.text);
-        assert!(!b.text.contains(".env") && !b.text.contains("agents"), "{}", b.text);
-        let latest = index.gather("Who made the latest commit?", 300, &Words).unwrap();
+        assert!(
+            !b.text.contains(".env") && !b.text.contains("agents"),
+            "{}",
+            b.text
+        );
+        let latest = index
+            .gather("Who made the latest commit?", 300, &Words)
+            .unwrap();
         assert_eq!(latest.snippets[0].kind, "commit", "{}", latest.text);
         // Found by its path's words alone, the state is no evidence.
-        for question in ["List the files in the notes folder.", "What is in notes/todo.md?"] {
+        for question in [
+            "List the files in the notes folder.",
+            "What is in notes/todo.md?",
+        ] {
             let b = index.gather(question, 300, &Words).unwrap();
-            assert!(!b.snippets.iter().any(|s| s.kind == "worktree"), "{}", b.text);
+            assert!(
+                !b.snippets.iter().any(|s| s.kind == "worktree"),
+                "{}",
+                b.text
+            );
         }
         let yet = index
             .gather("Is there anything I have not committed yet?", 300, &Words)
             .unwrap();
-        assert!(yet.snippets.iter().any(|s| s.kind == "worktree"), "{}", yet.text);
+        assert!(
+            yet.snippets.iter().any(|s| s.kind == "worktree"),
+            "{}",
+            yet.text
+        );
         // Committed, the tree is clean, and the unit says so at the next refresh.
         let git = crate::evidence::history::git_in(dir.path());
         git(&["add", "notes"]);
@@ -246,6 +290,10 @@ mod tests {
             .gather("Are there any uncommitted changes?", 300, &Words)
             .unwrap();
         assert!(b.text.contains("the working tree is clean"), "{}", b.text);
-        assert!(!b.text.contains("todo.md (") && !b.text.contains("untracked, new"), "{}", b.text);
+        assert!(
+            !b.text.contains("todo.md (") && !b.text.contains("untracked, new"),
+            "{}",
+            b.text
+        );
     }
 }

@@ -169,10 +169,14 @@ fn run_each_with_conversation_keeps_the_earlier_questions_and_answers() {
     let work = tempfile::tempdir().unwrap();
     let lists = tempfile::tempdir().unwrap();
     let questions = lists.path().join("questions.txt");
-    std::fs::write(&questions, "What is 2+2?
+    std::fs::write(
+        &questions,
+        "What is 2+2?
 Name a colour.
 Say hello.
-").unwrap();
+",
+    )
+    .unwrap();
     let out = harvey_in(
         work.path(),
         &[
