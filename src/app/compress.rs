@@ -24,7 +24,8 @@ impl App {
     }
 
     /// Writes the summary of older turns (those folded to make room, and all but
-    /// `keep_turns` when the context is at or over `warn_at_pct`) aside, then prefills
+    /// `keep_turns` when the context is at or over `warn_at_pct` once the evidence blocks
+    /// of the questions before the previous one are out) aside, then prefills
     /// the new prompt into the chat cache. Stops at the abort flag without changing the
     /// conversation (`Ok(None)`); the flag is not cleared here (the caller raised it to
     /// take the model back).
@@ -33,6 +34,20 @@ impl App {
         let n_ctx = self.engine.info().n_ctx as f64;
         let threshold = (n_ctx * rolling.warn_at_pct).floor() as usize;
         let keep = rolling.keep_turns;
+        // The old questions' evidence blocks go first (the last question keeps its own, for
+        // a follow-up): no model call, and the turns stay.
+        if self.context_used()? >= threshold
+            && crate::chat::drop_older_blocks(&mut self.conversation, 1) > 0
+        {
+            let warmed = warm(self.engine.as_mut(), &self.conversation, &self.abort)?;
+            tracing::info!(
+                warmed,
+                "older questions' evidence blocks taken out while idle"
+            );
+            if self.context_used()? < threshold {
+                return Ok(None);
+            }
+        }
         let done = compress_if_needed(
             self.engine.as_mut(),
             &mut self.conversation,

@@ -98,7 +98,8 @@ pub fn prepare_turn(
     conversation.push_user(user_text);
     let threshold = n_ctx.saturating_sub(limits.reply_reserve);
     if engine.count_prompt(&conversation.messages())? >= threshold {
-        drop_older_blocks(conversation);
+        // The question just added and the one before it keep theirs.
+        drop_older_blocks(conversation, 2);
     }
     match limits.keep_turns {
         Some(keep) => rolling::fold_for_room(engine, conversation, threshold, keep).map_err(|e| {
@@ -115,10 +116,11 @@ pub fn prepare_turn(
 /// blocks and every question after it was answered only after the folded conversation was
 /// prefilled again (75 s on a 2-core x86). The previous question keeps its block: a
 /// follow-up ("show me the first lines of it") is answered from it. Before any turn is
-/// folded, so the turns stay when this makes room.
-fn drop_older_blocks(conversation: &mut Conversation) -> usize {
-    // The question just added and the one before it.
-    let dropped = conversation.shorten_older_user_messages(2, crate::evidence::block::words_of);
+/// folded (here, and in the idle rolling summary), so the turns stay when this makes room.
+/// `kept`: the newest user messages that keep theirs (2 when the new question was just
+/// added, 1 while the prompt waits for the next one).
+pub(crate) fn drop_older_blocks(conversation: &mut Conversation, kept: usize) -> usize {
+    let dropped = conversation.shorten_older_user_messages(kept, crate::evidence::block::words_of);
     if dropped > 0 {
         tracing::debug!("context: the evidence blocks of {dropped} earlier questions taken out");
     }

@@ -185,3 +185,55 @@ fn a_long_conversation_in_a_small_context_keeps_answering() {
     assert!(!text.contains("error"), "{text}");
     assert_eq!(app.conversation().messages()[0].role, Role::System);
 }
+
+#[test]
+fn idle_work_takes_out_the_old_questions_evidence_blocks_before_summarizing_any_turn() {
+    use harvey::evidence::block::HEADER;
+    let dir = tempfile::tempdir().unwrap();
+    let notes =
+        "The boat's rigging is checked before each sail. Ropes are kept in the harbour shed.\n";
+    for name in ["README.md", "docs/rigging.md", "docs/harbour.md"] {
+        let path = dir.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, notes.repeat(12)).unwrap();
+    }
+    let mut config = Config::default();
+    config.sampling.max_tokens = 24;
+    let replies: Vec<String> = (0..40)
+        .map(|i| format!("The rigging is checked {i}."))
+        .collect();
+    let engine = ScriptedEngine::new(1600, replies);
+    let log = engine.log();
+    let mut app = App::with_engine(dir.path().to_path_buf(), config, Box::new(engine));
+    let mut out = Vec::new();
+    let mut i = 0;
+    while app.compression_due().is_none() {
+        handle_line(
+            &mut app,
+            &format!("How is the rigging of the boat checked, {i}?"),
+            &mut out,
+        )
+        .unwrap();
+        i += 1;
+        assert!(i < 30, "{}", String::from_utf8_lossy(&out));
+    }
+    let with_block = |app: &App| {
+        app.conversation()
+            .turns()
+            .iter()
+            .filter(|m| m.role == Role::User && m.content.starts_with(HEADER))
+            .count()
+    };
+    assert!(with_block(&app) >= 3, "{:#?}", app.conversation().turns());
+    let turns = app.conversation().turn_count();
+    let from = log.lock().unwrap().len();
+    assert_eq!(app.compress().unwrap(), None, "no turn was summarized");
+    assert!(!log.lock().unwrap()[from..].iter().any(is_summary));
+    assert_eq!(app.conversation().turn_count(), turns, "every turn stays");
+    assert_eq!(
+        with_block(&app),
+        1,
+        "only the last question keeps its block"
+    );
+    assert!(app.compression_due().is_none(), "the room is made");
+}
