@@ -45,7 +45,7 @@ pub struct RunArgs {
     each: Option<PathBuf>,
     /// With --each: the questions make one conversation, as typed into the REPL one after
     /// the other (each sees the earlier questions and answers; none starts a new one).
-    #[arg(long, requires = "each")]
+    #[arg(long)]
     conversation: bool,
 }
 
@@ -118,6 +118,13 @@ fn signal_name(signal: i32) -> &'static str {
 }
 
 pub fn run_once(options: &AppOptions, args: RunArgs) -> Result<ExitCode> {
+    if args.conversation && args.each.is_none() {
+        eprintln!(
+            "error: --conversation makes one conversation of the questions of --each FILE; \
+             without --each there is one question (harvey run --help)"
+        );
+        return Ok(ExitCode::from(2));
+    }
     let numbered = match (&args.prompt, &args.each) {
         (_, Some(file)) => read_questions(file)?,
         (Some(p), None) => vec![(1, p.clone())],
