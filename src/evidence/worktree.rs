@@ -5,9 +5,8 @@
 //! model answered from whatever file the words found.
 //!
 //! Read at every refresh (one `git status` listing each untracked file, a few milliseconds
-//! in a small repository).
-//! Paths under `agents/` and `.git/`, and secret-looking names, are never named: the
-//! unit says only what the read tools may show.
+//! in a small repository). Paths under `agents/` and `.git/`, and secret-looking names,
+//! are never named: the unit says only what the read tools may show.
 
 use std::path::Path;
 use std::time::Duration;
